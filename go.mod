@@ -1,0 +1,3 @@
+module github.com/memgate/memgate
+
+go 1.26.8

@@ -1,0 +1,162 @@
+// Package store declares the persistence contract every memgate backend
+// implements (SQLite now, PostgreSQL next) and the query types that cross
+// it. All SQL lives in the backend packages; the shared contract test suite
+// in storetest runs against each of them.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Sentinel errors. Backends wrap them with %w; callers test with errors.Is.
+var (
+	// ErrNotFound: the addressed row does not exist in the workspace.
+	ErrNotFound = errors.New("not found")
+	// ErrVersionConflict: an update's expected version is not the head's.
+	ErrVersionConflict = errors.New("version conflict")
+	// ErrExists: a unique key (workspace id, principal name) is taken.
+	ErrExists = errors.New("already exists")
+	// ErrUnavailable: the database cannot serve the request right now
+	// (disk full, connection lost); callers answer 503.
+	ErrUnavailable = errors.New("database unavailable")
+)
+
+// Store is a backend. Reads outside Tx see committed data; Tx runs fn in
+// one write transaction that commits only if fn returns nil. Backends
+// serialise audit appends per workspace so the hash chain never forks.
+type Store interface {
+	Reader
+	Tx(ctx context.Context, fn func(Tx) error) error
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Reader is the read half of the contract, available inside and outside
+// transactions. Every method is scoped to one workspace.
+type Reader interface {
+	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
+	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
+
+	GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error)
+	// GetPrincipalByName finds an agent or operator by its unique name.
+	GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error)
+	// FindPrincipal finds a principal by id in any workspace; used only to
+	// authenticate a token, whose id part names the principal.
+	FindPrincipal(ctx context.Context, id string) (memory.Principal, error)
+	ListPrincipals(ctx context.Context, ws string, kind memory.PrincipalKind) ([]memory.Principal, error)
+
+	// GetRecord returns the head (current version) of a record, including
+	// forgotten tombstones.
+	GetRecord(ctx context.Context, ws, id string) (memory.Record, error)
+	// GetRecordVersion returns one historical version.
+	GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error)
+	// GetRecordKnownAt returns the version that was current at transaction
+	// time t: the highest version whose UpdatedAt <= t. ErrNotFound if the
+	// record did not exist yet.
+	GetRecordKnownAt(ctx context.Context, ws, id string, t time.Time) (memory.Record, error)
+	// ListVersions returns every version of a record, oldest first.
+	ListVersions(ctx context.Context, ws, id string) ([]memory.Record, error)
+	// ListRecords returns records matching q, newest id first.
+	ListRecords(ctx context.Context, ws string, q RecordQuery) ([]memory.Record, error)
+	// FindDuplicate returns an active or provisional record of the same
+	// type, identical scope and identical content hash, or ErrNotFound.
+	FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, scope memory.Scope) (memory.Record, error)
+
+	GetApproval(ctx context.Context, ws, id string) (memory.Approval, error)
+	// ListApprovals returns items with the given status ("" = any), oldest
+	// first, starting after the cursor id.
+	ListApprovals(ctx context.Context, ws string, status memory.ApprovalStatus, after string, limit int) ([]memory.Approval, error)
+	// ListExpiredApprovals returns pending items whose ExpiresAt <= now, in
+	// every workspace, oldest first.
+	ListExpiredApprovals(ctx context.Context, now time.Time, limit int) ([]memory.Approval, error)
+
+	// ListAudit returns entries with seq > afterSeq, ascending.
+	ListAudit(ctx context.Context, ws string, afterSeq int64, limit int) ([]audit.Entry, error)
+}
+
+// Tx is a write transaction.
+type Tx interface {
+	Reader
+
+	// CreateWorkspace inserts a workspace; ErrExists if present.
+	CreateWorkspace(ctx context.Context, w memory.Workspace) error
+
+	// InsertPrincipal inserts a principal; ErrExists if the name is taken
+	// in the workspace.
+	InsertPrincipal(ctx context.Context, p memory.Principal) error
+	// RevokePrincipal sets RevokedAt; ErrNotFound if absent.
+	RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error
+
+	// InsertRecord inserts a new record at version 1 (head and version row).
+	InsertRecord(ctx context.Context, ws string, r memory.Record) error
+	// UpdateRecord writes r as the new head, whose Version must be
+	// expectedVersion+1, and appends it as a version row; the previous
+	// version's transaction-time interval ends at r.UpdatedAt.
+	// ErrVersionConflict if the head is not at expectedVersion, and then
+	// nothing is written.
+	UpdateRecord(ctx context.Context, ws string, r memory.Record, expectedVersion int) error
+	// PurgeRecord replaces the head and every version of a record with
+	// tombstones (memory.Record.Tombstone), erasing content, metadata,
+	// entities and source from every stored copy. The head keeps its
+	// version number plus one and status forgotten.
+	PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
+	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);
+	// it writes no version.
+	TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error
+
+	InsertApproval(ctx context.Context, a memory.Approval) error
+	// UpdateApproval overwrites status, decided_at and decided_by.
+	UpdateApproval(ctx context.Context, a memory.Approval) error
+
+	// AppendAudit seals e onto the workspace's chain: it assigns Seq and
+	// PrevHash from the chain head, computes Hash with audit.Seal, stores
+	// it and returns the sealed entry. e.ID, TS, actor, event and payload
+	// are the caller's.
+	AppendAudit(ctx context.Context, ws string, e audit.Entry) (audit.Entry, error)
+}
+
+// AccessFilter restricts reads to the access levels a principal may see.
+// Levels are always visible; records with access "agent" are additionally
+// visible when their source agent equals OwnAgent.
+type AccessFilter struct {
+	Levels   []memory.Access
+	OwnAgent string
+}
+
+// RecordQuery filters ListRecords. Zero values mean "no filter", except
+// Statuses, which defaults to active only, and Limit, which defaults to 50.
+type RecordQuery struct {
+	Types    []memory.Type
+	Statuses []memory.Status
+	Category string
+	// Scope keys that are non-empty must match exactly.
+	Scope memory.Scope
+	// Entity, when set, matches records whose entities contain it.
+	Entity string
+	Access AccessFilter
+	// AsOf keeps records valid in the world at that time:
+	// valid_from <= AsOf (or null) and valid_until > AsOf (or null).
+	AsOf *time.Time
+	// KnownAt evaluates the query against the versions that were current
+	// at that transaction time instead of the heads.
+	KnownAt *time.Time
+	// IncludeInvalidated keeps records whose invalidated_at is set; by
+	// default they are hidden, since memgate no longer believes them.
+	IncludeInvalidated bool
+	MinConfidence      float64
+	// Before is a pagination cursor: only ids strictly less than it.
+	Before string
+	Limit  int
+}
+
+// DefaultLimit and MaxLimit bound list queries.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 500
+)
