@@ -1,0 +1,208 @@
+// Package api is memgate's REST v1 adapter and operational endpoints. The
+// whole route table is in Routes; handlers decode, call the core service,
+// and encode. Errors from every handler are mapped to statuses in one
+// place, writeError.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/metrics"
+)
+
+// Server serves REST v1 over a core service.
+type Server struct {
+	svc     *core.Service
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	// MaxBodyBytes bounds request bodies; larger bodies get 413.
+	maxBody int64
+	// Version is reported by /healthz.
+	version string
+}
+
+// New returns a server. m may be nil.
+func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version}
+}
+
+// auth says who may call a route.
+type auth int
+
+const (
+	public   auth = iota // no token
+	anyToken             // any valid token
+	operator             // operator token
+)
+
+// Route is one entry of the route table.
+type Route struct {
+	Method  string
+	Path    string // ServeMux pattern path, with {wildcards}
+	Auth    auth
+	Summary string
+	handle  func(w http.ResponseWriter, r *http.Request, p memory.Principal) error
+}
+
+// Routes is the whole route table. The OpenAPI document is checked
+// against it by a test.
+func (s *Server) Routes() []Route {
+	return []Route{
+		{"GET", "/healthz", public, "Liveness", s.healthz},
+		{"GET", "/readyz", public, "Readiness: database reachable and audit chains verified", s.readyz},
+		{"GET", "/openapi.json", public, "This API's OpenAPI 3.1 document", s.openapi},
+
+		{"GET", "/v1/whoami", anyToken, "The authenticated principal", s.whoami},
+		{"POST", "/v1/records", anyToken, "Write a record through the gate", s.createRecord},
+		{"GET", "/v1/records", anyToken, "List records with filters and cursor pagination", s.listRecords},
+		{"GET", "/v1/records/{id}", anyToken, "Get a record, a version, or its state known at a time", s.getRecord},
+		{"PATCH", "/v1/records/{id}", anyToken, "Write a new version of a record (expected_version required)", s.patchRecord},
+		{"DELETE", "/v1/records/{id}", anyToken, "Forget a record, keeping a tombstone", s.forgetRecord},
+		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
+
+		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
+		{"GET", "/v1/agents", operator, "List agents", s.listAgents},
+		{"DELETE", "/v1/agents/{id}", operator, "Revoke an agent's token", s.revokeAgent},
+
+		{"GET", "/v1/approvals", operator, "List the approval queue", s.listApprovals},
+		{"POST", "/v1/approvals/{id}/approve", operator, "Approve an item, optionally editing it first", s.approve},
+		{"POST", "/v1/approvals/{id}/reject", operator, "Reject an item; its content is erased", s.reject},
+
+		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
+		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
+	}
+}
+
+// Handler returns the complete HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.Routes() {
+		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	mux.Handle("/", s.wrap(Route{Path: "unmatched", handle: func(http.ResponseWriter, *http.Request, memory.Principal) error {
+		return fault.New(fault.NotFound, "no such route")
+	}}))
+	return mux
+}
+
+// statusWriter remembers the status for logs and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// wrap adds authentication, body limits, panic recovery, logging and
+// metrics around a route. Logs carry the route pattern, never the URL's
+// query, headers or bodies, so secrets cannot reach them.
+func (s *Server) wrap(rt Route) http.Handler {
+	label := rt.Path
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		var p memory.Principal
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("panic in handler", "route", label, "panic", v)
+				s.writeError(sw, r, fault.New(fault.Internal, "internal error"))
+			}
+			d := time.Since(start)
+			if s.metrics != nil {
+				s.metrics.HTTPRequests.WithLabelValues(label, r.Method, strconv.Itoa(sw.status)).Inc()
+				s.metrics.HTTPDuration.WithLabelValues(label).Observe(d.Seconds())
+			}
+			lvl := slog.LevelInfo
+			if rt.Auth == public {
+				lvl = slog.LevelDebug
+			}
+			s.log.LogAttrs(r.Context(), lvl, "request", slog.String("method", r.Method), slog.String("route", label),
+				slog.Int("status", sw.status), slog.Duration("duration", d), slog.String("principal", p.ID))
+		}()
+		if r.Body != nil && s.maxBody > 0 {
+			r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
+		}
+		if rt.Auth != public {
+			var err error
+			p, err = s.authenticate(r)
+			if err == nil && rt.Auth == operator && p.Kind != memory.KindOperator {
+				err = fault.New(fault.PermissionDenied, "operator access required")
+			}
+			if err != nil {
+				s.writeError(sw, r, err)
+				return
+			}
+		}
+		if err := rt.handle(sw, r, p); err != nil {
+			s.writeError(sw, r, err)
+		}
+	})
+}
+
+func (s *Server) authenticate(r *http.Request) (memory.Principal, error) {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || tok == "" {
+		return memory.Principal{}, fault.New(fault.Unauthenticated, "missing, invalid or revoked token")
+	}
+	return s.svc.Authenticate(r.Context(), strings.TrimSpace(tok))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	return writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.version})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	body := map[string]any{"status": "ready"}
+	status := http.StatusOK
+	if err := s.svc.Store().Ping(ctx); err != nil {
+		body["status"], body["database"] = "unavailable", "unreachable"
+		status = http.StatusServiceUnavailable
+	} else {
+		body["database"] = "ok"
+	}
+	st := s.svc.LastAuditStatus()
+	body["audit"] = st
+	if !st.OK {
+		body["status"] = "audit_chain_broken"
+		status = http.StatusServiceUnavailable
+	}
+	if status != http.StatusOK {
+		w.Header().Set("Retry-After", "5")
+	}
+	return writeJSON(w, status, body)
+}
+
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	return writeJSON(w, http.StatusOK, p)
+}

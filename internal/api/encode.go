@@ -1,0 +1,219 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+)
+
+// errorBody is SPEC §12's error envelope.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    fault.Code     `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// writeError is the one place where errors become HTTP responses. Internal
+// causes are logged, never sent.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	fe := fault.As(err)
+	status := fault.HTTPStatus(fe.Code)
+	msg := fe.Message
+	details := fe.Details
+	if status >= 500 {
+		level := slog.LevelError
+		if fe.Code == fault.Unavailable {
+			level = slog.LevelWarn
+		}
+		s.log.Log(r.Context(), level, "request failed", "code", string(fe.Code), "err", err.Error())
+		if fe.Code == fault.Internal {
+			msg, details = "internal error", nil
+		}
+	}
+	if fe.RetryAfter > 0 {
+		secs := int(math.Ceil(fe.RetryAfter.Seconds()))
+		if secs < 1 {
+			secs = 1
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	_ = writeJSON(w, status, errorBody{Error: errorDetail{Code: fe.Code, Message: msg, Details: details}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+var safeFieldName = regexp.MustCompile(`^[a-z][a-z0-9_.\[\]]{0,63}$`)
+
+// Decode strictly decodes one JSON object from r's body into v. Its errors
+// name the field and never echo the offending value, since values may be
+// secrets. The Content-Type is not checked: the body must be JSON whatever
+// it says, which keeps `curl -d` working.
+func Decode(r *http.Request, v any) error {
+	return DecodeReader(r.Body, v)
+}
+
+// DecodeReader is Decode over any reader; the fuzz target drives it.
+func DecodeReader(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+// decodeOptional decodes a body that may be absent or blank; it reports
+// whether one was present.
+func decodeOptional(r *http.Request, v any) (bool, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false, decodeError(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return false, nil
+	}
+	return true, DecodeReader(bytes.NewReader(body), v)
+}
+
+func decodeError(err error) error {
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		ute *json.UnmarshalTypeError
+		te  *time.ParseError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return fault.New(fault.TooLarge, "request body exceeds "+strconv.FormatInt(mbe.Limit, 10)+" bytes").With("limit", mbe.Limit)
+	case errors.Is(err, io.EOF):
+		return fault.New(fault.InvalidArgument, "request body is empty; a JSON object is required")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fault.New(fault.InvalidArgument, "request body is truncated JSON")
+	case errors.As(err, &se):
+		return fault.New(fault.InvalidArgument, "malformed JSON at byte "+strconv.FormatInt(se.Offset, 10))
+	case errors.As(err, &ute):
+		field := ute.Field
+		if field == "" || !safeFieldName.MatchString(field) {
+			return fault.New(fault.InvalidArgument, "request body must be a JSON object of the documented shape")
+		}
+		return fault.Field(field, "must be of type "+jsonKind(ute.Type.Kind().String()))
+	case errors.As(err, &te):
+		return fault.New(fault.InvalidArgument, "times must be RFC 3339, e.g. 2026-03-01T12:00:00Z")
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		if safeFieldName.MatchString(name) {
+			return fault.Field(name, "is not a known field").With("reason", "unknown_field")
+		}
+		return fault.New(fault.InvalidArgument, "request body has an unknown field")
+	}
+	return fault.New(fault.InvalidArgument, "request body is not valid for this endpoint")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "int", "int64", "int32", "uint", "uint64", "float64", "float32":
+		return "number"
+	}
+	return k
+}
+
+// Query helpers: each returns a field-naming invalid_argument error.
+
+func queryTime(r *http.Request, name string) (*time.Time, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, fault.Field(name, "must be an RFC 3339 time, e.g. 2026-03-01T12:00:00Z")
+	}
+	return &t, nil
+}
+
+func queryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fault.Field(name, "must be a non-negative integer")
+	}
+	return n, nil
+}
+
+func queryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fault.Field(name, "must be true or false")
+	}
+	return b, nil
+}
+
+func queryFloat(r *http.Request, name string) (float64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fault.Field(name, "must be a number")
+	}
+	return f, nil
+}
+
+// queryList accepts repeated parameters and comma-separated values.
+func queryList(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,241 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+func (s *Server) createRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req core.WriteRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.Write(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	switch res.Decision {
+	case memory.DecisionDuplicate:
+		status = http.StatusOK
+	case memory.DecisionQueued, memory.DecisionProvisional, memory.DecisionQuarantined:
+		status = http.StatusAccepted
+	}
+	w.Header().Set("Location", "/v1/records/"+res.Record.ID)
+	return writeJSON(w, status, res)
+}
+
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	q := r.URL.Query()
+	req := core.ListRequest{
+		Category: q.Get("category"),
+		Entity:   q.Get("entity"),
+		Cursor:   q.Get("cursor"),
+		Scope: memory.Scope{
+			UserID: q.Get("user_id"), AgentID: q.Get("agent_id"), AppID: q.Get("app_id"),
+			ProjectID: q.Get("project_id"), SessionID: q.Get("session_id"),
+		},
+	}
+	for _, t := range queryList(r, "type") {
+		req.Types = append(req.Types, memory.Type(t))
+	}
+	for _, st := range queryList(r, "status") {
+		req.Statuses = append(req.Statuses, memory.Status(st))
+	}
+	var err error
+	if req.AsOf, err = queryTime(r, "as_of"); err != nil {
+		return err
+	}
+	if req.KnownAt, err = queryTime(r, "known_at"); err != nil {
+		return err
+	}
+	if req.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	if req.MinConfidence, err = queryFloat(r, "min_confidence"); err != nil {
+		return err
+	}
+	if req.IncludeSensitive, err = queryBool(r, "include_sensitive"); err != nil {
+		return err
+	}
+	if req.IncludeInvalidated, err = queryBool(r, "include_invalidated"); err != nil {
+		return err
+	}
+	res, err := s.svc.List(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var o core.GetOptions
+	var err error
+	if o.Version, err = queryInt(r, "version"); err != nil {
+		return err
+	}
+	if o.KnownAt, err = queryTime(r, "known_at"); err != nil {
+		return err
+	}
+	if o.IncludeSensitive, err = queryBool(r, "include_sensitive"); err != nil {
+		return err
+	}
+	rec, err := s.svc.Get(r.Context(), p, r.PathValue("id"), o)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, recordView{Record: rec, Citation: rec.Citation()})
+}
+
+// recordView adds the citation to a record.
+type recordView struct {
+	memory.Record
+	Citation string `json:"citation"`
+}
+
+func (s *Server) patchRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req core.PatchRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.Patch(r.Context(), p, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) forgetRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	rec, err := s.svc.Forget(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
+}
+
+func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	sens, err := queryBool(r, "include_sensitive")
+	if err != nil {
+		return err
+	}
+	vs, err := s.svc.History(r.Context(), p, r.PathValue("id"), sens)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"versions": vs})
+}
+
+type createAgentRequest struct {
+	Name  string       `json:"name"`
+	Trust memory.Trust `json:"trust,omitempty"`
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req createAgentRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	a, err := s.svc.CreateAgent(r.Context(), p, req.Name, req.Trust)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, a)
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	as, err := s.svc.ListAgents(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"agents": as})
+}
+
+func (s *Server) revokeAgent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	a, err := s.svc.RevokeAgent(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"agent": a})
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	page, err := s.svc.ListApprovals(r.Context(), p, memory.ApprovalStatus(r.URL.Query().Get("status")), r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var edit core.ApprovalEdit
+	present, err := decodeOptional(r, &edit)
+	if err != nil {
+		return err
+	}
+	var ep *core.ApprovalEdit
+	if present {
+		ep = &edit
+	}
+	item, err := s.svc.Approve(r.Context(), p, r.PathValue("id"), ep)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, item)
+}
+
+type rejectRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req rejectRequest
+	if _, err := decodeOptional(r, &req); err != nil {
+		return err
+	}
+	item, err := s.svc.Reject(r.Context(), p, r.PathValue("id"), req.Reason)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, item)
+}
+
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	after := int64(0)
+	if v := r.URL.Query().Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return fault.Field("after", "must be a non-negative integer")
+		}
+	}
+	page, err := s.svc.ListAudit(r.Context(), p, after, limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) verifyAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	rep, err := s.svc.VerifyAudit(r.Context(), p.Workspace)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, err := w.Write(openapiJSON)
+	return err
+}

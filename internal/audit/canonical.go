@@ -1,0 +1,291 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Canonical marshals v with encoding/json and returns its RFC 8785 (JCS)
+// canonical form.
+func Canonical(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Canonicalize(raw)
+}
+
+// Canonicalize returns the RFC 8785 (JCS) canonical form of the JSON text
+// raw. It rejects anything that would make the canonical form ambiguous:
+// invalid JSON or UTF-8, lone surrogate escapes, duplicate object keys and
+// numbers that are not finite IEEE doubles.
+func Canonicalize(raw []byte) ([]byte, error) {
+	// json.Valid catches trailing data and enforces encoding/json's nesting
+	// limit, which also bounds the recursion in writeValue.
+	if !json.Valid(raw) {
+		return nil, errors.New("audit: canonicalize: invalid JSON")
+	}
+	// encoding/json silently turns bad UTF-8 and lone surrogates into
+	// U+FFFD; two different inputs would then share one canonical form, so
+	// refuse them up front.
+	if !utf8.Valid(raw) {
+		return nil, errors.New("audit: canonicalize: invalid UTF-8")
+	}
+	if err := checkSurrogates(raw); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out bytes.Buffer
+	out.Grow(len(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("audit: canonicalize: %w", err)
+	}
+	if err := writeValue(&out, dec, tok); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("audit: canonicalize: trailing data")
+	}
+	return out.Bytes(), nil
+}
+
+// checkSurrogates rejects \u escapes that do not form a valid UTF-16
+// surrogate pair. raw is already known to be valid JSON, so every
+// backslash is inside a string and starts an escape.
+func checkSurrogates(raw []byte) error {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // raw[i] is the escape letter; valid JSON guarantees it exists
+		if raw[i] != 'u' {
+			continue
+		}
+		r := hex4(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xDC00:
+			if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if lo := hex4(raw[i+3 : i+7]); lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return fmt.Errorf("audit: canonicalize: unpaired surrogate \\u%04x", r)
+		case utf16.IsSurrogate(r):
+			return fmt.Errorf("audit: canonicalize: unpaired surrogate \\u%04x", r)
+		}
+	}
+	return nil
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+func writeValue(out *bytes.Buffer, dec *json.Decoder, tok json.Token) error {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return writeObject(out, dec)
+		}
+		return writeArray(out, dec)
+	case string:
+		writeString(out, t)
+	case json.Number:
+		s, err := formatNumber(string(t))
+		if err != nil {
+			return err
+		}
+		out.WriteString(s)
+	case bool:
+		out.WriteString(strconv.FormatBool(t))
+	case nil:
+		out.WriteString("null")
+	default:
+		return fmt.Errorf("audit: canonicalize: unexpected token %T", tok)
+	}
+	return nil
+}
+
+type member struct {
+	key   string
+	units []uint16 // key as UTF-16, the order RFC 8785 §3.2.3 sorts by
+	value []byte
+}
+
+func writeObject(out *bytes.Buffer, dec *json.Decoder) error {
+	var members []member
+	seen := make(map[string]struct{})
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("audit: canonicalize: %w", err)
+		}
+		if tok == json.Delim('}') {
+			break
+		}
+		key := tok.(string) // the decoder only yields strings in key position
+		if _, dup := seen[key]; dup {
+			return fmt.Errorf("audit: canonicalize: duplicate key %q", key)
+		}
+		seen[key] = struct{}{}
+		tok, err = dec.Token()
+		if err != nil {
+			return fmt.Errorf("audit: canonicalize: %w", err)
+		}
+		// Values are rendered separately because their position is only
+		// known once every key has been read and sorted.
+		var val bytes.Buffer
+		if err := writeValue(&val, dec, tok); err != nil {
+			return err
+		}
+		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), value: val.Bytes()})
+	}
+	slices.SortFunc(members, func(a, b member) int { return slices.Compare(a.units, b.units) })
+	out.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		writeString(out, m.key)
+		out.WriteByte(':')
+		out.Write(m.value)
+	}
+	out.WriteByte('}')
+	return nil
+}
+
+func writeArray(out *bytes.Buffer, dec *json.Decoder) error {
+	out.WriteByte('[')
+	for i := 0; ; i++ {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("audit: canonicalize: %w", err)
+		}
+		if tok == json.Delim(']') {
+			break
+		}
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		if err := writeValue(out, dec, tok); err != nil {
+			return err
+		}
+	}
+	out.WriteByte(']')
+	return nil
+}
+
+// writeString escapes per RFC 8785 §3.2.2.2. encoding/json cannot be used
+// because it also escapes <, >, & and U+2028/U+2029, which JCS keeps
+// literal.
+func writeString(out *bytes.Buffer, s string) {
+	const hexDigits = "0123456789abcdef"
+	out.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			out.WriteString(`\"`)
+		case '\\':
+			out.WriteString(`\\`)
+		case '\b':
+			out.WriteString(`\b`)
+		case '\f':
+			out.WriteString(`\f`)
+		case '\n':
+			out.WriteString(`\n`)
+		case '\r':
+			out.WriteString(`\r`)
+		case '\t':
+			out.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				out.WriteString(`\u00`)
+				out.WriteByte(hexDigits[c>>4])
+				out.WriteByte(hexDigits[c&0xF])
+			} else {
+				out.WriteByte(c)
+			}
+		}
+	}
+	out.WriteByte('"')
+}
+
+// formatNumber parses the JSON number text s as an IEEE 754 double and
+// formats it the way ECMAScript's Number.prototype.toString does, as RFC
+// 8785 §3.2.2.3 requires. Values that overflow to ±Inf are rejected.
+func formatNumber(s string) (string, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return "", fmt.Errorf("audit: canonicalize: bad number %q: %w", s, err)
+	}
+	// ParseFloat reports ErrRange only for overflow (underflow silently
+	// rounds to zero, as JCS wants), so a range error is always an Inf.
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", fmt.Errorf("audit: canonicalize: number %q is not a finite double", s)
+	}
+	return formatFloat(f), nil
+}
+
+func formatFloat(f float64) string {
+	if f == 0 {
+		return "0" // also covers -0, which ECMAScript prints as "0"
+	}
+	if f < 0 {
+		return "-" + formatFloat(-f)
+	}
+	// ECMAScript picks the fewest digits that round-trip, preferring the
+	// candidate closest to the exact value; strconv's shortest formatting
+	// makes the same choice, so only the layout needs ECMAScript's rules.
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d[.ddd]e±XX
+	mant, expStr, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	exp, _ := strconv.Atoi(expStr)
+	k := len(digits)
+	n := exp + 1 // position of the decimal point relative to the digits
+	switch {
+	case k <= n && n <= 21:
+		return digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		return digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		return "0." + strings.Repeat("0", -n) + digits
+	}
+	var b strings.Builder
+	b.WriteString(digits[:1])
+	if k > 1 {
+		b.WriteByte('.')
+		b.WriteString(digits[1:])
+	}
+	b.WriteByte('e')
+	if n-1 >= 0 {
+		b.WriteByte('+')
+	}
+	b.WriteString(strconv.Itoa(n - 1))
+	return b.String()
+}

@@ -1,0 +1,261 @@
+// Package cli implements the memgate command line. Every command is a thin
+// adapter over the core service; commands other than serve open the data
+// directory directly and act as its operator, so they work with or without
+// a running server (SQLite's WAL lets both share the file).
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/store/sqlite"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "dev"
+
+// Exit statuses the CLI adds to fault.ExitCode's.
+const (
+	exitOK          = 0
+	exitAuditBroken = 12
+)
+
+// Env is the process environment a command runs in; tests substitute it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Ctx is cancelled to stop long-running commands (serve); nil means
+	// the command installs its own SIGINT/SIGTERM handling.
+	Ctx context.Context
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the HTTP server", runServe},
+		{"write", "write a record through the gate", runWrite},
+		{"get", "show a record", runGet},
+		{"list", "list records", runList},
+		{"history", "show every version of a record", runHistory},
+		{"forget", "forget a record (keeps a tombstone)", runForget},
+		{"agents", "create, list or revoke agents", runAgents},
+		{"approvals", "list, approve or reject queued writes", runApprovals},
+		{"audit", "verify the audit chain", runAudit},
+		{"version", "print the version", func(env Env, _ []string) error {
+			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
+			return err
+		}},
+	}
+}
+
+// usageError is a command-line mistake: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries a specific exit status without a message.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs the CLI and returns the process exit status.
+func Main(args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if len(args) < 1 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(env.Stderr)
+		if len(args) < 1 {
+			return fault.ExitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return exitStatus(env, c.run(env, args[1:]))
+		}
+	}
+	fmt.Fprintf(env.Stderr, "memgate: unknown command %q\n", args[0])
+	printUsage(env.Stderr)
+	return fault.ExitUsage
+}
+
+func exitStatus(env Env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(env.Stderr, "memgate:", ue.msg)
+		return fault.ExitUsage
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fe := fault.As(err)
+	msg := fe.Message
+	if fe.Code == fault.Internal && fe.Cause != nil {
+		msg = fe.Cause.Error()
+	}
+	fmt.Fprintf(env.Stderr, "memgate: %s: %s\n", fe.Code, msg)
+	return fault.ExitCode(fe.Code)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: memgate <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'memgate <command> -h' for a command's flags. Every flag also reads a MEMGATE_* variable.")
+}
+
+// flags builds a command's flag set bound to a fresh config.
+func flags(env Env, name string, server bool) (*flag.FlagSet, *config.Config) {
+	cfg := config.Default()
+	fs := flag.NewFlagSet("memgate "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	cfg.Bind(fs, server)
+	return fs, &cfg
+}
+
+// parse parses args, applies the environment and validates.
+func parse(env Env, fs *flag.FlagSet, cfg *config.Config, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if err := config.ApplyEnv(fs, env.Getenv); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// app is an opened data directory.
+type app struct {
+	cfg   *config.Config
+	store *sqlite.Store
+	svc   *core.Service
+	log   *slog.Logger
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+// open loads the policy, opens the database and bootstraps it if empty. A
+// bootstrap from the CLI prints the operator token to stderr, once.
+func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics) (*app, error) {
+	pol, err := gate.Load(cfg.PolicyFile)
+	if err != nil {
+		return nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
+	}
+	if err := cfg.EnsureDataDir(); err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "cannot create data directory %s", cfg.DataDir)
+	}
+	st, err := sqlite.Open(ctx, cfg.DBPath(), sqlite.Options{SyncFull: cfg.SQLiteSync == "full"})
+	if err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", cfg.DBPath())
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m})
+	token, created, err := svc.Bootstrap(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if created {
+		announceToken(env.Stderr, token)
+	}
+	return &app{cfg: cfg, store: st, svc: svc, log: log}, nil
+}
+
+func announceToken(w io.Writer, token string) {
+	fmt.Fprintf(w, "memgate: created workspace %q.\nmemgate: operator token (shown once, store it now): %s\n", memory.DefaultWorkspace, token)
+}
+
+func (a *app) operator() memory.Principal { return core.LocalOperator(a.cfg.Workspace) }
+
+// output prints v as JSON when asJSON, else calls text.
+func output(env Env, asJSON bool, v any, text func(w io.Writer)) error {
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text(env.Stdout)
+	return nil
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// parseScope turns key=value pairs into a scope.
+func parseScope(pairs []string) (memory.Scope, error) {
+	var sc memory.Scope
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return sc, usagef("--scope wants key=value, e.g. user_id=alice")
+		}
+		switch k {
+		case "user_id":
+			sc.UserID = v
+		case "agent_id":
+			sc.AgentID = v
+		case "app_id":
+			sc.AppID = v
+		case "project_id":
+			sc.ProjectID = v
+		case "session_id":
+			sc.SessionID = v
+		default:
+			keys := []string{"user_id", "agent_id", "app_id", "project_id", "session_id"}
+			sort.Strings(keys)
+			return sc, usagef("--scope key must be one of %s", strings.Join(keys, ", "))
+		}
+	}
+	return sc, nil
+}
+
+func ctxOf(env Env) context.Context {
+	if env.Ctx != nil {
+		return env.Ctx
+	}
+	return context.Background()
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/memgate/memgate/internal/api"
+	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/metrics"
+)
+
+func runServe(env Env, args []string) error {
+	fs, cfg := flags(env, "serve", true)
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve takes no arguments")
+	}
+	level, _ := config.ParseLevel(cfg.LogLevel)
+	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx := env.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	return serve(ctx, env, cfg, log)
+}
+
+// serve runs the server until ctx ends, then shuts down gracefully:
+// in-flight requests finish, background jobs stop, the database closes.
+func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) error {
+	m := metrics.New()
+	a, err := open(ctx, env, cfg, log, m)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	// Verify every audit chain before taking traffic, so /readyz is honest
+	// from the first request.
+	if st := a.svc.CheckAllAudit(ctx); !st.OK {
+		log.Error("audit chain broken at start; /readyz reports it", "workspaces", len(st.Broken))
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fault.Wrap(fault.Unavailable, err, "cannot listen on %s", cfg.Addr)
+	}
+	srv := &http.Server{
+		Handler:           api.New(a.svc, log, m, Version).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	bg, stopBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { a.svc.RunExpiry(bg, cfg.ExpiryInterval) })
+	wg.Go(func() { a.svc.RunAuditChecks(bg, cfg.AuditCheckInterval) })
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", Version)
+	fmt.Fprintf(env.Stdout, "memgate listening on http://%s\n", ln.Addr().String())
+
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	shutErr := srv.Shutdown(sctx)
+	stopBG()
+	wg.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fault.Wrap(fault.Unavailable, err, "server failed")
+	}
+	if shutErr != nil {
+		return fault.Wrap(fault.Unavailable, shutErr, "graceful shutdown did not finish in %s", cfg.ShutdownTimeout)
+	}
+	log.Info("stopped")
+	return nil
+}

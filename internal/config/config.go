@@ -1,0 +1,162 @@
+// Package config holds memgate's configuration: one struct filled once from
+// flags, then MEMGATE_* environment variables, then defaults, validated and
+// passed explicitly.
+package config
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of a memgate process.
+type Config struct {
+	// Addr is the HTTP listen address (MEMGATE_ADDR).
+	Addr string `json:"addr"`
+	// DataDir holds the embedded database (MEMGATE_DATA_DIR).
+	DataDir string `json:"data_dir"`
+	// PolicyFile is the gate policy, YAML or JSON (MEMGATE_POLICY); empty
+	// means the built-in defaults.
+	PolicyFile string `json:"policy_file"`
+	// LogLevel is debug, info, warn or error (MEMGATE_LOG_LEVEL).
+	LogLevel string `json:"log_level"`
+	// SQLiteSync is normal or full (MEMGATE_SQLITE_SYNC): full fsyncs every
+	// commit, surviving power loss; normal survives process crashes.
+	SQLiteSync string `json:"sqlite_sync"`
+	// Workspace is the workspace CLI commands act on (MEMGATE_WORKSPACE).
+	Workspace string `json:"workspace"`
+	// ShutdownTimeout bounds graceful shutdown (MEMGATE_SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration `json:"shutdown_timeout"`
+	// AuditCheckInterval is how often the server re-verifies every audit
+	// chain for /readyz (MEMGATE_AUDIT_CHECK_INTERVAL).
+	AuditCheckInterval time.Duration `json:"audit_check_interval"`
+	// ExpiryInterval is how often the approval TTL job runs
+	// (MEMGATE_EXPIRY_INTERVAL).
+	ExpiryInterval time.Duration `json:"expiry_interval"`
+}
+
+// Defaults.
+const (
+	DefaultAddr    = "127.0.0.1:8420"
+	DefaultDataDir = "./memgate-data"
+)
+
+// Default returns the defaults.
+func Default() Config {
+	return Config{
+		Addr:               DefaultAddr,
+		DataDir:            DefaultDataDir,
+		LogLevel:           "info",
+		SQLiteSync:         "normal",
+		Workspace:          "default",
+		ShutdownTimeout:    15 * time.Second,
+		AuditCheckInterval: 5 * time.Minute,
+		ExpiryInterval:     time.Minute,
+	}
+}
+
+// envNames maps each flag to its environment variable.
+var envNames = map[string]string{
+	"addr":                 "MEMGATE_ADDR",
+	"data-dir":             "MEMGATE_DATA_DIR",
+	"policy":               "MEMGATE_POLICY",
+	"log-level":            "MEMGATE_LOG_LEVEL",
+	"sqlite-sync":          "MEMGATE_SQLITE_SYNC",
+	"workspace":            "MEMGATE_WORKSPACE",
+	"shutdown-timeout":     "MEMGATE_SHUTDOWN_TIMEOUT",
+	"audit-check-interval": "MEMGATE_AUDIT_CHECK_INTERVAL",
+	"expiry-interval":      "MEMGATE_EXPIRY_INTERVAL",
+}
+
+// Bind registers the flags that configure c on fs. serverFlags adds the
+// flags only `serve` needs.
+func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory of the embedded database (env MEMGATE_DATA_DIR)")
+	fs.StringVar(&c.PolicyFile, "policy", c.PolicyFile, "gate policy file, YAML or JSON (env MEMGATE_POLICY)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env MEMGATE_LOG_LEVEL)")
+	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "normal or full (env MEMGATE_SQLITE_SYNC)")
+	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace to act on (env MEMGATE_WORKSPACE)")
+	if serverFlags {
+		fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen address (env MEMGATE_ADDR)")
+		fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit (env MEMGATE_SHUTDOWN_TIMEOUT)")
+		fs.DurationVar(&c.AuditCheckInterval, "audit-check-interval", c.AuditCheckInterval, "audit chain re-verification interval (env MEMGATE_AUDIT_CHECK_INTERVAL)")
+		fs.DurationVar(&c.ExpiryInterval, "expiry-interval", c.ExpiryInterval, "approval TTL job interval (env MEMGATE_EXPIRY_INTERVAL)")
+	}
+}
+
+// ApplyEnv fills every flag of fs that was not set on the command line
+// from its environment variable. Flags win over the environment.
+func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env, ok := envNames[f.Name]
+		if !ok || set[f.Name] || err != nil {
+			return
+		}
+		if v := getenv(env); v != "" {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %v", env, e)
+			}
+		}
+	})
+	return err
+}
+
+// Validate checks c and normalises paths.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("data-dir: must not be empty")
+	}
+	if c.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+			return fmt.Errorf("addr: must be host:port")
+		}
+	}
+	switch c.SQLiteSync {
+	case "normal", "full":
+	default:
+		return fmt.Errorf("sqlite-sync: must be normal or full")
+	}
+	if _, err := ParseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	if c.Workspace == "" {
+		return fmt.Errorf("workspace: must not be empty")
+	}
+	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 {
+		return fmt.Errorf("intervals and timeouts must be positive")
+	}
+	return nil
+}
+
+// DBPath is the SQLite file inside the data directory.
+func (c Config) DBPath() string { return filepath.Join(c.DataDir, "memgate.db") }
+
+// ParseLevel parses a log level name.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("log-level: must be debug, info, warn or error")
+	}
+	return l, nil
+}
+
+// Dump renders c as indented JSON. Config holds no secrets today; when it
+// does, they are redacted here.
+func (c Config) Dump() string {
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return string(b)
+}
+
+// EnsureDataDir creates the data directory, private to the user.
+func (c Config) EnsureDataDir() error {
+	return os.MkdirAll(c.DataDir, 0o700)
+}

@@ -1,0 +1,247 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// OptionalTime distinguishes an absent JSON field (Set false) from an
+// explicit null (Set true, Value nil), so a PATCH can clear a time.
+type OptionalTime struct {
+	Set   bool
+	Value *time.Time
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (o *OptionalTime) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(b, []byte("null")) {
+		o.Value = nil
+		return nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(b, &t); err != nil {
+		return err
+	}
+	o.Value = &t
+	return nil
+}
+
+// PatchRequest changes a record, producing version expected_version+1.
+// Absent fields are unchanged.
+type PatchRequest struct {
+	ExpectedVersion *int            `json:"expected_version"`
+	Content         *string         `json:"content,omitempty"`
+	Category        *string         `json:"category,omitempty"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	Entities        *[]string       `json:"entities,omitempty"`
+	Confidence      *float64        `json:"confidence,omitempty"`
+	ValidFrom       OptionalTime    `json:"valid_from"`
+	ValidUntil      OptionalTime    `json:"valid_until"`
+	Access          *memory.Access  `json:"access,omitempty"`
+	Classification  *string         `json:"classification,omitempty"`
+	// Invalidate marks the record as no longer true (invalidated_at = now).
+	Invalidate bool `json:"invalidate,omitempty"`
+}
+
+func (req PatchRequest) empty() bool {
+	return req.Content == nil && req.Category == nil && req.Metadata == nil && req.Entities == nil &&
+		req.Confidence == nil && !req.ValidFrom.Set && !req.ValidUntil.Set && req.Access == nil &&
+		req.Classification == nil && !req.Invalidate
+}
+
+// apply returns r with the patch applied (without version bookkeeping).
+func (req PatchRequest) apply(r memory.Record) memory.Record {
+	if req.Content != nil {
+		r.Content = *req.Content
+		r.ContentSHA256 = memory.SHA256Hex(r.Content)
+	}
+	if req.Category != nil {
+		r.Category = *req.Category
+	}
+	if req.Metadata != nil {
+		r.Metadata = req.Metadata
+		if string(r.Metadata) == "null" {
+			r.Metadata = json.RawMessage(`{}`)
+		}
+	}
+	if req.Entities != nil {
+		r.Entities = slices.Clone(*req.Entities)
+		if r.Entities == nil {
+			r.Entities = []string{}
+		}
+	}
+	if req.Confidence != nil {
+		r.Source.Confidence = *req.Confidence
+	}
+	if req.ValidFrom.Set {
+		r.ValidFrom = memory.CanonPtr(req.ValidFrom.Value)
+	}
+	if req.ValidUntil.Set {
+		r.ValidUntil = memory.CanonPtr(req.ValidUntil.Value)
+	}
+	if req.Access != nil {
+		r.Access = *req.Access
+	}
+	if req.Classification != nil {
+		r.Classification = *req.Classification
+	}
+	return r
+}
+
+// Patch writes a new version of a record through the gate. A stale
+// expected_version is a version_conflict and writes nothing, audit
+// included.
+func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req PatchRequest) (WriteResult, error) {
+	if req.ExpectedVersion == nil {
+		return WriteResult{}, fault.Field("expected_version", "is required")
+	}
+	if req.empty() {
+		return WriteResult{}, fault.Field("body", "names no field to change")
+	}
+	if p.Kind == memory.KindAgent && (p.Trust == memory.Restricted || p.Trust == memory.ReadOnly) {
+		return WriteResult{}, fault.New(fault.PermissionDenied, "agents of trust "+string(p.Trust)+" may not modify records; write a new record instead").
+			With("reason", gate.ReasonReadOnly)
+	}
+	now := s.clock()
+	decisionID := memory.NewID()
+	var res WriteResult
+	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil || !canRead(p, head, true) {
+			return fault.New(fault.NotFound, "record not found")
+		}
+		if head.Status == memory.Forgotten || head.Status == memory.Superseded {
+			return fault.New(fault.Conflict, "a "+string(head.Status)+" record cannot be modified")
+		}
+		if head.Version != *req.ExpectedVersion {
+			return fault.New(fault.VersionConflict, "record was modified: expected_version is not the current version").
+				With("current_version", head.Version)
+		}
+		next := req.apply(head)
+		next.Version = head.Version + 1
+		next.UpdatedAt = now
+		next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: memory.OriginExternal}
+		if req.Invalidate && next.InvalidatedAt == nil {
+			next.InvalidatedAt = &now
+		}
+		if err := s.policy.CheckSchema(next); err != nil {
+			return err
+		}
+		if err := s.policy.Authorize(p, next); err != nil {
+			return err
+		}
+		if err := s.rateLimit(p); err != nil {
+			return err
+		}
+		out, err := s.policy.Decide(gate.Input{Principal: p, Record: next})
+		if err != nil {
+			return err
+		}
+		if out.Decision == memory.DecisionQuarantined {
+			next.Status, next.Access, next.Gate.Decision = memory.Quarantined, memory.Sensitive, memory.DecisionQuarantined
+		}
+		if err := tx.UpdateRecord(ctx, p.Workspace, next, head.Version); err != nil {
+			return err
+		}
+		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,
+			"status": string(next.Status), "content_sha256": next.ContentSHA256}
+		res = WriteResult{Decision: next.Gate.Decision, Reason: out.Reason, Record: next, Citation: next.Citation(), PIIKinds: out.PIIKinds}
+		if out.ApprovalKind == memory.ApprovalQuarantine {
+			a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: id, Kind: out.ApprovalKind, Reason: out.Reason,
+				Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
+			if err := tx.InsertApproval(ctx, a); err != nil {
+				return err
+			}
+			res.ApprovalID = a.ID
+			payload["approval_id"] = a.ID
+			payload["pii_kinds"] = out.PIIKinds
+		}
+		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.patch", now, payload)
+		return err
+	})
+	if err != nil {
+		// Rejections by policy are decisions and are audited; conflicts and
+		// not-found are not decisions about content and write nothing.
+		switch fault.CodeOf(err) {
+		case fault.InvalidArgument, fault.PermissionDenied, fault.RateLimited, fault.GateRejected, fault.TooLarge:
+			s.auditRejection(ctx, p, decisionID, "record.patch", memory.Record{ID: id}, err, now)
+		}
+		return WriteResult{}, err
+	}
+	s.countDecision(res.Decision, res.Reason)
+	return res, nil
+}
+
+// Forget erases one record's content, keeping a tombstone (SPEC §3).
+// Operators may forget any record; agents only records they wrote, and
+// only if they may write at all.
+func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (memory.Record, error) {
+	if p.Kind == memory.KindAgent && (p.Trust == memory.ReadOnly || p.Trust == memory.Restricted) {
+		return memory.Record{}, fault.New(fault.PermissionDenied, "agents of trust "+string(p.Trust)+" may not forget records")
+	}
+	if !memory.ValidID(id) {
+		return memory.Record{}, fault.New(fault.NotFound, "record not found")
+	}
+	now := s.clock()
+	var out memory.Record
+	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil || !canRead(p, head, true) {
+			return fault.New(fault.NotFound, "record not found")
+		}
+		if p.Kind == memory.KindAgent && head.Source.Agent != p.Name {
+			return fault.New(fault.PermissionDenied, "agents may only forget records they wrote")
+		}
+		if head.Status == memory.Forgotten {
+			out = head
+			return nil
+		}
+		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
+			return err
+		}
+		if err := tx.PurgeRecord(ctx, p.Workspace, id, now); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.forget", now, map[string]any{
+			"record_id": id, "type": string(head.Type), "content_sha256": head.ContentSHA256, "version": head.Version + 1})
+		if err != nil {
+			return err
+		}
+		out, err = tx.GetRecord(ctx, p.Workspace, id)
+		return err
+	})
+	return out, err
+}
+
+// closeApprovals resolves every open approval item of a record.
+func closeApprovals(ctx context.Context, tx store.Tx, by memory.Principal, recordID string, st memory.ApprovalStatus, now time.Time) error {
+	after := ""
+	for {
+		items, err := tx.ListApprovals(ctx, by.Workspace, memory.ApprovalOpen, after, store.MaxLimit)
+		if err != nil {
+			return err
+		}
+		for _, a := range items {
+			if a.RecordID != recordID {
+				continue
+			}
+			a.Status, a.DecidedAt, a.DecidedBy = st, &now, by.ID
+			if err := tx.UpdateApproval(ctx, a); err != nil {
+				return err
+			}
+		}
+		if len(items) < store.MaxLimit {
+			return nil
+		}
+		after = items[len(items)-1].ID
+	}
+}

@@ -1,0 +1,462 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// SourceInput is the writer-supplied part of a record's provenance; the
+// agent is always the authenticated principal.
+type SourceInput struct {
+	Kind       memory.SourceKind `json:"kind,omitempty"`
+	Confidence *float64          `json:"confidence,omitempty"`
+	Evidence   []string          `json:"evidence,omitempty"`
+}
+
+// WriteRequest proposes a new record.
+type WriteRequest struct {
+	Type           memory.Type     `json:"type"`
+	Category       string          `json:"category,omitempty"`
+	Content        string          `json:"content"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	Entities       []string        `json:"entities,omitempty"`
+	Source         *SourceInput    `json:"source,omitempty"`
+	Scope          memory.Scope    `json:"scope"`
+	ValidFrom      *time.Time      `json:"valid_from,omitempty"`
+	ValidUntil     *time.Time      `json:"valid_until,omitempty"`
+	Access         memory.Access   `json:"access,omitempty"`
+	Classification string          `json:"classification,omitempty"`
+	// Status may be "" (let the gate decide) or "provisional".
+	Status memory.Status `json:"status,omitempty"`
+	// Supersedes names an active record this one replaces.
+	Supersedes string `json:"supersedes,omitempty"`
+	Path       string `json:"path,omitempty"`
+	// Origin is set by internal callers (consolidation, maintenance);
+	// adapters leave it empty, which means external.
+	Origin string `json:"-"`
+}
+
+// WriteResult is the gate's answer to a write.
+type WriteResult struct {
+	Decision   string        `json:"decision"`
+	Reason     string        `json:"reason,omitempty"`
+	Record     memory.Record `json:"record"`
+	Citation   string        `json:"citation"`
+	ApprovalID string        `json:"approval_id,omitempty"`
+	PIIKinds   []string      `json:"pii_kinds,omitempty"`
+}
+
+// draft turns a request into a version-1 record with defaults applied.
+func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) memory.Record {
+	src := SourceInput{}
+	if req.Source != nil {
+		src = *req.Source
+	}
+	if src.Kind == "" {
+		src.Kind = memory.Observed
+	}
+	conf := memory.DefaultConfidence(src.Kind)
+	if src.Confidence != nil {
+		conf = *src.Confidence
+	}
+	if src.Evidence == nil {
+		src.Evidence = []string{}
+	}
+	access := req.Access
+	if access == "" {
+		access = memory.Public
+	}
+	path := req.Path
+	if path == "" {
+		path = memory.PathFast
+	}
+	meta := req.Metadata
+	if len(meta) == 0 || string(meta) == "null" {
+		meta = json.RawMessage(`{}`)
+	}
+	ents := req.Entities
+	if ents == nil {
+		ents = []string{}
+	}
+	origin := req.Origin
+	if origin == "" {
+		origin = memory.OriginExternal
+	}
+	var sup *string
+	if req.Supersedes != "" {
+		sup = &req.Supersedes
+	}
+	return memory.Record{
+		ID:             memory.NewID(),
+		Type:           req.Type,
+		Category:       req.Category,
+		Content:        req.Content,
+		ContentSHA256:  memory.SHA256Hex(req.Content),
+		Metadata:       meta,
+		Entities:       ents,
+		Version:        1,
+		Supersedes:     sup,
+		Source:         memory.Source{Agent: p.Name, Kind: src.Kind, Confidence: conf, Evidence: src.Evidence},
+		Scope:          req.Scope,
+		ValidFrom:      memory.CanonPtr(req.ValidFrom),
+		ValidUntil:     memory.CanonPtr(req.ValidUntil),
+		IngestedAt:     now,
+		Access:         access,
+		Classification: req.Classification,
+		Gate:           memory.GateInfo{Origin: origin},
+		DecayScore:     1,
+		Path:           path,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+}
+
+// Write runs a proposed record through the gate (SPEC §4) and stores it.
+// Every decision, rejections included, is one audit entry.
+func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteRequest) (WriteResult, error) {
+	now := s.clock()
+	r := s.draft(p, req, now)
+	decisionID := memory.NewID()
+	r.Gate.DecisionID = decisionID
+
+	// Steps 1-3: schema, authorization, rate limit.
+	if err := s.precheck(p, r, req); err != nil {
+		s.auditRejection(ctx, p, decisionID, "record.write", r, err, now)
+		return WriteResult{}, err
+	}
+
+	var res WriteResult
+	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		res = WriteResult{}
+		flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
+		if err != nil {
+			return err
+		}
+		var target memory.Record
+		if r.Supersedes != nil {
+			target, err = tx.GetRecord(ctx, p.Workspace, *r.Supersedes)
+			if err != nil || !canRead(p, target, true) {
+				return fault.Field("supersedes", "no such record")
+			}
+			if target.Status != memory.Active {
+				return fault.New(fault.Conflict, "supersedes: only an active record can be superseded").With("field", "supersedes")
+			}
+		}
+		out, err := s.policy.Decide(gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
+		if err != nil {
+			return err
+		}
+		r.Status, r.Access = out.Status, out.Access
+		r.Gate.Decision = out.Decision
+
+		// Step 5: exact duplicates of live records are no-ops.
+		if s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
+			dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
+			if err == nil && canRead(p, dup, false) {
+				res = WriteResult{Decision: memory.DecisionDuplicate, Reason: gate.ReasonDuplicate, Record: dup, Citation: dup.Citation()}
+				_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, map[string]any{
+					"decision": memory.DecisionDuplicate, "reason": gate.ReasonDuplicate, "record_id": dup.ID,
+					"type": string(r.Type), "content_sha256": r.ContentSHA256,
+				})
+				return err
+			}
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+
+		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
+			return err
+		}
+		if out.Status == memory.Active && r.Supersedes != nil {
+			if err := supersede(ctx, tx, p.Workspace, target, r, now); err != nil {
+				return err
+			}
+		}
+		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
+		payload := map[string]any{
+			"decision": out.Decision, "reason": out.Reason, "record_id": r.ID, "version": r.Version,
+			"type": string(r.Type), "status": string(r.Status), "access": string(r.Access), "content_sha256": r.ContentSHA256,
+		}
+		if len(out.PIIKinds) > 0 {
+			payload["pii_kinds"] = out.PIIKinds
+		}
+		if r.Supersedes != nil {
+			payload["supersedes"] = *r.Supersedes
+		}
+		if out.ApprovalKind != "" {
+			a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: r.ID, Kind: out.ApprovalKind,
+				Reason: out.Reason, Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
+			if err := tx.InsertApproval(ctx, a); err != nil {
+				return err
+			}
+			res.ApprovalID = a.ID
+			payload["approval_id"] = a.ID
+		}
+		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, payload)
+		return err
+	})
+	if err != nil {
+		if fe := fault.As(err); fe.Code != fault.Internal && fe.Code != fault.Unavailable {
+			s.auditRejection(ctx, p, decisionID, "record.write", r, err, now)
+		}
+		return WriteResult{}, err
+	}
+	s.countDecision(res.Decision, res.Reason)
+	return res, nil
+}
+
+// precheck is gate steps 1-3 for a write.
+func (s *Service) precheck(p memory.Principal, r memory.Record, req WriteRequest) error {
+	if req.Status != "" && req.Status != memory.Provisional && req.Status != memory.Active {
+		return fault.Field("status", "may only be provisional (or omitted)").With("reason", gate.ReasonSchema)
+	}
+	if req.Supersedes != "" && !memory.ValidID(req.Supersedes) {
+		return fault.Field("supersedes", "must be a record id").With("reason", gate.ReasonSchema)
+	}
+	if err := s.policy.CheckSchema(r); err != nil {
+		return err
+	}
+	if err := s.policy.Authorize(p, r); err != nil {
+		return err
+	}
+	return s.rateLimit(p)
+}
+
+func (s *Service) rateLimit(p memory.Principal) error {
+	l := s.limits[p.Kind]
+	if l == nil {
+		return nil
+	}
+	if ok, wait := l.Allow(p.ID); !ok {
+		return &fault.Error{Code: fault.RateLimited, Message: "rate limit exceeded, retry later", RetryAfter: wait,
+			Details: map[string]any{"reason": gate.ReasonRateLimited}}
+	}
+	return nil
+}
+
+// auditRejection records a rejected decision in its own transaction. A
+// failure to audit is logged: the caller already answers with the
+// rejection, and the rejection wrote nothing else.
+func (s *Service) auditRejection(ctx context.Context, p memory.Principal, decisionID, event string, r memory.Record, cause error, now time.Time) {
+	fe := fault.As(cause)
+	reason, _ := fe.Details["reason"].(string)
+	if reason == "" {
+		reason = string(fe.Code)
+	}
+	s.countDecision(memory.DecisionRejected, reason)
+	payload := map[string]any{"decision": memory.DecisionRejected, "reason": reason, "code": string(fe.Code),
+		"type": string(r.Type), "content_sha256": r.ContentSHA256}
+	if r.ID != "" && event != "record.write" {
+		payload["record_id"] = r.ID
+	}
+	if f, ok := fe.Details["field"].(string); ok {
+		payload["field"] = f
+	}
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		_, err := appendAudit(ctx, tx, p.Workspace, p, decisionID, event, now, payload)
+		return err
+	})
+	if err != nil {
+		s.log.Error("audit of a rejected write failed", "err", err, "decision_id", decisionID)
+	}
+}
+
+// evidenceFlagged reports whether any evidence record was flagged by the
+// PII screen, so derived records inherit the quarantine.
+func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) (bool, error) {
+	for _, id := range ids {
+		ev, err := tx.GetRecord(ctx, ws, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, fault.Field("source.evidence", "refers to a record that does not exist")
+		}
+		if err != nil {
+			return false, err
+		}
+		if ev.Status == memory.Quarantined || ev.Gate.Decision == memory.DecisionQuarantined {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// supersede retires target in favour of r: a new version of target with
+// status superseded, a pointer to r, and its world validity closed where
+// r's begins.
+func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Record, now time.Time) error {
+	next := target
+	next.Version = target.Version + 1
+	next.Status = memory.Superseded
+	id := r.ID
+	next.SupersededBy = &id
+	if next.ValidUntil == nil {
+		end := now
+		if r.ValidFrom != nil {
+			end = *r.ValidFrom
+		}
+		if next.ValidFrom == nil || end.After(*next.ValidFrom) {
+			next.ValidUntil = &end
+		}
+	}
+	next.UpdatedAt = now
+	return tx.UpdateRecord(ctx, ws, next, target.Version)
+}
+
+// canRead applies SPEC §2 access levels. includeSensitive is the
+// request's explicit ask for sensitive records.
+func canRead(p memory.Principal, r memory.Record, includeSensitive bool) bool {
+	switch p.Kind {
+	case memory.KindSystem:
+		return true
+	case memory.KindOperator:
+		return r.Access != memory.System
+	case memory.KindAgent:
+		switch r.Access {
+		case memory.Public:
+			return true
+		case memory.AgentOnly:
+			return r.Source.Agent == p.Name
+		case memory.Sensitive:
+			return includeSensitive && p.Trust == memory.Trusted
+		}
+	}
+	return false
+}
+
+// accessFilter is canRead expressed as a store filter.
+func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter {
+	switch p.Kind {
+	case memory.KindSystem:
+		return store.AccessFilter{Levels: memory.AccessLevels}
+	case memory.KindOperator:
+		return store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
+	case memory.KindAgent:
+		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.Name}
+		if includeSensitive && p.Trust == memory.Trusted {
+			f.Levels = append(f.Levels, memory.Sensitive)
+		}
+		return f
+	}
+	return store.AccessFilter{}
+}
+
+// GetOptions select which state of a record Get returns.
+type GetOptions struct {
+	Version          int
+	KnownAt          *time.Time
+	IncludeSensitive bool
+}
+
+// Get returns a record the principal may read. Records it may not read are
+// reported as not found, so their existence does not leak.
+func (s *Service) Get(ctx context.Context, p memory.Principal, id string, o GetOptions) (memory.Record, error) {
+	if !memory.ValidID(id) {
+		return memory.Record{}, fault.New(fault.NotFound, "record not found")
+	}
+	head, err := s.store.GetRecord(ctx, p.Workspace, id)
+	if err != nil {
+		return memory.Record{}, storeErr(err, "record")
+	}
+	if !canRead(p, head, o.IncludeSensitive) {
+		return memory.Record{}, fault.New(fault.NotFound, "record not found")
+	}
+	switch {
+	case o.Version > 0:
+		r, err := s.store.GetRecordVersion(ctx, p.Workspace, id, o.Version)
+		return r, storeErr(err, "record version")
+	case o.KnownAt != nil:
+		r, err := s.store.GetRecordKnownAt(ctx, p.Workspace, id, memory.Canon(*o.KnownAt))
+		return r, storeErr(err, "record at that time")
+	}
+	return head, nil
+}
+
+// History returns every version of a record, oldest first.
+func (s *Service) History(ctx context.Context, p memory.Principal, id string, includeSensitive bool) ([]memory.Record, error) {
+	if _, err := s.Get(ctx, p, id, GetOptions{IncludeSensitive: includeSensitive}); err != nil {
+		return nil, err
+	}
+	vs, err := s.store.ListVersions(ctx, p.Workspace, id)
+	return vs, storeErr(err, "record")
+}
+
+// ListRequest filters a record listing.
+type ListRequest struct {
+	Types              []memory.Type
+	Statuses           []memory.Status
+	Category           string
+	Scope              memory.Scope
+	Entity             string
+	AsOf               *time.Time
+	KnownAt            *time.Time
+	IncludeInvalidated bool
+	IncludeSensitive   bool
+	MinConfidence      float64
+	Cursor             string
+	Limit              int
+}
+
+// ListResult is one page of records.
+type ListResult struct {
+	Records    []memory.Record `json:"records"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+// List returns records the principal may read, newest first. When AsOf is
+// set and no status is asked for, superseded records are included: the
+// world-validity window, not the current status, decides what was true.
+func (s *Service) List(ctx context.Context, p memory.Principal, req ListRequest) (ListResult, error) {
+	for _, t := range req.Types {
+		if !slices.Contains(memory.Types, t) {
+			return ListResult{}, fault.Field("type", "must be one of belief, decision, episode, skill, entity, preference, reflection, resource")
+		}
+	}
+	for _, st := range req.Statuses {
+		if !slices.Contains(memory.Statuses, st) {
+			return ListResult{}, fault.Field("status", "must be one of provisional, active, quarantined, archived, superseded, forgotten")
+		}
+	}
+	if req.Cursor != "" && !memory.ValidID(req.Cursor) {
+		return ListResult{}, fault.Field("cursor", "is not a cursor returned by this API")
+	}
+	if req.Limit < 0 || req.Limit > store.MaxLimit {
+		return ListResult{}, fault.Field("limit", "must be between 1 and 500")
+	}
+	if req.MinConfidence < 0 || req.MinConfidence > 1 {
+		return ListResult{}, fault.Field("min_confidence", "must be between 0 and 1")
+	}
+	statuses := req.Statuses
+	if len(statuses) == 0 && req.AsOf != nil {
+		statuses = []memory.Status{memory.Active, memory.Superseded}
+	}
+	limit := req.Limit
+	if limit == 0 {
+		limit = store.DefaultLimit
+	}
+	q := store.RecordQuery{
+		Types: req.Types, Statuses: statuses, Category: req.Category, Scope: req.Scope, Entity: req.Entity,
+		Access: accessFilter(p, req.IncludeSensitive), AsOf: memory.CanonPtr(req.AsOf), KnownAt: memory.CanonPtr(req.KnownAt),
+		IncludeInvalidated: req.IncludeInvalidated, MinConfidence: req.MinConfidence, Before: req.Cursor, Limit: limit + 1,
+	}
+	rs, err := s.store.ListRecords(ctx, p.Workspace, q)
+	if err != nil {
+		return ListResult{}, storeErr(err, "records")
+	}
+	out := ListResult{Records: rs}
+	if len(rs) > limit {
+		out.Records = rs[:limit]
+		out.NextCursor = rs[limit-1].ID
+	}
+	if out.Records == nil {
+		out.Records = []memory.Record{}
+	}
+	return out, nil
+}

@@ -1,0 +1,143 @@
+// Package core is memgate's service layer: the one place where business
+// rules live. REST, MCP, the gateway and the CLI are thin adapters over a
+// *Service; every write goes through its gate path and every decision is
+// audited in the same transaction as its effect.
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/ratelimit"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// Options configure a Service.
+type Options struct {
+	Store   store.Store
+	Policy  gate.Policy
+	Logger  *slog.Logger     // nil discards
+	Metrics *metrics.Metrics // nil disables
+	Now     func() time.Time // nil is time.Now
+}
+
+// Service implements memgate's operations over a store.
+type Service struct {
+	store   store.Store
+	policy  gate.Policy
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	now     func() time.Time
+	limits  map[memory.PrincipalKind]*ratelimit.Limiter
+
+	auditMu     sync.Mutex
+	auditStatus AuditStatus
+}
+
+// New returns a service. It does not start background work; see Run.
+func New(o Options) *Service {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	rl := o.Policy.RateLimit
+	return &Service{
+		store:   o.Store,
+		policy:  o.Policy,
+		log:     o.Logger,
+		metrics: o.Metrics,
+		now:     o.Now,
+		limits: map[memory.PrincipalKind]*ratelimit.Limiter{
+			memory.KindAgent:    ratelimit.New(rl.Agent.PerSecond, rl.Agent.Burst, o.Now),
+			memory.KindOperator: ratelimit.New(rl.Operator.PerSecond, rl.Operator.Burst, o.Now),
+			memory.KindUser:     ratelimit.New(rl.User.PerSecond, rl.User.Burst, o.Now),
+		},
+		auditStatus: AuditStatus{OK: true},
+	}
+}
+
+// Policy returns the policy in force.
+func (s *Service) Policy() gate.Policy { return s.policy }
+
+// Store returns the underlying store (for ops endpoints and tests).
+func (s *Service) Store() store.Store { return s.store }
+
+func (s *Service) clock() time.Time { return memory.Canon(s.now()) }
+
+// storeErr converts store sentinels into faults. what names the object for
+// not-found messages.
+func storeErr(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return fault.Wrap(fault.NotFound, err, "%s not found", what)
+	case errors.Is(err, store.ErrVersionConflict):
+		return fault.Wrap(fault.VersionConflict, err, "%s was modified concurrently: expected_version is not the current version", what)
+	case errors.Is(err, store.ErrExists):
+		return fault.Wrap(fault.Conflict, err, "%s already exists", what)
+	case errors.Is(err, store.ErrUnavailable):
+		return &fault.Error{Code: fault.Unavailable, Message: "database unavailable, retry later", RetryAfter: 5 * time.Second, Cause: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &fault.Error{Code: fault.Unavailable, Message: "request cancelled or timed out", RetryAfter: time.Second, Cause: err}
+	}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return fault.Wrap(fault.Internal, err, "internal error")
+}
+
+// tx runs fn in a store transaction and maps store errors to faults.
+func (s *Service) tx(ctx context.Context, what string, fn func(store.Tx) error) error {
+	return storeErr(s.store.Tx(ctx, fn), what)
+}
+
+func actorKind(p memory.Principal) string {
+	switch p.Kind {
+	case memory.KindOperator:
+		return audit.ActorOperator
+	case memory.KindAgent:
+		return audit.ActorAgent
+	case memory.KindUser:
+		return audit.ActorUser
+	}
+	return audit.ActorSystem
+}
+
+// appendAudit writes one audit entry in tx. payload must hold no secrets
+// and no content: ids, decisions, counts and hashes only.
+func appendAudit(ctx context.Context, tx store.Tx, ws string, actor memory.Principal, id, event string, at time.Time, payload map[string]any) (audit.Entry, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return audit.Entry{}, err
+	}
+	if id == "" {
+		id = memory.NewID()
+	}
+	return tx.AppendAudit(ctx, ws, audit.Entry{
+		ID: id, TS: at, ActorKind: actorKind(actor), ActorID: actor.ID, Event: event, Payload: raw,
+	})
+}
+
+// systemPrincipal is memgate acting on its own behalf (TTL expiry, jobs).
+func systemPrincipal(ws string) memory.Principal {
+	return memory.Principal{ID: "system", Workspace: ws, Kind: memory.KindSystem, Name: "memgate"}
+}
+
+func (s *Service) countDecision(decision, reason string) {
+	if s.metrics != nil {
+		s.metrics.GateDecisions.WithLabelValues(decision, reason).Inc()
+	}
+}

@@ -1,0 +1,249 @@
+package gate
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Reason codes carried by rejections and decisions; they appear in audit
+// payloads and error details, so they are stable identifiers.
+const (
+	ReasonSchema        = "schema"
+	ReasonReadOnly      = "read_only"
+	ReasonTypeDenied    = "type_not_allowed"
+	ReasonAccessDenied  = "access_not_allowed"
+	ReasonRateLimited   = "rate_limited"
+	ReasonPII           = "pii"
+	ReasonPIIEvidence   = "pii_evidence"
+	ReasonDuplicate     = "exact_duplicate"
+	ReasonRestricted    = "restricted_trust"
+	ReasonRequested     = "provisional_requested"
+	ReasonPolicyAccept  = "policy"
+	ReasonNotAPrincipal = "not_a_writer"
+)
+
+// Input is one proposed record version and who proposes it.
+type Input struct {
+	Principal memory.Principal
+	Record    memory.Record
+	// WantProvisional is set when the writer asked for provisional status.
+	WantProvisional bool
+	// EvidenceFlagged is set when an evidence record was itself flagged by
+	// the PII screen: derived records inherit the flag (SPEC §4 step 4).
+	EvidenceFlagged bool
+}
+
+// Outcome is the gate's verdict on an Input that passed schema and
+// authorization. Duplicates are decided by the caller, which can see the
+// store.
+type Outcome struct {
+	Decision     string
+	Status       memory.Status
+	Access       memory.Access
+	Reason       string
+	PIIKinds     []string
+	ApprovalKind memory.ApprovalKind // "" when nothing waits for an operator
+}
+
+// CheckSchema validates a record against SPEC §4 step 1 and the policy's
+// limits. Errors name the field and never echo its value.
+func (p Policy) CheckSchema(r memory.Record) error {
+	l := p.Limits
+	if !slices.Contains(memory.Types, r.Type) {
+		return fault.Field("type", "must be one of "+joinTypes(memory.Types)).With("reason", ReasonSchema)
+	}
+	if strings.TrimSpace(r.Content) == "" {
+		return fault.Field("content", "must not be empty").With("reason", ReasonSchema)
+	}
+	if !utf8.ValidString(r.Content) {
+		return fault.Field("content", "must be valid UTF-8").With("reason", ReasonSchema)
+	}
+	if len(r.Content) > l.MaxContentBytes {
+		return (&fault.Error{Code: fault.TooLarge, Message: "content: exceeds the limit of " + strconv.Itoa(l.MaxContentBytes) + " bytes",
+			Details: map[string]any{"field": "content", "limit": l.MaxContentBytes, "reason": ReasonSchema}})
+	}
+	if len(r.Category) > 64 || !identLike(r.Category, true) {
+		return fault.Field("category", "must be at most 64 characters of letters, digits, '_', '-' or '.'").With("reason", ReasonSchema)
+	}
+	if len(r.Classification) > 64 || !identLike(r.Classification, true) {
+		return fault.Field("classification", "must be at most 64 characters of letters, digits, '_', '-' or '.'").With("reason", ReasonSchema)
+	}
+	if len(r.Metadata) > 0 {
+		if len(r.Metadata) > l.MaxMetadataBytes {
+			return (&fault.Error{Code: fault.TooLarge, Message: "metadata: exceeds the limit of " + strconv.Itoa(l.MaxMetadataBytes) + " bytes",
+				Details: map[string]any{"field": "metadata", "limit": l.MaxMetadataBytes, "reason": ReasonSchema}})
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r.Metadata, &obj); err != nil || obj == nil {
+			return fault.Field("metadata", "must be a JSON object").With("reason", ReasonSchema)
+		}
+	}
+	if len(r.Entities) > l.MaxEntities {
+		return fault.Field("entities", "at most "+strconv.Itoa(l.MaxEntities)+" entities").With("reason", ReasonSchema)
+	}
+	for i, e := range r.Entities {
+		if !ValidEntityKey(e) {
+			return fault.Field("entities["+strconv.Itoa(i)+"]", "must be label:key, label of lowercase letters, digits or '_', key non-empty without whitespace, at most 256 bytes").With("reason", ReasonSchema)
+		}
+	}
+	if !slices.Contains(memory.SourceKinds, r.Source.Kind) {
+		return fault.Field("source.kind", "must be one of observed, told, inferred").With("reason", ReasonSchema)
+	}
+	if r.Source.Confidence < 0 || r.Source.Confidence > 1 || r.Source.Confidence != r.Source.Confidence {
+		return fault.Field("source.confidence", "must be between 0 and 1").With("reason", ReasonSchema)
+	}
+	if len(r.Source.Evidence) > l.MaxEvidence {
+		return fault.Field("source.evidence", "at most "+strconv.Itoa(l.MaxEvidence)+" ids").With("reason", ReasonSchema)
+	}
+	for i, id := range r.Source.Evidence {
+		if !memory.ValidID(id) {
+			return fault.Field("source.evidence["+strconv.Itoa(i)+"]", "must be a record id").With("reason", ReasonSchema)
+		}
+	}
+	for _, sk := range []struct{ name, v string }{
+		{"scope.user_id", r.Scope.UserID}, {"scope.agent_id", r.Scope.AgentID}, {"scope.app_id", r.Scope.AppID},
+		{"scope.project_id", r.Scope.ProjectID}, {"scope.session_id", r.Scope.SessionID},
+	} {
+		if len(sk.v) > l.MaxScopeKeyBytes || !utf8.ValidString(sk.v) || strings.ContainsAny(sk.v, "\x00\n\r\t") {
+			return fault.Field(sk.name, "must be at most "+strconv.Itoa(l.MaxScopeKeyBytes)+" bytes of printable text").With("reason", ReasonSchema)
+		}
+	}
+	if !slices.Contains(memory.AccessLevels, r.Access) {
+		return fault.Field("access", "must be one of public, agent, user, system, sensitive").With("reason", ReasonSchema)
+	}
+	if r.ValidFrom != nil && r.ValidUntil != nil && !r.ValidUntil.After(*r.ValidFrom) {
+		return fault.Field("valid_until", "must be after valid_from").With("reason", ReasonSchema)
+	}
+	if r.Path != memory.PathFast && r.Path != memory.PathSlow {
+		return fault.Field("path", "must be fast or slow").With("reason", ReasonSchema)
+	}
+	return nil
+}
+
+// Authorize applies SPEC §4 step 2: may this principal write this type at
+// this access level at all?
+func (p Policy) Authorize(pr memory.Principal, r memory.Record) error {
+	switch pr.Kind {
+	case memory.KindOperator, memory.KindSystem:
+		if r.Access == memory.System && pr.Kind != memory.KindSystem {
+			return fault.New(fault.PermissionDenied, "access level system is reserved for memgate").With("reason", ReasonAccessDenied)
+		}
+		return nil
+	case memory.KindAgent:
+	default:
+		return fault.New(fault.PermissionDenied, "this principal may not write records").With("reason", ReasonNotAPrincipal)
+	}
+	if pr.Trust == memory.ReadOnly {
+		return fault.New(fault.PermissionDenied, "read_only agents cannot write").With("reason", ReasonReadOnly)
+	}
+	rule := p.ruleFor(pr.Trust)
+	if len(rule.AllowTypes) > 0 && !slices.Contains(rule.AllowTypes, r.Type) {
+		return fault.New(fault.PermissionDenied, "agents of trust "+string(pr.Trust)+" may not write type "+string(r.Type)).With("reason", ReasonTypeDenied)
+	}
+	if !slices.Contains(rule.AllowAccess, r.Access) {
+		return fault.New(fault.PermissionDenied, "agents of trust "+string(pr.Trust)+" may not write access level "+string(r.Access)).With("reason", ReasonAccessDenied)
+	}
+	return nil
+}
+
+func (p Policy) ruleFor(t memory.Trust) TrustRule {
+	switch t {
+	case memory.Trusted:
+		return p.Trust.Trusted
+	case memory.Standard:
+		return p.Trust.Standard
+	default:
+		return p.Trust.Restricted
+	}
+}
+
+// Decide applies the PII screen and the trust rules (SPEC §4 steps 4 and
+// 6) to an authorized, schema-valid input. A PII hit under the reject
+// action is returned as a gate_rejected error.
+func (p Policy) Decide(in Input) (Outcome, error) {
+	r := in.Record
+	out := Outcome{Decision: memory.DecisionAccepted, Status: memory.Active, Access: r.Access, Reason: ReasonPolicyAccept}
+
+	var kinds []string
+	if p.PII.Enabled {
+		seen := map[string]bool{}
+		for _, f := range Screen(r.Content, p.PII.Kinds) {
+			seen[f.Kind] = true
+		}
+		if len(r.Metadata) > 0 {
+			for _, f := range Screen(string(r.Metadata), p.PII.Kinds) {
+				seen[f.Kind] = true
+			}
+		}
+		for _, k := range PIIKinds {
+			if seen[k] {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	if len(kinds) > 0 || in.EvidenceFlagged {
+		reason := ReasonPII
+		if len(kinds) == 0 {
+			reason = ReasonPIIEvidence
+		}
+		if p.PII.Action == PIIReject {
+			return Outcome{}, fault.New(fault.GateRejected, "content looks like it contains personal data or a secret").
+				With("reason", reason).With("pii_kinds", kinds)
+		}
+		return Outcome{Decision: memory.DecisionQuarantined, Status: memory.Quarantined, Access: memory.Sensitive,
+			Reason: reason, PIIKinds: kinds, ApprovalKind: memory.ApprovalQuarantine}, nil
+	}
+
+	if in.Principal.Kind == memory.KindAgent && in.Principal.Trust == memory.Restricted &&
+		!slices.Contains(p.Trust.Restricted.AutoAcceptTypes, r.Type) {
+		out.Decision, out.Status, out.Reason, out.ApprovalKind = memory.DecisionQueued, memory.Provisional, ReasonRestricted, memory.ApprovalPending
+		return out, nil
+	}
+	if in.WantProvisional {
+		out.Decision, out.Status, out.Reason, out.ApprovalKind = memory.DecisionProvisional, memory.Provisional, ReasonRequested, memory.ApprovalPending
+	}
+	return out, nil
+}
+
+// ValidEntityKey reports whether s is a graph natural key "label:key".
+func ValidEntityKey(s string) bool {
+	if len(s) > 256 || !utf8.ValidString(s) {
+		return false
+	}
+	label, key, ok := strings.Cut(s, ":")
+	if !ok || label == "" || key == "" || len(label) > 64 {
+		return false
+	}
+	for _, c := range label {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return !strings.ContainsFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f })
+}
+
+func identLike(s string, allowEmpty bool) bool {
+	if s == "" {
+		return allowEmpty
+	}
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func joinTypes(ts []memory.Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,105 @@
+// Package gate is memgate's write policy: the policy file, the schema,
+// authorization and PII checks every write passes (SPEC §4), and the
+// decision they produce. It is pure: duplicate detection, persistence and
+// auditing are done by the service around it.
+package gate
+
+import (
+	"time"
+
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Policy is the validated content of the policy file. Field tags give the
+// file's key names; the same names serve YAML and JSON.
+type Policy struct {
+	Limits     Limits     `yaml:"limits" json:"limits"`
+	RateLimit  RateLimits `yaml:"rate_limit" json:"rate_limit"`
+	Trust      TrustRules `yaml:"trust" json:"trust"`
+	PII        PIIPolicy  `yaml:"pii" json:"pii"`
+	Approvals  Approvals  `yaml:"approvals" json:"approvals"`
+	Duplicates Duplicates `yaml:"duplicates" json:"duplicates"`
+}
+
+// Limits bound the size of what a write may carry.
+type Limits struct {
+	MaxContentBytes  int   `yaml:"max_content_bytes" json:"max_content_bytes"`
+	MaxMetadataBytes int   `yaml:"max_metadata_bytes" json:"max_metadata_bytes"`
+	MaxEntities      int   `yaml:"max_entities" json:"max_entities"`
+	MaxEvidence      int   `yaml:"max_evidence" json:"max_evidence"`
+	MaxScopeKeyBytes int   `yaml:"max_scope_key_bytes" json:"max_scope_key_bytes"`
+	MaxRequestBytes  int64 `yaml:"max_request_bytes" json:"max_request_bytes"`
+}
+
+// Bucket configures a token bucket. PerSecond 0 disables limiting.
+type Bucket struct {
+	PerSecond float64 `yaml:"per_second" json:"per_second"`
+	Burst     int     `yaml:"burst" json:"burst"`
+}
+
+// RateLimits holds one bucket configuration per principal kind; each
+// principal gets its own bucket.
+type RateLimits struct {
+	Agent    Bucket `yaml:"agent" json:"agent"`
+	Operator Bucket `yaml:"operator" json:"operator"`
+	User     Bucket `yaml:"user" json:"user"`
+}
+
+// TrustRule configures what agents of one trust level may write.
+type TrustRule struct {
+	// AllowTypes, when non-empty, are the only types the level may write.
+	AllowTypes []memory.Type `yaml:"allow_types" json:"allow_types"`
+	// AutoAcceptTypes are accepted as active without approval; for the
+	// restricted level every other type is queued as provisional.
+	AutoAcceptTypes []memory.Type `yaml:"auto_accept_types" json:"auto_accept_types"`
+	// AllowAccess are the access levels the level may write.
+	AllowAccess []memory.Access `yaml:"allow_access" json:"allow_access"`
+}
+
+// TrustRules configures the writing trust levels (read_only never writes).
+type TrustRules struct {
+	Trusted    TrustRule `yaml:"trusted" json:"trusted"`
+	Standard   TrustRule `yaml:"standard" json:"standard"`
+	Restricted TrustRule `yaml:"restricted" json:"restricted"`
+}
+
+// PII actions.
+const (
+	PIIQuarantine = "quarantine"
+	PIIReject     = "reject"
+)
+
+// PII kinds detected by the screen.
+const (
+	PIIEmail  = "email"
+	PIIPhone  = "phone"
+	PIISSN    = "ssn"
+	PIICard   = "card"
+	PIISecret = "secret"
+)
+
+// PIIKinds lists every kind the screen knows.
+var PIIKinds = []string{PIIEmail, PIIPhone, PIISSN, PIICard, PIISecret}
+
+// PIIPolicy configures the PII screen.
+type PIIPolicy struct {
+	Enabled bool     `yaml:"enabled" json:"enabled"`
+	Kinds   []string `yaml:"kinds" json:"kinds"`
+	Action  string   `yaml:"action" json:"action"`
+}
+
+// Approvals configures the approval queue.
+type Approvals struct {
+	TTL Duration `yaml:"ttl" json:"ttl"`
+}
+
+// Duplicates configures duplicate detection.
+type Duplicates struct {
+	Exact bool `yaml:"exact" json:"exact"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("24h").
+type Duration time.Duration
+
+// D returns the duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }

@@ -1,0 +1,111 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+func scanApproval(sc scanner) (memory.Approval, error) {
+	var (
+		a                memory.Approval
+		kind, status     string
+		created, expires int64
+		decided          sql.NullInt64
+	)
+	err := sc.Scan(&a.ID, &a.Workspace, &a.RecordID, &kind, &a.Reason, &status,
+		&created, &expires, &decided, &a.DecidedBy)
+	if err != nil {
+		return memory.Approval{}, err
+	}
+	a.Kind = memory.ApprovalKind(kind)
+	a.Status = memory.ApprovalStatus(status)
+	a.CreatedAt = fromMicros(created)
+	a.ExpiresAt = fromMicros(expires)
+	a.DecidedAt = fromNullMicros(decided)
+	return a, nil
+}
+
+func scanApprovals(rows *sql.Rows, err error) ([]memory.Approval, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []memory.Approval{}
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// clampLimit applies store.DefaultLimit and store.MaxLimit.
+func clampLimit(n int) int {
+	if n <= 0 {
+		return store.DefaultLimit
+	}
+	return min(n, store.MaxLimit)
+}
+
+func (c *conn) GetApproval(ctx context.Context, ws, id string) (memory.Approval, error) {
+	a, err := scanApproval(c.stmt(ctx, stGetApproval).QueryRowContext(ctx, ws, id))
+	if err != nil {
+		return memory.Approval{}, mapErr("sqlite: get approval "+id, err)
+	}
+	return a, nil
+}
+
+func (c *conn) ListApprovals(ctx context.Context, ws string, status memory.ApprovalStatus, after string, limit int) ([]memory.Approval, error) {
+	limit = clampLimit(limit)
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if status == "" {
+		rows, err = c.stmt(ctx, stListApprovals).QueryContext(ctx, ws, after, limit)
+	} else {
+		rows, err = c.stmt(ctx, stListApprovalsStatus).QueryContext(ctx, ws, string(status), after, limit)
+	}
+	out, err := scanApprovals(rows, err)
+	if err != nil {
+		return nil, mapErr("sqlite: list approvals", err)
+	}
+	return out, nil
+}
+
+// ListExpiredApprovals reads every workspace: the expiry job is the one
+// caller and works across them.
+func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit int) ([]memory.Approval, error) {
+	rows, err := c.stmt(ctx, stListExpiredApprovals).QueryContext(ctx, string(memory.ApprovalOpen), micros(now), clampLimit(limit))
+	out, err := scanApprovals(rows, err)
+	if err != nil {
+		return nil, mapErr("sqlite: list expired approvals", err)
+	}
+	return out, nil
+}
+
+func (t *tx) InsertApproval(ctx context.Context, a memory.Approval) error {
+	_, err := t.stmt(ctx, stInsertApproval).ExecContext(ctx,
+		a.ID, a.Workspace, a.RecordID, string(a.Kind), a.Reason, string(a.Status),
+		micros(a.CreatedAt), micros(a.ExpiresAt), nullMicros(a.DecidedAt), a.DecidedBy)
+	return mapErr("sqlite: insert approval "+a.ID, err)
+}
+
+func (t *tx) UpdateApproval(ctx context.Context, a memory.Approval) error {
+	op := "sqlite: update approval " + a.ID
+	res, err := t.stmt(ctx, stUpdateApproval).ExecContext(ctx,
+		string(a.Status), nullMicros(a.DecidedAt), a.DecidedBy, a.Workspace, a.ID)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	return requireOne(op, res)
+}

@@ -1,0 +1,412 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// recordArgs binds r for the insert and update statements: ws, then the
+// columns of recordCols in order, then extra.
+func recordArgs(ws string, r *memory.Record, extra ...any) ([]any, error) {
+	metadata, err := jsonObject("metadata", r.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	entities, err := stringList(r.Entities)
+	if err != nil {
+		return nil, fmt.Errorf("entities: %w", err)
+	}
+	evidence, err := stringList(r.Source.Evidence)
+	if err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	args := make([]any, 0, numRecordArgs+len(extra))
+	args = append(args,
+		ws,
+		r.ID, string(r.Type), r.Category, r.Content, r.ContentSHA256, metadata, entities,
+		r.Version, nullString(r.SupersededBy), nullString(r.Supersedes), string(r.Status),
+		r.Source.Agent, string(r.Source.Kind), r.Source.Confidence, evidence,
+		r.Scope.UserID, r.Scope.AgentID, r.Scope.AppID, r.Scope.ProjectID, r.Scope.SessionID,
+		nullMicros(r.ValidFrom), nullMicros(r.ValidUntil), micros(r.IngestedAt), nullMicros(r.InvalidatedAt),
+		string(r.Access), r.Classification, r.Gate.DecisionID, r.Gate.Decision, r.Gate.Origin,
+		r.DecayScore, r.Path, nullMicros(r.LastRetrievedAt), r.RetrievalCount, micros(r.CreatedAt), micros(r.UpdatedAt),
+	)
+	return append(args, extra...), nil
+}
+
+// scanRecord reads the columns of recordSelect.
+func scanRecord(sc scanner) (memory.Record, error) {
+	var (
+		r                                  memory.Record
+		typ, status, kind, access          string
+		metadata, entities, evidence       string
+		supersededBy, supersedes           sql.NullString
+		validFrom, validUntil, invalidated sql.NullInt64
+		lastRetrieved                      sql.NullInt64
+		ingested, created, updated         int64
+	)
+	err := sc.Scan(
+		&r.ID, &typ, &r.Category, &r.Content, &r.ContentSHA256, &metadata, &entities,
+		&r.Version, &supersededBy, &supersedes, &status,
+		&r.Source.Agent, &kind, &r.Source.Confidence, &evidence,
+		&r.Scope.UserID, &r.Scope.AgentID, &r.Scope.AppID, &r.Scope.ProjectID, &r.Scope.SessionID,
+		&validFrom, &validUntil, &ingested, &invalidated,
+		&access, &r.Classification, &r.Gate.DecisionID, &r.Gate.Decision, &r.Gate.Origin,
+		&r.DecayScore, &r.Path, &lastRetrieved, &r.RetrievalCount, &created, &updated,
+	)
+	if err != nil {
+		return memory.Record{}, err
+	}
+	r.Type = memory.Type(typ)
+	r.Status = memory.Status(status)
+	r.Source.Kind = memory.SourceKind(kind)
+	r.Access = memory.Access(access)
+	r.Metadata = []byte(metadata)
+	if r.Entities, err = parseStringList("entities", entities); err != nil {
+		return memory.Record{}, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	if r.Source.Evidence, err = parseStringList("evidence", evidence); err != nil {
+		return memory.Record{}, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	r.SupersededBy = fromNullString(supersededBy)
+	r.Supersedes = fromNullString(supersedes)
+	r.ValidFrom = fromNullMicros(validFrom)
+	r.ValidUntil = fromNullMicros(validUntil)
+	r.InvalidatedAt = fromNullMicros(invalidated)
+	r.LastRetrievedAt = fromNullMicros(lastRetrieved)
+	r.IngestedAt = fromMicros(ingested)
+	r.CreatedAt = fromMicros(created)
+	r.UpdatedAt = fromMicros(updated)
+	return r, nil
+}
+
+// scanRecords drains rows; the result is never nil.
+func scanRecords(rows *sql.Rows, capHint int) ([]memory.Record, error) {
+	defer rows.Close()
+	out := make([]memory.Record, 0, capHint)
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *conn) GetRecord(ctx context.Context, ws, id string) (memory.Record, error) {
+	r, err := scanRecord(c.stmt(ctx, stGetRecord).QueryRowContext(ctx, ws, id))
+	if err != nil {
+		return memory.Record{}, mapErr("sqlite: get record "+id, err)
+	}
+	return r, nil
+}
+
+func (c *conn) GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error) {
+	r, err := scanRecord(c.stmt(ctx, stGetRecordVersion).QueryRowContext(ctx, ws, id, version))
+	if err != nil {
+		return memory.Record{}, mapErr(fmt.Sprintf("sqlite: get record %s version %d", id, version), err)
+	}
+	return r, nil
+}
+
+func (c *conn) GetRecordKnownAt(ctx context.Context, ws, id string, t time.Time) (memory.Record, error) {
+	r, err := scanRecord(c.stmt(ctx, stGetRecordKnownAt).QueryRowContext(ctx, ws, id, micros(t)))
+	if err != nil {
+		return memory.Record{}, mapErr("sqlite: get record "+id+" known at "+t.UTC().Format(time.RFC3339Nano), err)
+	}
+	return r, nil
+}
+
+func (c *conn) ListVersions(ctx context.Context, ws, id string) ([]memory.Record, error) {
+	rows, err := c.stmt(ctx, stListVersions).QueryContext(ctx, ws, id)
+	if err != nil {
+		return nil, mapErr("sqlite: list versions of "+id, err)
+	}
+	out, err := scanRecords(rows, 4)
+	if err != nil {
+		return nil, mapErr("sqlite: list versions of "+id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sqlite: list versions of %s: %w", id, store.ErrNotFound)
+	}
+	return out, nil
+}
+
+func (c *conn) FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, sc memory.Scope) (memory.Record, error) {
+	row := c.stmt(ctx, stFindDuplicate).QueryRowContext(ctx, ws, contentSHA256, string(typ),
+		string(memory.Active), string(memory.Provisional),
+		sc.UserID, sc.AgentID, sc.AppID, sc.ProjectID, sc.SessionID)
+	r, err := scanRecord(row)
+	if err != nil {
+		return memory.Record{}, mapErr("sqlite: find duplicate", err)
+	}
+	return r, nil
+}
+
+// ListRecords builds one SELECT from q. Values are always bound as
+// parameters; only fixed SQL fragments are concatenated.
+func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) ([]memory.Record, error) {
+	if len(q.Access.Levels) == 0 && q.Access.OwnAgent == "" {
+		// An empty access filter admits nothing, never everything.
+		return []memory.Record{}, nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	limit = min(limit, store.MaxLimit)
+
+	var b strings.Builder
+	b.Grow(1024)
+	args := make([]any, 0, 24)
+	b.WriteString("SELECT ")
+	b.WriteString(recordSelect)
+	if q.KnownAt != nil {
+		// The versions current at transaction time t: [updated_at, replaced_at).
+		t := micros(*q.KnownAt)
+		b.WriteString(" FROM record_versions WHERE workspace_id = ? AND updated_at <= ? AND (replaced_at IS NULL OR replaced_at > ?)")
+		args = append(args, ws, t, t)
+	} else {
+		b.WriteString(" FROM records WHERE workspace_id = ?")
+		args = append(args, ws)
+	}
+
+	if len(q.Statuses) == 0 {
+		b.WriteString(" AND status = ?")
+		args = append(args, string(memory.Active))
+	} else {
+		b.WriteString(" AND status IN (")
+		b.WriteString(placeholders(len(q.Statuses)))
+		b.WriteString(")")
+		for _, s := range q.Statuses {
+			args = append(args, string(s))
+		}
+	}
+	if len(q.Types) > 0 {
+		b.WriteString(" AND type IN (")
+		b.WriteString(placeholders(len(q.Types)))
+		b.WriteString(")")
+		for _, t := range q.Types {
+			args = append(args, string(t))
+		}
+	}
+	if q.Category != "" {
+		b.WriteString(" AND category = ?")
+		args = append(args, q.Category)
+	}
+	for _, kv := range [...]struct{ col, val string }{
+		{"scope_user_id", q.Scope.UserID},
+		{"scope_agent_id", q.Scope.AgentID},
+		{"scope_app_id", q.Scope.AppID},
+		{"scope_project_id", q.Scope.ProjectID},
+		{"scope_session_id", q.Scope.SessionID},
+	} {
+		if kv.val != "" {
+			b.WriteString(" AND ")
+			// "col <> ''" matches the partial index's WHERE clause.
+			b.WriteString(kv.col)
+			b.WriteString(" = ? AND ")
+			b.WriteString(kv.col)
+			b.WriteString(" <> ''")
+			args = append(args, kv.val)
+		}
+	}
+	if q.Entity != "" {
+		if q.KnownAt != nil {
+			// record_entities indexes heads only; a version carries its own list.
+			b.WriteString(" AND EXISTS (SELECT 1 FROM json_each(entities) WHERE value = ?)")
+			args = append(args, q.Entity)
+		} else {
+			b.WriteString(" AND id IN (SELECT record_id FROM record_entities WHERE workspace_id = ? AND entity = ?)")
+			args = append(args, ws, q.Entity)
+		}
+	}
+
+	b.WriteString(" AND (")
+	if len(q.Access.Levels) > 0 {
+		b.WriteString("access IN (")
+		b.WriteString(placeholders(len(q.Access.Levels)))
+		b.WriteString(")")
+		for _, a := range q.Access.Levels {
+			args = append(args, string(a))
+		}
+		if q.Access.OwnAgent != "" {
+			b.WriteString(" OR ")
+		}
+	}
+	if q.Access.OwnAgent != "" {
+		b.WriteString("(access = ? AND source_agent = ?)")
+		args = append(args, string(memory.AgentOnly), q.Access.OwnAgent)
+	}
+	b.WriteString(")")
+
+	if q.AsOf != nil {
+		t := micros(*q.AsOf)
+		b.WriteString(" AND (valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR valid_until > ?)")
+		args = append(args, t, t)
+	}
+	if !q.IncludeInvalidated {
+		b.WriteString(" AND invalidated_at IS NULL")
+	}
+	if q.MinConfidence > 0 {
+		b.WriteString(" AND source_confidence >= ?")
+		args = append(args, q.MinConfidence)
+	}
+	if q.Before != "" {
+		b.WriteString(" AND id < ?")
+		args = append(args, q.Before)
+	}
+	b.WriteString(" ORDER BY id DESC LIMIT ?")
+	args = append(args, limit)
+
+	rows, err := c.db.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return nil, mapErr("sqlite: list records", err)
+	}
+	out, err := scanRecords(rows, min(limit, 64))
+	if err != nil {
+		return nil, mapErr("sqlite: list records", err)
+	}
+	return out, nil
+}
+
+func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error {
+	op := "sqlite: insert record " + r.ID
+	if r.Version != 1 {
+		return fmt.Errorf("%s: version is %d, want 1", op, r.Version)
+	}
+	args, err := recordArgs(ws, &r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if _, err := t.stmt(ctx, stInsertRecord).ExecContext(ctx, args...); err != nil {
+		return mapErr(op, err)
+	}
+	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args...); err != nil {
+		return mapErr(op, err)
+	}
+	return mapErr(op, t.insertEntities(ctx, ws, r.ID, r.Entities))
+}
+
+func (t *tx) insertEntities(ctx context.Context, ws, id string, entities []string) error {
+	if len(entities) == 0 {
+		return nil
+	}
+	st := t.stmt(ctx, stInsertEntity)
+	for _, e := range entities {
+		if _, err := st.ExecContext(ctx, ws, e, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tx) UpdateRecord(ctx context.Context, ws string, r memory.Record, expectedVersion int) error {
+	op := "sqlite: update record " + r.ID
+	if r.Version != expectedVersion+1 {
+		return fmt.Errorf("%s: version is %d, want expected version %d + 1", op, r.Version, expectedVersion)
+	}
+	args, err := recordArgs(ws, &r, expectedVersion)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := t.updateHead(ctx, op, ws, r.ID, expectedVersion, args); err != nil {
+		return err
+	}
+	return t.appendVersion(ctx, op, ws, &r, expectedVersion, args[:numRecordArgs])
+}
+
+// updateHead runs the conditional head update with args (recordArgs plus
+// the expected version) and tells a missing record from a stale version.
+func (t *tx) updateHead(ctx context.Context, op, ws, id string, expectedVersion int, args []any) error {
+	res, err := t.stmt(ctx, stUpdateRecord).ExecContext(ctx, args...)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return mapErr(op, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var current int
+	if err := t.stmt(ctx, stRecordVersion).QueryRowContext(ctx, ws, id).Scan(&current); err != nil {
+		return mapErr(op, err)
+	}
+	return fmt.Errorf("%s: head is at version %d, not %d: %w", op, current, expectedVersion, store.ErrVersionConflict)
+}
+
+// appendVersion closes the transaction-time interval of version prev at
+// r.UpdatedAt, inserts r as a version row and re-indexes r's entities.
+// args are r's recordArgs.
+func (t *tx) appendVersion(ctx context.Context, op, ws string, r *memory.Record, prev int, args []any) error {
+	if _, err := t.stmt(ctx, stReplaceVersion).ExecContext(ctx, micros(r.UpdatedAt), ws, r.ID, prev); err != nil {
+		return mapErr(op, err)
+	}
+	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args...); err != nil {
+		return mapErr(op, err)
+	}
+	if _, err := t.stmt(ctx, stDeleteEntities).ExecContext(ctx, ws, r.ID); err != nil {
+		return mapErr(op, err)
+	}
+	return mapErr(op, t.insertEntities(ctx, ws, r.ID, r.Entities))
+}
+
+func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error {
+	op := "sqlite: purge record " + id
+	head, err := t.GetRecord(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	// Erase every stored version first, then write the tombstone head and
+	// its own version row.
+	if _, err := t.stmt(ctx, stPurgeVersions).ExecContext(ctx, ws, id, string(memory.Forgotten)); err != nil {
+		return mapErr(op, err)
+	}
+	tomb := head.Tombstone(at)
+	tomb.Version = head.Version + 1
+	args, err := recordArgs(ws, &tomb, head.Version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := t.updateHead(ctx, op, ws, id, head.Version, args); err != nil {
+		return err
+	}
+	return t.appendVersion(ctx, op, ws, &tomb, head.Version, args[:numRecordArgs])
+}
+
+// touchChunk bounds the ids bound in one TouchRecords statement.
+const touchChunk = 500
+
+func (t *tx) TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error {
+	for len(ids) > 0 {
+		n := min(len(ids), touchChunk)
+		args := make([]any, 0, n+2)
+		args = append(args, micros(at), ws)
+		for _, id := range ids[:n] {
+			args = append(args, id)
+		}
+		q := "UPDATE records SET last_retrieved_at = ?, retrieval_count = retrieval_count + 1 WHERE workspace_id = ? AND id IN (" + placeholders(n) + ")"
+		if _, err := t.db.ExecContext(ctx, q, args...); err != nil {
+			return mapErr("sqlite: touch records", err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}

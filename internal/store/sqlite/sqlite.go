@@ -1,0 +1,272 @@
+// Package sqlite is memgate's embedded storage backend: one SQLite file in
+// WAL mode, opened through the cgo-free modernc.org/sqlite driver.
+//
+// A Store holds two connection pools on the same file: a single-connection
+// writer, on which every transaction begins IMMEDIATE so that writers queue
+// in Go instead of failing with SQLITE_BUSY, and a read-only pool that
+// serves reads outside transactions from WAL snapshots, concurrently with
+// the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/memgate/memgate/internal/store"
+)
+
+// Options tunes a Store. The zero value is the default configuration.
+type Options struct {
+	// SyncFull sets synchronous=FULL, which makes every commit durable
+	// against power loss at the price of an fsync per transaction. The
+	// default, synchronous=NORMAL in WAL mode, is durable against a crash
+	// of the process but may lose the last commits on power loss.
+	SyncFull bool
+	// ReadConns is the size of the read pool; zero means max(4, NumCPU).
+	ReadConns int
+}
+
+// busyTimeoutMS is how long a connection waits for a lock held by another
+// process before the operation fails with store.ErrUnavailable.
+const busyTimeoutMS = 10000
+
+// Store is the SQLite implementation of store.Store.
+type Store struct {
+	conn // reads outside transactions: the read pool
+
+	path string
+	w    *sql.DB // writer: exactly one connection
+	r    *sql.DB // readers: query_only connections
+
+	wstmts []*sql.Stmt // every statement, prepared on the writer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database file at path, applies any
+// pending migrations and prepares the store for use.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") || strings.Contains(path, ":memory:") {
+		return nil, fmt.Errorf("sqlite: open: path %q must name a database file", path)
+	}
+	w, err := sql.Open("sqlite", dsn(path, opts, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	s := &Store{path: path, w: w}
+	// The writer connects first: it creates the file and switches it to
+	// WAL, which the read-only connections cannot do.
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, mapErr("sqlite: open "+path, err)
+	}
+	if err := migrate(ctx, w, len(migrations)); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	n := opts.ReadConns
+	if n <= 0 {
+		n = max(4, runtime.NumCPU())
+	}
+	r, err := sql.Open("sqlite", dsn(path, opts, false))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open readers: %w", err)
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	s.r = r
+	if err := r.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, mapErr("sqlite: open "+path, err)
+	}
+
+	if s.wstmts, err = prepareAll(ctx, w, numStmts); err != nil {
+		s.Close()
+		return nil, err
+	}
+	rstmts, err := prepareAll(ctx, r, numReadStmts)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.conn = conn{db: r, pre: rstmts}
+	return s, nil
+}
+
+// dsn builds the driver data source name. Every connection gets the same
+// pragmas; the writer additionally begins transactions IMMEDIATE and zeroes
+// freed pages (secure_delete) so that purged content leaves the file, and
+// readers are query_only.
+func dsn(path string, opts Options, writer bool) string {
+	syncMode := "NORMAL"
+	if opts.SyncFull {
+		syncMode = "FULL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+syncMode+")")
+	if writer {
+		q.Add("_pragma", "secure_delete(1)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Set("_query_only", "1")
+	}
+	return path + "?" + q.Encode()
+}
+
+func prepareAll(ctx context.Context, db *sql.DB, n stmtID) ([]*sql.Stmt, error) {
+	out := make([]*sql.Stmt, n)
+	for i := range n {
+		st, err := db.PrepareContext(ctx, stmtSQL[i])
+		if err != nil {
+			for _, p := range out[:i] {
+				p.Close()
+			}
+			return nil, mapErr(fmt.Sprintf("sqlite: prepare statement %d", i), err)
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// Path returns the database file path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Ping reports whether both pools answer.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return mapErr("sqlite: ping writer", err)
+	}
+	if err := s.r.PingContext(ctx); err != nil {
+		return mapErr("sqlite: ping readers", err)
+	}
+	return nil
+}
+
+// Close closes both pools. It is safe to call more than once; later calls
+// return the first call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, st := range s.wstmts {
+			errs = append(errs, st.Close())
+		}
+		for _, st := range s.pre {
+			errs = append(errs, st.Close())
+		}
+		if s.r != nil {
+			errs = append(errs, s.r.Close())
+		}
+		errs = append(errs, s.w.Close())
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// Tx runs fn in one IMMEDIATE write transaction on the writer connection
+// and commits it if fn returns nil. If fn returns an error the transaction
+// is rolled back and that error returned unchanged; if fn panics it is
+// rolled back and the panic continues. Transactions are serialised: a Tx
+// waits (honouring ctx) while another is running, so fn must not call Tx
+// itself.
+func (s *Store) Tx(ctx context.Context, fn func(store.Tx) error) (err error) {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return mapErr("sqlite: begin", err)
+	}
+	t := &tx{}
+	t.conn = conn{db: sqlTx, tx: sqlTx, pre: s.wstmts, cache: t.cache[:]}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return mapErr("sqlite: commit", err)
+	}
+	committed = true
+	return nil
+}
+
+// Checkpoint copies the write-ahead log into the database file and
+// truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). It fails if readers
+// kept the checkpoint from completing.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	var busy, logPages, done int
+	err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done)
+	if err != nil {
+		return mapErr("sqlite: checkpoint", err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("sqlite: checkpoint: blocked by readers (%d of %d pages copied): %w", done, logPages, store.ErrUnavailable)
+	}
+	return nil
+}
+
+// SchemaVersion returns the highest migration applied to the database.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	return schemaVersion(ctx, s.r)
+}
+
+// queryer is what reads need from a pool or a transaction.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn runs queries on either the read pool (tx == nil) or inside a write
+// transaction. It implements store.Reader for both.
+type conn struct {
+	db    queryer
+	tx    *sql.Tx
+	pre   []*sql.Stmt // statements prepared on the pool
+	cache []*sql.Stmt // transaction-bound copies of pre, made on first use
+}
+
+// stmt returns statement id ready to run on c.
+func (c *conn) stmt(ctx context.Context, id stmtID) *sql.Stmt {
+	if c.tx == nil {
+		return c.pre[id]
+	}
+	if st := c.cache[id]; st != nil {
+		return st
+	}
+	st := c.tx.StmtContext(ctx, c.pre[id])
+	c.cache[id] = st
+	return st
+}
+
+// tx is a write transaction; it implements store.Tx.
+type tx struct {
+	conn
+	cache [numStmts]*sql.Stmt
+}
+
+var _ store.Tx = (*tx)(nil)

@@ -1,0 +1,234 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/storetest"
+)
+
+func openTest(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "memgate.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{}) })
+}
+
+func pragma(t *testing.T, db *sql.DB, name string) string {
+	t.Helper()
+	var v string
+	if err := db.QueryRowContext(t.Context(), "PRAGMA "+name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestPragmas(t *testing.T) {
+	for _, c := range []struct {
+		opts Options
+		sync string
+	}{{Options{}, "1"}, {Options{SyncFull: true}, "2"}} {
+		s := openTest(t, c.opts)
+		// Hold several read connections at once so more than one is checked.
+		var conns []*sql.Conn
+		for range 3 {
+			cn, err := s.r.Conn(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, cn)
+		}
+		for _, cn := range conns {
+			cn.Close()
+		}
+		for _, p := range []struct {
+			db     *sql.DB
+			name   string
+			pragma string
+			want   string
+		}{
+			{s.w, "writer", "journal_mode", "wal"},
+			{s.w, "writer", "foreign_keys", "1"},
+			{s.w, "writer", "busy_timeout", "10000"},
+			{s.w, "writer", "synchronous", c.sync},
+			{s.w, "writer", "secure_delete", "1"},
+			{s.w, "writer", "query_only", "0"},
+			{s.r, "readers", "journal_mode", "wal"},
+			{s.r, "readers", "foreign_keys", "1"},
+			{s.r, "readers", "busy_timeout", "10000"},
+			{s.r, "readers", "synchronous", c.sync},
+			{s.r, "readers", "query_only", "1"},
+		} {
+			for range 3 {
+				if got := pragma(t, p.db, p.pragma); got != p.want {
+					t.Errorf("%s: PRAGMA %s = %s, want %s", p.name, p.pragma, got, p.want)
+				}
+			}
+		}
+		// Readers cannot write.
+		if _, err := s.r.ExecContext(t.Context(), "INSERT INTO workspaces (id, created_at) VALUES ('x', 0)"); err == nil {
+			t.Error("read pool accepted a write")
+		}
+		if got := s.w.Stats().MaxOpenConnections; got != 1 {
+			t.Errorf("writer pool allows %d connections, want 1", got)
+		}
+	}
+}
+
+func TestForeignKeysEnforced(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		return tx.InsertRecord(ctx, "no-such-workspace", storetest.NewRecord("orphan"))
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("insert into a missing workspace: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := t.Context()
+	for _, p := range []string{"", ":memory:", "file:x.db", "a?b.db"} {
+		if s, err := Open(ctx, p, Options{}); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+	_, err := Open(ctx, filepath.Join(t.TempDir(), "missing", "dir", "memgate.db"), Options{})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Open in a missing directory: got %v, want ErrUnavailable", err)
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	s := openTest(t, Options{})
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := s.Ping(t.Context()); err == nil {
+		t.Fatal("Ping after Close succeeded")
+	}
+}
+
+func TestPingPathCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Path() != path {
+		t.Fatalf("Path() = %q, want %q", s.Path(), path)
+	}
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if err := s.Tx(t.Context(), func(tx store.Tx) error {
+		return tx.CreateWorkspace(t.Context(), memory.Workspace{ID: "a", CreatedAt: storetest.T0})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(t.Context()); err != nil {
+		t.Fatalf("Checkpoint: %v", err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+		t.Fatalf("WAL is %d bytes after a truncating checkpoint", fi.Size())
+	}
+}
+
+// TestPurgeLeavesNoTrace greps the raw database files for purged content.
+func TestPurgeLeavesNoTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	secret := "xyzzy-" + strings.Repeat("plugh-", 20)
+	r := storetest.NewRecord(secret+" v1", func(r *memory.Record) {
+		r.Metadata = []byte(`{"note":"` + secret + `"}`)
+		r.Entities = []string{"secret:" + secret}
+	})
+	err = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.CreateWorkspace(ctx, memory.Workspace{ID: "a", CreatedAt: storetest.T0}); err != nil {
+			return err
+		}
+		if err := tx.InsertRecord(ctx, "a", r); err != nil {
+			return err
+		}
+		return tx.UpdateRecord(ctx, "a", storetest.NextVersion(r, storetest.T0, func(n *memory.Record) { n.Content = secret + " v2" }), 1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Checkpoint so the content reaches the main file, then purge.
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !fileContains(t, path, "xyzzy-") {
+		t.Fatal("test is broken: content never reached the database file")
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.PurgeRecord(ctx, "a", r.ID, storetest.T0) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		if fileContains(t, f, "xyzzy-") {
+			t.Errorf("%s still holds purged content", filepath.Base(f))
+		}
+	}
+}
+
+func fileContains(t *testing.T, path, needle string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(needle))
+}
+
+func TestReadsDoNotWaitForWriter(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	if err := s.Tx(ctx, func(tx store.Tx) error {
+		return tx.CreateWorkspace(ctx, memory.Workspace{ID: "a", CreatedAt: storetest.T0})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.InsertRecord(ctx, "a", storetest.NewRecord("pending")); err != nil {
+			return err
+		}
+		// The writer holds its lock; readers still answer from the snapshot.
+		_, err := s.ListRecords(ctx, "a", store.RecordQuery{Access: store.AccessFilter{Levels: memory.AccessLevels}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
