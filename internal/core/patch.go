@@ -198,12 +198,12 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		if err != nil || !canRead(p, head, true) {
 			return fault.New(fault.NotFound, "record not found")
 		}
-		if p.Kind == memory.KindAgent && head.Source.Agent != p.Name {
-			return fault.New(fault.PermissionDenied, "agents may only forget records they wrote")
-		}
-		if head.Status == memory.Forgotten {
+		if head.Status == memory.Forgotten { // idempotent; a tombstone no longer names its writer
 			out = head
 			return nil
+		}
+		if p.Kind == memory.KindAgent && head.Source.Agent != p.Name {
+			return fault.New(fault.PermissionDenied, "agents may only forget records they wrote")
 		}
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err

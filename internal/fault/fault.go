@@ -50,8 +50,8 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Cause }
 
 // New returns a coded error with a client-safe message.
-func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
 }
 
 // Wrap returns a coded error that keeps cause for logs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -321,49 +322,58 @@ func (t *tx) UpdateRecord(ctx context.Context, ws string, r memory.Record, expec
 	if r.Version != expectedVersion+1 {
 		return fmt.Errorf("%s: version is %d, want expected version %d + 1", op, r.Version, expectedVersion)
 	}
-	args, err := recordArgs(ws, &r, expectedVersion)
+	var (
+		current     int
+		oldEntities string
+	)
+	err := t.stmt(ctx, stHeadState).QueryRowContext(ctx, ws, r.ID).Scan(&current, &oldEntities)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	if current != expectedVersion {
+		return fmt.Errorf("%s: head is at version %d, not %d: %w", op, current, expectedVersion, store.ErrVersionConflict)
+	}
+	old, err := parseStringList("entities", oldEntities)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := t.updateHead(ctx, op, ws, r.ID, expectedVersion, args); err != nil {
-		return err
-	}
-	return t.appendVersion(ctx, op, ws, &r, expectedVersion, args[:numRecordArgs])
+	return t.writeVersion(ctx, op, ws, &r, expectedVersion, old)
 }
 
-// updateHead runs the conditional head update with args (recordArgs plus
-// the expected version) and tells a missing record from a stale version.
-func (t *tx) updateHead(ctx context.Context, op, ws, id string, expectedVersion int, args []any) error {
+// writeVersion makes r, whose version follows prev, the head: it updates
+// the head row (conditionally on prev), closes the transaction-time
+// interval of version prev at r.UpdatedAt, inserts r's version row and
+// moves the entity index from oldEntities to r.Entities.
+func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, prev int, oldEntities []string) error {
+	args, err := recordArgs(ws, r, prev)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	res, err := t.stmt(ctx, stUpdateRecord).ExecContext(ctx, args...)
 	if err != nil {
 		return mapErr(op, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return mapErr(op, err)
+	// The head was checked in this transaction, which holds the write
+	// lock, so the conditional update cannot miss; check anyway.
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%s: head moved during the update (%d rows, %v): %w", op, n, err, store.ErrVersionConflict)
 	}
-	if n == 1 {
-		return nil
-	}
-	var current int
-	if err := t.stmt(ctx, stRecordVersion).QueryRowContext(ctx, ws, id).Scan(&current); err != nil {
-		return mapErr(op, err)
-	}
-	return fmt.Errorf("%s: head is at version %d, not %d: %w", op, current, expectedVersion, store.ErrVersionConflict)
-}
-
-// appendVersion closes the transaction-time interval of version prev at
-// r.UpdatedAt, inserts r as a version row and re-indexes r's entities.
-// args are r's recordArgs.
-func (t *tx) appendVersion(ctx context.Context, op, ws string, r *memory.Record, prev int, args []any) error {
 	if _, err := t.stmt(ctx, stReplaceVersion).ExecContext(ctx, micros(r.UpdatedAt), ws, r.ID, prev); err != nil {
 		return mapErr(op, err)
 	}
-	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args...); err != nil {
+	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args[:numRecordArgs]...); err != nil {
 		return mapErr(op, err)
 	}
-	if _, err := t.stmt(ctx, stDeleteEntities).ExecContext(ctx, ws, r.ID); err != nil {
-		return mapErr(op, err)
+	if slices.Equal(oldEntities, r.Entities) {
+		return nil
+	}
+	if len(oldEntities) > 0 {
+		del := t.stmt(ctx, stDeleteEntity)
+		for _, e := range oldEntities {
+			if _, err := del.ExecContext(ctx, ws, e, r.ID); err != nil {
+				return mapErr(op, err)
+			}
+		}
 	}
 	return mapErr(op, t.insertEntities(ctx, ws, r.ID, r.Entities))
 }
@@ -374,21 +384,14 @@ func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 	if err != nil {
 		return err
 	}
-	// Erase every stored version first, then write the tombstone head and
-	// its own version row.
+	// Erase every stored version, then write the tombstone as the new head
+	// and its own version row.
 	if _, err := t.stmt(ctx, stPurgeVersions).ExecContext(ctx, ws, id, string(memory.Forgotten)); err != nil {
 		return mapErr(op, err)
 	}
 	tomb := head.Tombstone(at)
 	tomb.Version = head.Version + 1
-	args, err := recordArgs(ws, &tomb, head.Version)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if err := t.updateHead(ctx, op, ws, id, head.Version, args); err != nil {
-		return err
-	}
-	return t.appendVersion(ctx, op, ws, &tomb, head.Version, args[:numRecordArgs])
+	return t.writeVersion(ctx, op, ws, &tomb, head.Version, head.Entities)
 }
 
 // touchChunk bounds the ids bound in one TouchRecords statement.

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -169,6 +170,13 @@ func (s *Store) Ping(ctx context.Context) error {
 // return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		// Let SQLite refresh planner statistics where they went stale, as
+		// its documentation advises before closing; failure is harmless.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.w.ExecContext(ctx, "PRAGMA analysis_limit = 400")
+		_, _ = s.w.ExecContext(ctx, "PRAGMA optimize")
+		cancel()
+
 		var errs []error
 		for _, st := range s.wstmts {
 			errs = append(errs, st.Close())

@@ -175,7 +175,10 @@ func TestPurgeLeavesNoTrace(t *testing.T) {
 		if err := tx.InsertRecord(ctx, "a", r); err != nil {
 			return err
 		}
-		return tx.UpdateRecord(ctx, "a", storetest.NextVersion(r, storetest.T0, func(n *memory.Record) { n.Content = secret + " v2" }), 1)
+		// Version 2 is long enough to spill into overflow pages.
+		return tx.UpdateRecord(ctx, "a", storetest.NextVersion(r, storetest.T0, func(n *memory.Record) {
+			n.Content = secret + strings.Repeat(" and more", 2000)
+		}), 1)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,9 @@ CREATE TABLE record_versions (
     FOREIGN KEY (workspace_id, id) REFERENCES records (workspace_id, id)
 ) STRICT;
 
--- record_entities indexes the head's entities for the entity filter.
+-- record_entities indexes the head's entities for the entity filter. Rows
+-- are removed by primary key using the entity list of the head they were
+-- derived from, so no index on record_id is needed.
 CREATE TABLE record_entities (
     workspace_id TEXT NOT NULL,
     entity       TEXT NOT NULL,
@@ -129,8 +131,6 @@ CREATE TABLE record_entities (
     PRIMARY KEY (workspace_id, entity, record_id),
     FOREIGN KEY (workspace_id, record_id) REFERENCES records (workspace_id, id)
 ) STRICT, WITHOUT ROWID;
-
-CREATE INDEX record_entities_record ON record_entities (workspace_id, record_id);
 
 -- The record reference is checked at commit, so an approval and its record
 -- may be written in either order inside one transaction.
@@ -184,4 +184,4 @@ CREATE TABLE audit_heads (
     workspace_id TEXT    NOT NULL PRIMARY KEY REFERENCES workspaces (id),
     seq          INTEGER NOT NULL,
     hash         TEXT    NOT NULL
-) STRICT;
+) STRICT, WITHOUT ROWID;
