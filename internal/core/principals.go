@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -124,6 +125,11 @@ func (s *Service) createPrincipal(ctx context.Context, by memory.Principal, kind
 	}
 	if !validName(name) {
 		return CreatedPrincipal{}, fault.Field("name", "must be 1-64 characters of letters, digits, '_', '-' or '.'")
+	}
+	// Names are shown and audited everywhere; one shaped like a credential
+	// is almost certainly a pasted secret.
+	if len(gate.Screen(name, []string{gate.PIISecret})) > 0 {
+		return CreatedPrincipal{}, fault.Field("name", "looks like a secret or API key; choose a plain name")
 	}
 	if kind == memory.KindAgent {
 		if trust == "" {

@@ -253,9 +253,17 @@ func (s *Service) auditRejection(ctx context.Context, p memory.Principal, decisi
 		reason = string(fe.Code)
 	}
 	s.countDecision(memory.DecisionRejected, reason)
-	payload := map[string]any{"decision": memory.DecisionRejected, "reason": reason, "code": string(fe.Code),
-		"type": string(r.Type), "content_sha256": r.ContentSHA256}
-	if r.ID != "" && event != "record.write" {
+	// Rejected input is untrusted: only values known to be ours (enum
+	// members, well-formed ids, hashes) may enter the payload, since a
+	// rejected field could hold a secret.
+	payload := map[string]any{"decision": memory.DecisionRejected, "reason": reason, "code": string(fe.Code)}
+	if slices.Contains(memory.Types, r.Type) {
+		payload["type"] = string(r.Type)
+	}
+	if r.ContentSHA256 != "" {
+		payload["content_sha256"] = r.ContentSHA256
+	}
+	if memory.ValidID(r.ID) && event != "record.write" {
 		payload["record_id"] = r.ID
 	}
 	if f, ok := fe.Details["field"].(string); ok {
