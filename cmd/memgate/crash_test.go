@@ -103,9 +103,12 @@ type server struct {
 	base string // http://host:port
 
 	mu     sync.Mutex
-	tokens []string // operator tokens announced on stdout or stderr
-	tail   []string // last output lines, for failure messages
-	logged map[string]bool
+	tokens []string        // operator tokens announced on stdout or stderr
+	tail   []string        // last output lines, for failure messages
+	all    strings.Builder // the whole output
+	logged map[string]bool // msg of every JSON log line
+
+	listenLogged chan struct{} // closed at the "listening" log line
 
 	done  chan struct{} // closed once the pipes hit EOF and Wait returned
 	state *os.ProcessState
@@ -124,8 +127,13 @@ func (s *server) note(stream, line string) {
 		Msg string `json:"msg"`
 	}
 	if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg != "" {
+		if rec.Msg == "listening" && !s.logged[rec.Msg] {
+			close(s.listenLogged)
+		}
 		s.logged[rec.Msg] = true
 	}
+	s.all.WriteString(line)
+	s.all.WriteByte('\n')
 	s.tail = append(s.tail, stream+": "+line)
 	if len(s.tail) > tailLines {
 		s.tail = s.tail[len(s.tail)-tailLines:]
@@ -143,6 +151,14 @@ func (s *server) Logged(msg string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.logged[msg]
+}
+
+// AllOutput returns everything the child printed so far, stdout and
+// stderr interleaved by line.
+func (s *server) AllOutput() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all.String()
 }
 
 // Output returns the last lines the child printed.
@@ -185,7 +201,7 @@ func startServer(t *testing.T, dataDir string, extra ...string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, logged: map[string]bool{}, done: make(chan struct{})}
+	s := &server{cmd: cmd, logged: map[string]bool{}, listenLogged: make(chan struct{}), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -232,17 +248,14 @@ func startServer(t *testing.T, dataDir string, extra ...string) *server {
 	}
 	// The "listening" log line precedes the stdout line in the child, but
 	// the two pipes are read independently: wait for stderr to catch up.
-	// The loop is bounded by the deadline and ends early if the child dies.
-	for !s.Logged("listening") {
-		select {
-		case <-s.done:
-			t.Fatalf("memgate serve exited right after listening (%v); output:\n%s", s.state, s.Output())
-		case <-deadline.C:
-			_ = cmd.Process.Kill()
-			<-s.done
-			t.Fatalf("no \"listening\" log line within %s; output:\n%s", startTimeout, s.Output())
-		case <-time.After(5 * time.Millisecond):
-		}
+	select {
+	case <-s.listenLogged:
+	case <-s.done:
+		t.Fatalf("memgate serve exited right after listening (%v); output:\n%s", s.state, s.Output())
+	case <-deadline.C:
+		_ = cmd.Process.Kill()
+		<-s.done
+		t.Fatalf("no \"listening\" log line within %s; output:\n%s", startTimeout, s.Output())
 	}
 	return s
 }
@@ -677,7 +690,7 @@ func TestOperatorTokenShownOnce(t *testing.T) {
 	c := newClient(t, srv.base, "", 1)
 	toks := srv.Tokens()
 	if len(toks) != 1 || !strings.HasPrefix(toks[0], "mg_") {
-		t.Fatalf("first start: operator tokens %d (%v), want exactly one mg_ token; output:\n%s", len(toks), len(toks) > 0, srv.Output())
+		t.Fatalf("first start: %d operator token lines, want exactly one with an mg_ token; output:\n%s", len(toks), srv.Output())
 	}
 	token := toks[0]
 	c.token = token
@@ -692,8 +705,8 @@ func TestOperatorTokenShownOnce(t *testing.T) {
 	if n := len(srv.Tokens()); n != 1 { // whole output read by now
 		t.Fatalf("first run printed %d operator token lines in total, want 1", n)
 	}
-	if out := srv.Output(); strings.Count(out, token) != 1 {
-		t.Fatalf("the operator token appears %d times in the first run's output, want once", strings.Count(out, token))
+	if n := strings.Count(srv.AllOutput(), token); n != 1 {
+		t.Fatalf("the operator token appears %d times in the first run's output, want once", n)
 	}
 
 	srv2 := startServer(t, dataDir)
@@ -703,7 +716,7 @@ func TestOperatorTokenShownOnce(t *testing.T) {
 	if n := len(srv2.Tokens()); n != 0 {
 		t.Fatalf("second start printed %d operator token lines, want none", n)
 	}
-	if strings.Contains(srv2.Output(), "operator token") {
+	if out := srv2.AllOutput(); strings.Contains(out, "operator token") || strings.Contains(out, token) {
 		t.Fatalf("second start mentions an operator token; output:\n%s", srv2.Output())
 	}
 }

@@ -1,6 +1,10 @@
 package api_test
 
 import (
+	"database/sql"
+
+	_ "modernc.org/sqlite"
+
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -637,5 +641,49 @@ func TestAuditVerifyAndReadyz(t *testing.T) {
 	code, _, body := h.do("GET", "/metrics", "", nil)
 	if code != 200 || !strings.Contains(string(body), `memgate_gate_decisions_total{decision="accepted"`) {
 		t.Fatalf("metrics %d", code)
+	}
+}
+
+func TestReadyzReportsBrokenChain(t *testing.T) {
+	h := newHarness(t, nil)
+	h.write("std", map[string]any{"type": "belief", "content": "soon tampered"}, 201)
+	h.svc.CheckAllAudit(t.Context())
+	h.mustDo("GET", "/readyz", "", nil, 200, nil)
+
+	db, err := sql.Open("sqlite", h.store.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// An attacker with the file drops the append-only triggers first.
+	var triggers []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_log'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		triggers = append(triggers, n)
+	}
+	rows.Close()
+	for _, n := range triggers {
+		if _, err := db.Exec(`DROP TRIGGER "` + n + `"`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`UPDATE audit_log SET actor_id = 'someone-else' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	st := h.svc.CheckAllAudit(t.Context())
+	if st.OK || len(st.Broken) != 1 || st.Broken[0].Broken.Seq != 2 {
+		t.Fatalf("status %+v", st)
+	}
+	var body struct {
+		Status string `json:"status"`
+	}
+	h.mustDo("GET", "/readyz", "", nil, 503, &body)
+	if body.Status != "audit_chain_broken" {
+		t.Fatalf("readyz status %q", body.Status)
 	}
 }

@@ -262,7 +262,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		args = append(args, t, t)
 	}
 	if !q.IncludeInvalidated {
-
+		b.WriteString(" AND invalidated_at IS NULL")
 	}
 	if q.MinConfidence > 0 {
 		b.WriteString(" AND source_confidence >= ?")

@@ -1,0 +1,274 @@
+package cli_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/memgate/memgate/internal/cli"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run executes the CLI in-process against dataDir with extra env.
+func run(t *testing.T, dataDir string, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		if k == "MEMGATE_DATA_DIR" {
+			return dataDir
+		}
+		return env[k]
+	}
+	code := cli.Main(args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv, Ctx: t.Context()})
+	return result{code, out.String(), errb.String()}
+}
+
+func mustJSON(t *testing.T, r result, v any) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("stdout is not JSON: %v: %s", err, r.stdout)
+	}
+}
+
+func TestAgentsCreateOnFreshDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	r := run(t, dir, nil, "agents", "create", "--name", "coder", "--trust", "standard", "--json")
+	var a struct {
+		ID, Name, Trust, Token string
+	}
+	mustJSON(t, r, &a)
+	if a.Name != "coder" || a.Trust != "standard" || !strings.HasPrefix(a.Token, "mg_") {
+		t.Fatalf("agent %+v", a)
+	}
+	// The first open bootstraps the workspace and shows the operator token once.
+	if !strings.Contains(r.stderr, "operator token (shown once") {
+		t.Fatalf("no bootstrap notice: %q", r.stderr)
+	}
+	r2 := run(t, dir, nil, "agents", "list", "--json")
+	if strings.Contains(r2.stderr, "operator token") {
+		t.Fatal("operator token shown twice")
+	}
+	var list struct{ Agents []memory.Principal }
+	mustJSON(t, r2, &list)
+	if len(list.Agents) != 1 || list.Agents[0].Name != "coder" || strings.Contains(r2.stdout, a.Token) {
+		t.Fatalf("list %s", r2.stdout)
+	}
+	if r := run(t, dir, nil, "agents", "create", "--name", "coder", "--json"); r.code != 7 {
+		t.Fatalf("duplicate name: exit %d %s", r.code, r.stderr)
+	}
+	if r := run(t, dir, nil, "agents", "revoke", "coder", "--json"); r.code != 0 || !strings.Contains(r.stdout, "revoked_at") {
+		t.Fatalf("revoke: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestRecordCommands(t *testing.T) {
+	dir := t.TempDir()
+	var w struct {
+		Decision string
+		Record   memory.Record
+	}
+	mustJSON(t, run(t, dir, nil, "write", "--type", "belief", "--content", "Alice prefers PostgreSQL",
+		"--entity", "person:alice", "--scope", "user_id=alice", "--kind", "told", "--json"), &w)
+	if w.Decision != "accepted" || w.Record.Source.Confidence != 0.75 || w.Record.Scope.UserID != "alice" {
+		t.Fatalf("write %+v", w)
+	}
+	id := w.Record.ID
+
+	var got memory.Record
+	mustJSON(t, run(t, dir, nil, "get", id, "--json"), &got)
+	if got.Content != "Alice prefers PostgreSQL" {
+		t.Fatalf("get %+v", got)
+	}
+	if r := run(t, dir, nil, "get", id); r.code != 0 || !strings.Contains(r.stdout, "Alice prefers PostgreSQL") {
+		t.Fatalf("text get: %+v", r)
+	}
+	var list struct{ Records []memory.Record }
+	mustJSON(t, run(t, dir, nil, "list", "--entity", "person:alice", "--json"), &list)
+	if len(list.Records) != 1 {
+		t.Fatalf("list %d", len(list.Records))
+	}
+	mustJSON(t, run(t, dir, nil, "list", "--scope", "user_id=bob", "--json"), &list)
+	if len(list.Records) != 0 {
+		t.Fatalf("scope filter ignored")
+	}
+	var hist struct{ Versions []memory.Record }
+	mustJSON(t, run(t, dir, nil, "history", id, "--json"), &hist)
+	if len(hist.Versions) != 1 {
+		t.Fatalf("history %d", len(hist.Versions))
+	}
+	var f struct{ Record memory.Record }
+	mustJSON(t, run(t, dir, nil, "forget", id, "--json"), &f)
+	if f.Record.Status != memory.Forgotten || f.Record.Content != "" {
+		t.Fatalf("forget %+v", f.Record)
+	}
+
+	// Distinct exit codes.
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"get", memory.NewID()}, 6},
+		{[]string{"write", "--type", "blog", "--content", "x"}, 3},
+		{[]string{"write", "--type", "belief", "--content", strings.Repeat("x", 40000)}, 8},
+		{[]string{"write", "--content", "x"}, 2},
+		{[]string{"frobnicate"}, 2},
+		{[]string{"get"}, 2},
+		{[]string{"list", "--scope", "colour=red"}, 2},
+		{[]string{"list", "--as-of", "soon"}, 2},
+		{[]string{"approvals", "approve", memory.NewID()}, 6},
+		{[]string{"agents", "create", "--name", "x", "--trust", "god"}, 3},
+	} {
+		r := run(t, dir, nil, c.args...)
+		if r.code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, r.code, c.code, r.stderr)
+		}
+		if r.code != 0 && r.stderr == "" {
+			t.Errorf("%v: no error message", c.args)
+		}
+	}
+}
+
+func TestApprovalCommands(t *testing.T) {
+	dir := t.TempDir()
+	var w struct {
+		Decision   string
+		ApprovalID string `json:"approval_id"`
+		Record     memory.Record
+	}
+	mustJSON(t, run(t, dir, nil, "write", "--type", "belief", "--content", "Ping me at dana@example.com", "--json"), &w)
+	if w.Decision != "quarantined" || w.ApprovalID == "" {
+		t.Fatalf("write %+v", w)
+	}
+	var w2 struct {
+		ApprovalID string `json:"approval_id"`
+	}
+	mustJSON(t, run(t, dir, nil, "write", "--type", "belief", "--content", "Unsure fact", "--provisional", "--json"), &w2)
+
+	var page struct {
+		Items []struct{ ID, Kind string }
+	}
+	mustJSON(t, run(t, dir, nil, "approvals", "list", "--json"), &page)
+	if len(page.Items) != 2 {
+		t.Fatalf("queue %+v", page)
+	}
+	var item struct {
+		Status string
+		Record memory.Record
+	}
+	mustJSON(t, run(t, dir, nil, "approvals", "approve", w.ApprovalID, "--content", "Ping Dana", "--json"), &item)
+	if item.Status != "approved" || item.Record.Content != "Ping Dana" || item.Record.Status != memory.Active {
+		t.Fatalf("approve %+v", item)
+	}
+	mustJSON(t, run(t, dir, nil, "approvals", "reject", w2.ApprovalID, "--reason", "guess", "--json"), &item)
+	if item.Status != "rejected" || item.Record.Status != memory.Forgotten {
+		t.Fatalf("reject %+v", item)
+	}
+	if r := run(t, dir, nil, "approvals", "reject", w2.ApprovalID); r.code != 7 {
+		t.Fatalf("second decision: exit %d", r.code)
+	}
+}
+
+func TestAuditVerifyNamesTamperedRow(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []string{"one", "two", "three", "four"} {
+		if r := run(t, dir, nil, "write", "--type", "belief", "--content", "fact "+c); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	r := run(t, dir, nil, "audit", "verify", "--json")
+	var rep struct {
+		OK      bool
+		Entries int64
+	}
+	mustJSON(t, r, &rep)
+	if !rep.OK || rep.Entries != 5 {
+		t.Fatalf("verify %+v", rep)
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, "memgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := db.QueryRow(`SELECT id FROM audit_log WHERE seq = 3`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	// The schema refuses updates with a trigger; an attacker with the file
+	// drops it first.
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_log'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var triggers []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		triggers = append(triggers, n)
+	}
+	rows.Close()
+	for _, n := range triggers {
+		if _, err := db.Exec(`DROP TRIGGER "` + n + `"`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`UPDATE audit_log SET payload = replace(payload, 'accepted', 'rejected') WHERE seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	r = run(t, dir, nil, "audit", "verify")
+	if r.code != 12 {
+		t.Fatalf("tampered chain: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "seq 3") || !strings.Contains(r.stderr, id) {
+		t.Fatalf("verify does not name the row (seq 3, id %s): %q", id, r.stderr)
+	}
+}
+
+func TestPolicyErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, []byte("rate_limit:\n  agent:\n    per_second: -1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, map[string]string{"MEMGATE_POLICY": pol}, "agents", "list")
+	if r.code != 3 || !strings.Contains(r.stderr, "rate_limit.agent.per_second") {
+		t.Fatalf("bad policy: exit %d %q", r.code, r.stderr)
+	}
+	if err := os.WriteFile(pol, []byte("pii:\n  action: reject\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, dir, map[string]string{"MEMGATE_POLICY": pol}, "write", "--type", "belief", "--content", "mail x@y.example")
+	if r.code != 9 {
+		t.Fatalf("pii reject under policy file: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestFlagsBeatEnvironment(t *testing.T) {
+	envDir, flagDir := t.TempDir(), t.TempDir()
+	if r := run(t, envDir, nil, "write", "--data-dir", flagDir, "--type", "belief", "--content", "where am I"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(flagDir, "memgate.db")); err != nil {
+		t.Fatalf("flag data dir not used: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(envDir, "memgate.db")); err == nil {
+		t.Fatal("env data dir used although the flag was given")
+	}
+}
