@@ -117,6 +117,14 @@ func (p Policy) CheckSchema(r memory.Record) error {
 	if !slices.Contains(memory.AccessLevels, r.Access) {
 		return fault.Field("access", "must be one of public, agent, user, system, sensitive").With("reason", ReasonSchema)
 	}
+	// RFC 3339 offsets can carry a time just outside years 0000-9999 once
+	// converted to UTC, which JSON (and RFC 3339) cannot encode.
+	if r.ValidFrom != nil && (r.ValidFrom.UTC().Year() < 0 || r.ValidFrom.UTC().Year() > 9999) {
+		return fault.Field("valid_from", "must lie within years 0000-9999 in UTC").With("reason", ReasonSchema)
+	}
+	if r.ValidUntil != nil && (r.ValidUntil.UTC().Year() < 0 || r.ValidUntil.UTC().Year() > 9999) {
+		return fault.Field("valid_until", "must lie within years 0000-9999 in UTC").With("reason", ReasonSchema)
+	}
 	if r.ValidFrom != nil && r.ValidUntil != nil && !r.ValidUntil.After(*r.ValidFrom) {
 		return fault.Field("valid_until", "must be after valid_from").With("reason", ReasonSchema)
 	}

@@ -27,8 +27,11 @@ var (
 )
 
 // Store is a backend. Reads outside Tx see committed data; Tx runs fn in
-// one write transaction that commits only if fn returns nil. Backends
-// serialise audit appends per workspace so the hash chain never forks.
+// one write transaction that commits only if fn returns nil. If fn
+// returns an error, Tx returns it unchanged; if fn panics, the
+// transaction is rolled back and the panic continues; if ctx is done, Tx
+// fails with an error wrapping ctx.Err(). Backends serialise audit
+// appends per workspace so the hash chain never forks.
 type Store interface {
 	Reader
 	Tx(ctx context.Context, fn func(Tx) error) error
@@ -49,6 +52,7 @@ type Reader interface {
 	// FindPrincipal finds a principal by id in any workspace; used only to
 	// authenticate a token, whose id part names the principal.
 	FindPrincipal(ctx context.Context, id string) (memory.Principal, error)
+	// ListPrincipals lists principals of one kind ("" for every kind).
 	ListPrincipals(ctx context.Context, ws string, kind memory.PrincipalKind) ([]memory.Principal, error)
 
 	// GetRecord returns the head (current version) of a record, including
@@ -60,7 +64,8 @@ type Reader interface {
 	// time t: the highest version whose UpdatedAt <= t. ErrNotFound if the
 	// record did not exist yet.
 	GetRecordKnownAt(ctx context.Context, ws, id string, t time.Time) (memory.Record, error)
-	// ListVersions returns every version of a record, oldest first.
+	// ListVersions returns every version of a record, oldest first;
+	// ErrNotFound if the record does not exist.
 	ListVersions(ctx context.Context, ws, id string) ([]memory.Record, error)
 	// ListRecords returns records matching q, newest id first.
 	ListRecords(ctx context.Context, ws string, q RecordQuery) ([]memory.Record, error)
@@ -104,10 +109,11 @@ type Tx interface {
 	// PurgeRecord replaces the head and every version of a record with
 	// tombstones (memory.Record.Tombstone), erasing content, metadata,
 	// entities and source from every stored copy. The head keeps its
-	// version number plus one and status forgotten.
+	// version number plus one and status forgotten; each older version
+	// keeps its own version number, UpdatedAt and content hash.
 	PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);
-	// it writes no version.
+	// it writes no version. Ids that do not exist are ignored.
 	TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error
 
 	InsertApproval(ctx context.Context, a memory.Approval) error
@@ -123,7 +129,8 @@ type Tx interface {
 
 // AccessFilter restricts reads to the access levels a principal may see.
 // Levels are always visible; records with access "agent" are additionally
-// visible when their source agent equals OwnAgent.
+// visible when their source agent equals OwnAgent. The zero filter admits
+// nothing.
 type AccessFilter struct {
 	Levels   []memory.Access
 	OwnAgent string
@@ -155,7 +162,9 @@ type RecordQuery struct {
 	Limit  int
 }
 
-// DefaultLimit and MaxLimit bound list queries.
+// DefaultLimit and MaxLimit bound list queries. ListRecords caps Limit at
+// MaxLimit; ListApprovals, ListExpiredApprovals and ListAudit return at
+// most limit items, uncapped, and DefaultLimit items when limit <= 0.
 const (
 	DefaultLimit = 50
 	MaxLimit     = 500

@@ -48,12 +48,15 @@ func scanApprovals(rows *sql.Rows, err error) ([]memory.Approval, error) {
 	return out, nil
 }
 
-// clampLimit applies store.DefaultLimit and store.MaxLimit.
-func clampLimit(n int) int {
+// pageLimit is the row limit of the list methods other than ListRecords:
+// store.DefaultLimit when n <= 0, else n. It is deliberately not capped at
+// store.MaxLimit, since callers page until a short page and a silent cap
+// would end their walk early.
+func pageLimit(n int) int {
 	if n <= 0 {
 		return store.DefaultLimit
 	}
-	return min(n, store.MaxLimit)
+	return n
 }
 
 func (c *conn) GetApproval(ctx context.Context, ws, id string) (memory.Approval, error) {
@@ -65,7 +68,7 @@ func (c *conn) GetApproval(ctx context.Context, ws, id string) (memory.Approval,
 }
 
 func (c *conn) ListApprovals(ctx context.Context, ws string, status memory.ApprovalStatus, after string, limit int) ([]memory.Approval, error) {
-	limit = clampLimit(limit)
+	limit = pageLimit(limit)
 	var (
 		rows *sql.Rows
 		err  error
@@ -85,7 +88,7 @@ func (c *conn) ListApprovals(ctx context.Context, ws string, status memory.Appro
 // ListExpiredApprovals reads every workspace: the expiry job is the one
 // caller and works across them.
 func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit int) ([]memory.Approval, error) {
-	rows, err := c.stmt(ctx, stListExpiredApprovals).QueryContext(ctx, string(memory.ApprovalOpen), micros(now), clampLimit(limit))
+	rows, err := c.stmt(ctx, stListExpiredApprovals).QueryContext(ctx, string(memory.ApprovalOpen), micros(now), pageLimit(limit))
 	out, err := scanApprovals(rows, err)
 	if err != nil {
 		return nil, mapErr("sqlite: list expired approvals", err)

@@ -10,7 +10,7 @@ import (
 )
 
 func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit int) ([]audit.Entry, error) {
-	rows, err := c.stmt(ctx, stListAudit).QueryContext(ctx, ws, afterSeq, clampLimit(limit))
+	rows, err := c.stmt(ctx, stListAudit).QueryContext(ctx, ws, afterSeq, pageLimit(limit))
 	if err != nil {
 		return nil, mapErr("sqlite: list audit", err)
 	}

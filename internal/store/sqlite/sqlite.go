@@ -199,7 +199,7 @@ func (s *Store) Close() error {
 // rolled back and the panic continues. Transactions are serialised: a Tx
 // waits (honouring ctx) while another is running, so fn must not call Tx
 // itself.
-func (s *Store) Tx(ctx context.Context, fn func(store.Tx) error) (err error) {
+func (s *Store) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return mapErr("sqlite: begin", err)

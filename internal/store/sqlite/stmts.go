@@ -111,8 +111,8 @@ var stmtSQL = [numStmts]string{
 
 	stListAudit: `SELECT ` + auditCols + ` FROM audit_log
 		WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-	stAuditHead:     `SELECT seq, hash FROM audit_heads WHERE workspace_id = ?`,
-	stHeadState:     `SELECT version, entities FROM records WHERE workspace_id = ? AND id = ?`,
+	stAuditHead: `SELECT seq, hash FROM audit_heads WHERE workspace_id = ?`,
+	stHeadState: `SELECT version, entities FROM records WHERE workspace_id = ? AND id = ?`,
 
 	stCreateWorkspace: `INSERT INTO workspaces (id, settings, created_at) VALUES (?, ?, ?)`,
 	stInsertPrincipal: `INSERT INTO principals (` + principalCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -136,8 +136,8 @@ var stmtSQL = [numStmts]string{
 		valid_from = NULL, valid_until = NULL, invalidated_at = NULL, classification = '',
 		decay_score = 0, last_retrieved_at = NULL, retrieval_count = 0
 		WHERE workspace_id = ?1 AND id = ?2`,
-	stInsertEntity:   `INSERT OR IGNORE INTO record_entities (workspace_id, entity, record_id) VALUES (?, ?, ?)`,
-	stDeleteEntity:   `DELETE FROM record_entities WHERE workspace_id = ? AND entity = ? AND record_id = ?`,
+	stInsertEntity: `INSERT OR IGNORE INTO record_entities (workspace_id, entity, record_id) VALUES (?, ?, ?)`,
+	stDeleteEntity: `DELETE FROM record_entities WHERE workspace_id = ? AND entity = ? AND record_id = ?`,
 
 	stInsertApproval: `INSERT INTO approvals (` + approvalCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stUpdateApproval: `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?

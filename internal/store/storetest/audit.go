@@ -184,3 +184,52 @@ func testAuditConcurrent(t *testing.T, s store.Store) {
 		verifyChain(t, "workspace "+ws, es)
 	}
 }
+
+// testPageLimits checks that the list methods other than ListRecords
+// default to store.DefaultLimit and are not capped at store.MaxLimit:
+// callers page until a short page, so a cap would end their walk early.
+func testPageLimits(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	n := store.MaxLimit + 5
+	rec := NewRecord("pending", func(r *memory.Record) { r.Status = memory.Provisional })
+	mustInsert(t, s, "a", rec)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		for i := range n {
+			if _, err := tx.AppendAudit(ctx, "a", NewAuditEntry("test", fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+				return err
+			}
+			a := newApproval("a", rec.ID, T0.Add(time.Duration(i)*time.Second))
+			if err := tx.InsertApproval(ctx, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	if got := len(listAudit(t, s, "a", 0, 0)); got != store.DefaultLimit {
+		t.Fatalf("ListAudit(limit 0): %d entries, want %d", got, store.DefaultLimit)
+	}
+	all := listAudit(t, s, "a", 0, 2*n)
+	if len(all) != n {
+		t.Fatalf("ListAudit(limit %d): %d entries, want %d", 2*n, len(all), n)
+	}
+	verifyChain(t, "long chain", all)
+
+	for _, c := range []struct{ limit, want int }{{0, store.DefaultLimit}, {store.MaxLimit + 1, store.MaxLimit + 1}, {2 * n, n}} {
+		as, err := s.ListApprovals(ctx, "a", memory.ApprovalOpen, "", c.limit)
+		if err != nil {
+			t.Fatalf("ListApprovals: %v", err)
+		}
+		if len(as) != c.want {
+			t.Fatalf("ListApprovals(limit %d): %d items, want %d", c.limit, len(as), c.want)
+		}
+		as, err = s.ListExpiredApprovals(ctx, T0.Add(1000*time.Hour), c.limit)
+		if err != nil {
+			t.Fatalf("ListExpiredApprovals: %v", err)
+		}
+		if len(as) != c.want {
+			t.Fatalf("ListExpiredApprovals(limit %d): %d items, want %d", c.limit, len(as), c.want)
+		}
+	}
+}

@@ -171,7 +171,9 @@ func testPurgeRecord(t *testing.T, s store.Store) {
 	assertRecord(t, "unrelated record", mustGet(t, s, "a", keep.ID), keep)
 
 	// A tombstone can be updated like any head (e.g. purged twice).
-	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PurgeRecord(ctx, "a", v1.ID, at.Add(time.Hour)) })
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PurgeRecord(ctx, "a", v1.ID, at.Add(time.Hour))
+	})
 	if head := mustGet(t, s, "a", v1.ID); head.Version != 5 || head.Status != memory.Forgotten {
 		t.Fatalf("second purge: head version %d status %s", head.Version, head.Status)
 	}

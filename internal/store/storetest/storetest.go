@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
+		{"PageLimits", testPageLimits},
 		{"TxRollback", testTxRollback},
 		{"TxPanic", testTxPanic},
 		{"TxCanceled", testTxCanceled},

@@ -1,0 +1,56 @@
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+var allCodes = []Code{InvalidArgument, Unauthenticated, PermissionDenied, NotFound, VersionConflict, TooLarge,
+	GateRejected, RateLimited, Unavailable, Internal}
+
+func TestEveryCodeHasADistinctExitCode(t *testing.T) {
+	seen := map[int]Code{}
+	for _, c := range allCodes {
+		e := ExitCode(c)
+		if e == 0 || e == ExitUsage {
+			t.Errorf("%s maps to reserved exit %d", c, e)
+		}
+		if prev, ok := seen[e]; ok {
+			t.Errorf("%s and %s share exit code %d", c, prev, e)
+		}
+		seen[e] = c
+	}
+}
+
+func TestHTTPStatusMatchesSpec(t *testing.T) {
+	want := map[Code]int{InvalidArgument: 400, Unauthenticated: 401, PermissionDenied: 403, NotFound: 404,
+		VersionConflict: 409, TooLarge: 413, GateRejected: 422, RateLimited: 429, Unavailable: 503, Internal: 500}
+	for c, s := range want {
+		if got := HTTPStatus(c); got != s {
+			t.Errorf("%s: %d, want %d", c, got, s)
+		}
+		if c != Internal && c != VersionConflict && FromHTTPStatus(s) != c {
+			t.Errorf("FromHTTPStatus(%d) = %s", s, FromHTTPStatus(s))
+		}
+	}
+	if HTTPStatus(Conflict) != http.StatusConflict {
+		t.Error("conflict")
+	}
+}
+
+func TestAsWrapsForeignErrorsAsInternal(t *testing.T) {
+	cause := errors.New("disk on fire")
+	fe := As(fmt.Errorf("writing: %w", cause))
+	if fe.Code != Internal || fe.Message != "internal error" || !errors.Is(fe, cause) {
+		t.Fatalf("%+v", fe)
+	}
+	wrapped := fmt.Errorf("ctx: %w", Field("name", "bad"))
+	if CodeOf(wrapped) != InvalidArgument || As(wrapped).Details["field"] != "name" {
+		t.Fatal("wrapped fault lost")
+	}
+	if CodeOf(nil) != "" || ExitCode(CodeOf(nil)) != 0 {
+		t.Fatal("nil")
+	}
+}
