@@ -83,6 +83,41 @@ type Reader interface {
 
 	// ListAudit returns entries with seq > afterSeq, ascending.
 	ListAudit(ctx context.Context, ws string, afterSeq int64, limit int) ([]audit.Entry, error)
+
+	// ScanRecords calls fn with the head of every record of every
+	// workspace, forgotten tombstones included, in ascending id order. fn
+	// must not use the store. It is how in-memory indexes are built.
+	ScanRecords(ctx context.Context, fn func(ws string, r memory.Record) error) error
+	// ListMissingVectors returns up to limit heads, in ascending id order
+	// after the cursor id, that are not forgotten and have no vector for
+	// model computed from their current content.
+	ListMissingVectors(ctx context.Context, model, after string, limit int) ([]VectorTask, error)
+	// CountVectors reports how many non-forgotten heads have a current
+	// vector for model, and how many non-forgotten heads there are.
+	CountVectors(ctx context.Context, model string) (have, total int, err error)
+	// ScanVectors calls fn with every stored vector of model whose
+	// content hash matches its record's current content, ascending by
+	// record id. fn must not use the store and must copy vec to keep it.
+	ScanVectors(ctx context.Context, model string, fn func(ws, id string, vec []float32) error) error
+	// GetCachedEmbeddings returns the cached vectors of model for the
+	// given content hashes; absent hashes are absent from the map.
+	GetCachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
+}
+
+// VectorTask is a record that needs a vector.
+type VectorTask struct {
+	Workspace     string
+	ID            string
+	Content       string
+	ContentSHA256 string
+}
+
+// Vector is an embedding of one record's content.
+type Vector struct {
+	Workspace     string
+	RecordID      string
+	ContentSHA256 string
+	Vec           []float32
 }
 
 // Tx is a write transaction.
@@ -108,10 +143,19 @@ type Tx interface {
 	UpdateRecord(ctx context.Context, ws string, r memory.Record, expectedVersion int) error
 	// PurgeRecord replaces the head and every version of a record with
 	// tombstones (memory.Record.Tombstone), erasing content, metadata,
-	// entities and source from every stored copy. The head keeps its
+	// entities and source from every stored copy. It also deletes the
+	// record's vectors and the cached embeddings of every version's
+	// content. The head keeps its
 	// version number plus one and status forgotten; each older version
 	// keeps its own version number, UpdatedAt and content hash.
 	PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
+	// PutVectors stores vectors of model, replacing earlier ones of the
+	// same record. A vector whose ContentSHA256 no longer matches its
+	// record's current content (the record changed meanwhile, or was
+	// forgotten) is silently dropped.
+	PutVectors(ctx context.Context, model string, vs []Vector) error
+	// PutCachedEmbeddings stores vectors by (model, content hash).
+	PutCachedEmbeddings(ctx context.Context, model string, byHash map[string][]float32) error
 	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);
 	// it writes no version. Ids that do not exist are ignored.
 	TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error

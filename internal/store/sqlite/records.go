@@ -384,6 +384,9 @@ func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 	if err != nil {
 		return err
 	}
+	if err := t.purgeDerived(ctx, ws, id); err != nil {
+		return err
+	}
 	// Erase every stored version, then write the tombstone as the new head
 	// and its own version row.
 	if _, err := t.stmt(ctx, stPurgeVersions).ExecContext(ctx, ws, id, string(memory.Forgotten)); err != nil {

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TxCanceled", testTxCanceled},
 		{"TxIsolation", testTxIsolation},
 	}
+	tests = append(tests, vectorTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,185 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+func vectorTests() []struct {
+	name string
+	fn   func(t *testing.T, s store.Store)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"ScanRecords", testScanRecords},
+		{"Vectors", testVectors},
+		{"VectorsFollowContent", testVectorsFollowContent},
+		{"EmbeddingCache", testEmbeddingCache},
+		{"PurgeDropsVectors", testPurgeDropsVectors},
+	}
+}
+
+func testScanRecords(t *testing.T, s store.Store) {
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	var want []string
+	for i, ws := range []string{"a", "b", "a"} {
+		r := NewRecord("scan " + string(rune('x'+i)))
+		mustInsert(t, s, ws, r)
+		want = append(want, ws+"/"+r.ID)
+	}
+	var got []string
+	err := s.ScanRecords(t.Context(), func(ws string, r memory.Record) error {
+		if r.Content == "" {
+			t.Errorf("record %s scanned without content", r.ID)
+		}
+		got = append(got, ws+"/"+r.ID)
+		return nil
+	})
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ScanRecords = %v, %v; want %v", got, err, want)
+	}
+}
+
+func testVectors(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	r1, r2 := NewRecord("first"), NewRecord("second")
+	mustInsert(t, s, "a", r1)
+	mustInsert(t, s, "a", r2)
+
+	missing, err := s.ListMissingVectors(ctx, "m1", "", 10)
+	if err != nil || len(missing) != 2 || missing[0].ID != r1.ID || missing[0].Content != "first" || missing[0].Workspace != "a" {
+		t.Fatalf("ListMissingVectors = %+v, %v", missing, err)
+	}
+	if page, _ := s.ListMissingVectors(ctx, "m1", r1.ID, 10); len(page) != 1 || page[0].ID != r2.ID {
+		t.Fatalf("cursor ignored: %+v", page)
+	}
+	v1 := []float32{0.6, 0.8, 0}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutVectors(ctx, "m1", []store.Vector{{Workspace: "a", RecordID: r1.ID, ContentSHA256: r1.ContentSHA256, Vec: v1}})
+	})
+	if have, total, err := s.CountVectors(ctx, "m1"); err != nil || have != 1 || total != 2 {
+		t.Fatalf("CountVectors = %d/%d, %v", have, total, err)
+	}
+	if have, _, _ := s.CountVectors(ctx, "m2"); have != 0 {
+		t.Fatalf("another model counts %d", have)
+	}
+	missing, _ = s.ListMissingVectors(ctx, "m1", "", 10)
+	if len(missing) != 1 || missing[0].ID != r2.ID {
+		t.Fatalf("after put: missing %+v", missing)
+	}
+	got := map[string][]float32{}
+	err = s.ScanVectors(ctx, "m1", func(ws, id string, vec []float32) error {
+		got[ws+"/"+id] = append([]float32(nil), vec...)
+		return nil
+	})
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got["a/"+r1.ID], v1) {
+		t.Fatalf("ScanVectors = %v, %v", got, err)
+	}
+	// Replacing a vector keeps one row.
+	v1b := []float32{0, 0, 1}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutVectors(ctx, "m1", []store.Vector{{Workspace: "a", RecordID: r1.ID, ContentSHA256: r1.ContentSHA256, Vec: v1b}})
+	})
+	got = map[string][]float32{}
+	_ = s.ScanVectors(ctx, "m1", func(ws, id string, vec []float32) error {
+		got[id] = append([]float32(nil), vec...)
+		return nil
+	})
+	if len(got) != 1 || !reflect.DeepEqual(got[r1.ID], v1b) {
+		t.Fatalf("replaced vector: %v", got)
+	}
+}
+
+func testVectorsFollowContent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	r := NewRecord("before")
+	mustInsert(t, s, "a", r)
+	// A vector computed for content that is no longer current is dropped.
+	stale := r.ContentSHA256
+	v2 := NextVersion(r, T0.Add(time.Hour), func(x *memory.Record) {
+		x.Content = "after"
+		x.ContentSHA256 = memory.SHA256Hex(x.Content)
+	})
+	mustUpdate(t, s, "a", v2)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutVectors(ctx, "m", []store.Vector{{Workspace: "a", RecordID: r.ID, ContentSHA256: stale, Vec: []float32{1}}})
+	})
+	if have, total, _ := s.CountVectors(ctx, "m"); have != 0 || total != 1 {
+		t.Fatalf("stale vector stored: %d/%d", have, total)
+	}
+	// A vector of the old content goes stale when the content changes.
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutVectors(ctx, "m", []store.Vector{{Workspace: "a", RecordID: r.ID, ContentSHA256: v2.ContentSHA256, Vec: []float32{1}}})
+	})
+	v3 := NextVersion(v2, T0.Add(2*time.Hour), func(x *memory.Record) {
+		x.Content = "again"
+		x.ContentSHA256 = memory.SHA256Hex(x.Content)
+	})
+	mustUpdate(t, s, "a", v3)
+	missing, _ := s.ListMissingVectors(ctx, "m", "", 10)
+	if len(missing) != 1 || missing[0].Content != "again" {
+		t.Fatalf("changed record not missing its vector: %+v", missing)
+	}
+	n := 0
+	_ = s.ScanVectors(ctx, "m", func(string, string, []float32) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("ScanVectors returned %d stale vectors", n)
+	}
+}
+
+func testEmbeddingCache(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	h1, h2 := memory.SHA256Hex("one"), memory.SHA256Hex("two")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutCachedEmbeddings(ctx, "m", map[string][]float32{h1: {1, 2}, h2: {3, 4}})
+	})
+	got, err := s.GetCachedEmbeddings(ctx, "m", []string{h1, memory.SHA256Hex("three")})
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[h1], []float32{1, 2}) {
+		t.Fatalf("GetCachedEmbeddings = %v, %v", got, err)
+	}
+	if other, _ := s.GetCachedEmbeddings(ctx, "other", []string{h1}); len(other) != 0 {
+		t.Fatalf("cache crosses models: %v", other)
+	}
+}
+
+func testPurgeDropsVectors(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	r := NewRecord("forget my vector")
+	mustInsert(t, s, "a", r)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.PutCachedEmbeddings(ctx, "m", map[string][]float32{r.ContentSHA256: {1}}); err != nil {
+			return err
+		}
+		return tx.PutVectors(ctx, "m", []store.Vector{{Workspace: "a", RecordID: r.ID, ContentSHA256: r.ContentSHA256, Vec: []float32{1}}})
+	})
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PurgeRecord(ctx, "a", r.ID, T0.Add(time.Hour)) })
+	if have, total, _ := s.CountVectors(ctx, "m"); have != 0 || total != 0 {
+		t.Fatalf("after purge %d/%d", have, total)
+	}
+	if got, _ := s.GetCachedEmbeddings(ctx, "m", []string{r.ContentSHA256}); len(got) != 0 {
+		t.Fatal("cached embedding of forgotten content survives")
+	}
+	if missing, _ := s.ListMissingVectors(ctx, "m", "", 10); len(missing) != 0 {
+		t.Fatalf("forgotten record wants a vector: %+v", missing)
+	}
+	// Putting a vector for a forgotten record is a no-op.
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PutVectors(ctx, "m", []store.Vector{{Workspace: "a", RecordID: r.ID, ContentSHA256: r.ContentSHA256, Vec: []float32{1}}})
+	})
+	n := 0
+	_ = s.ScanVectors(ctx, "m", func(string, string, []float32) error { n++; return nil })
+	if n != 0 {
+		t.Fatal("vector stored for a forgotten record")
+	}
+}
