@@ -372,16 +372,48 @@ func spell(n int) string {
 	return string(b)
 }
 
-var drillSubjects = []string{
-	"the staging deploy", "the billing export", "the search reindex", "the nightly backup restore",
-	"the certificate rotation", "the queue drain", "the schema migration", "the cache warmup",
+// Word lists for drillContent. Each write draws every slot independently,
+// so two contents share few terms and the gate's near-duplicate and
+// conflict checks, which compare analysed terms, leave them alone.
+var drillSlots = [][]string{
+	{"the release manager", "the on-call engineer", "the data team", "the platform team", "the mobile lead",
+		"the support rota", "the security reviewer", "the billing squad", "the search team", "the design lead",
+		"the infra group", "the docs writer", "the QA lead", "the product owner", "the SRE pair", "the backend guild"},
+	{"rolled back", "paused", "rescheduled", "reviewed", "split", "merged", "rewrote", "load tested",
+		"documented", "profiled", "retired", "migrated", "throttled", "reindexed", "audited", "patched"},
+	{"flaky", "slow", "noisy", "legacy", "nightly", "regional", "shared", "experimental",
+		"critical", "internal", "public", "batch", "streaming", "cached", "archived", "staging"},
+	{"export job", "checkout flow", "search cluster", "notification service", "ledger database", "image pipeline",
+		"auth gateway", "report builder", "message queue", "feature store", "sync worker", "billing cron",
+		"web frontend", "mobile backend", "cache tier", "ingest service"},
+	{"a spike in timeouts", "the quarterly freeze", "a failed canary", "a customer escalation", "the vendor outage",
+		"an expired certificate", "a schema drift", "the traffic surge", "a memory leak", "the region failover",
+		"a stuck deploy", "the budget review", "a disk alarm", "the compliance audit", "a broken dashboard", "the holiday peak"},
+	{"page the owner", "check the runbook", "warm the cache", "pin the version", "drain the queue",
+		"snapshot the volume", "notify support", "freeze merges", "add replicas", "run the smoke suite",
+		"tag the release", "open an incident", "rebalance the shards", "review the alerts", "update the status page",
+		"compare the dashboards"},
+	{"the morning standup", "the weekly sync", "the next release", "Friday evening", "the handover",
+		"the maintenance window", "the board demo", "month end", "the code freeze", "the launch review",
+		"the sprint demo", "the partner call", "the retro", "the planning meeting", "lunch", "the night shift"},
 }
 
-// drillContent is a unique, PII-free record content for writer w's n-th write.
+// drillContent is a unique, PII-free record content for writer w's n-th
+// write: a sentence of about 150 bytes whose slots are drawn by a hash of
+// (w, n), tagged with n spelled in letters.
 func drillContent(w, n int) string {
-	return fmt.Sprintf("Crash drill note %s from writer %s: %s must wait for the replica to catch up, "+
-		"and the on-call engineer confirms the result in the team channel before closing the ticket.",
-		spell(n), spell(w), drillSubjects[(w+n)%len(drillSubjects)])
+	x := uint64(w)<<32 | uint64(n)
+	pick := func(i int) string {
+		// splitmix64 step
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		return drillSlots[i][z%uint64(len(drillSlots[i]))]
+	}
+	return fmt.Sprintf("Drill episode %s by writer %s: %s %s the %s %s after %s; next time, %s before %s.",
+		spell(n), spell(w), pick(0), pick(1), pick(2), pick(3), pick(4), pick(5), pick(6))
 }
 
 type recordBody struct {

@@ -72,6 +72,8 @@ func (s *Server) Routes() []Route {
 		{"PATCH", "/v1/records/{id}", anyToken, "Write a new version of a record (expected_version required)", s.patchRecord},
 		{"DELETE", "/v1/records/{id}", anyToken, "Forget a record, keeping a tombstone", s.forgetRecord},
 		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
+		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},
+		{"GET", "/v1/index", anyToken, "Search index sizes and embedding progress", s.indexStatus},
 
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
 		{"GET", "/v1/agents", operator, "List agents", s.listAgents},

@@ -27,6 +27,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -45,7 +46,14 @@ func newBenchEnv(b *testing.B) benchEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Logger: slog.New(slog.DiscardHandler)})
+	// The search index as `memgate serve` builds it by default (no
+	// embedder): the gate's near-duplicate check consults it inside the
+	// write transaction and every committed write updates it.
+	ix := retrieve.New(retrieve.Options{Logger: slog.New(slog.DiscardHandler)})
+	if _, err := ix.Load(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Logger: slog.New(slog.DiscardHandler), Index: ix})
 	token, created, err := svc.Bootstrap(ctx)
 	if err != nil || !created {
 		b.Fatalf("bootstrap: created %v, err %v", created, err)
@@ -72,21 +80,51 @@ func benchWord(n int) string {
 	return string(b)
 }
 
-var (
-	benchPeople   = []string{"the platform team", "the data team", "the release manager", "the support lead", "the mobile team"}
-	benchSubjects = []string{"PostgreSQL for the ledger service", "blue-green deploys for the gateway", "weekly dependency updates",
-		"structured logs in every service", "feature flags for risky migrations", "short-lived branches"}
-)
+// Word lists for benchContent; see there.
+var benchSlots = [][]string{
+	{"The platform team", "The data team", "The release manager", "The support lead", "The mobile team",
+		"The search team", "The security reviewer", "The billing squad", "The design lead", "The infra group",
+		"The docs writer", "The QA lead", "The product owner", "The SRE pair", "The backend guild", "The frontend guild"},
+	{"prefers", "asked for", "agreed on", "pushed back on", "proposed", "signed off on", "wants to revisit", "documented",
+		"benchmarked", "rejected", "piloted", "scheduled", "approved", "questioned", "simplified", "standardised"},
+	{"PostgreSQL for the ledger", "blue-green deploys for the gateway", "weekly dependency updates",
+		"structured logs everywhere", "feature flags for risky migrations", "short-lived branches",
+		"canary releases for mobile", "nightly restore drills", "typed configuration files", "a shared error catalogue",
+		"contract tests between services", "smaller pull requests", "tracing on the checkout path",
+		"read replicas for reporting", "a single build pipeline", "quarterly architecture reviews"},
+	{"after the outage review", "during the planning meeting", "in the design review", "at the retro",
+		"in the incident channel", "on the weekly sync", "before the code freeze", "after the customer call",
+		"in the architecture forum", "during onboarding", "at the launch review", "in a hallway chat",
+		"on the release call", "after the load test", "during the audit", "at the offsite"},
+	{"new services should follow it", "the runbook needs an update", "the old path stays for a while",
+		"support must hear about it first", "nobody should bypass it", "it needs a written rationale",
+		"the dashboards have to reflect it", "the migration waits for the freeze", "exceptions go through review",
+		"the wiki page is out of date", "it applies to every region", "the mobile apps come later",
+		"the budget covers it", "legal has no concerns", "the vendor was informed", "it replaces the old rule"},
+}
 
-// benchContent is roughly 150 bytes of ordinary prose, unique per (w, n).
+// benchContent is about 150 bytes of ordinary prose, unique per (w, n): a
+// sentence whose slots are drawn by a hash of (w, n), tagged with n
+// spelled in letters. Independent slots keep contents far apart for the
+// gate's near-duplicate and conflict checks, as real notes are.
 func benchContent(w, n int) string {
-	return fmt.Sprintf("Meeting note %s-%s: %s prefers %s, and asked that new work follow it unless a design review agrees on something else.",
-		benchWord(w), benchWord(n), benchPeople[n%len(benchPeople)], benchSubjects[(n/len(benchPeople))%len(benchSubjects)])
+	x := uint64(w)<<32 | uint64(n)
+	pick := func(i int) string {
+		// splitmix64 step
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		return benchSlots[i][z%uint64(len(benchSlots[i]))]
+	}
+	return fmt.Sprintf("Note %s-%s: %s %s %s %s, and %s.",
+		benchWord(w), benchWord(n), pick(0), pick(1), pick(2), pick(3), pick(4))
 }
 
 func benchRequest(w, n int) core.WriteRequest {
 	return core.WriteRequest{
-		Type:     memory.Preference,
+		Type:     memory.Episode,
 		Category: "engineering",
 		Content:  benchContent(w, n),
 		Entities: []string{"team:platform", "topic:practices"},

@@ -239,3 +239,23 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request, _ memory.Princi
 	_, err := w.Write(openapiJSON)
 	return err
 }
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req core.SearchRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.Search(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	st, err := s.svc.IndexStatus(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, st)
+}

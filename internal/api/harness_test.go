@@ -17,9 +17,11 @@ import (
 
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -68,6 +70,7 @@ type harness struct {
 	clock   *clock
 	logs    *syncBuffer
 	metrics *metrics.Metrics
+	index   *retrieve.Engine
 	tokens  map[string]string
 	// secrets lists every token handed out, for leak checks.
 	secrets []string
@@ -76,6 +79,12 @@ type harness struct {
 // newHarness starts the real router on a loopback HTTP server over a
 // fresh SQLite database, with an operator and one agent per trust level.
 func newHarness(t *testing.T, tweak func(*gate.Policy)) *harness {
+	t.Helper()
+	return newHarnessWith(t, tweak, nil)
+}
+
+// newHarnessWith is newHarness with an embedder for the dense signal.
+func newHarnessWith(t *testing.T, tweak func(*gate.Policy), emb embed.Embedder) *harness {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
@@ -93,13 +102,17 @@ func newHarness(t *testing.T, tweak func(*gate.Policy)) *harness {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := metrics.New()
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Now: clk.Now})
+	ix := retrieve.New(retrieve.Options{Embedder: emb, Logger: log})
+	if _, err := ix.Load(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Now: clk.Now, Index: ix})
 	opTok, created, err := svc.Bootstrap(ctx)
 	if err != nil || !created {
 		t.Fatalf("bootstrap: %v %v", created, err)
 	}
 	srv := httptest.NewServer(api.New(svc, log, m, "test").Handler())
-	h := &harness{t: t, srv: srv, svc: svc, store: st, clock: clk, logs: logs, metrics: m,
+	h := &harness{t: t, srv: srv, svc: svc, store: st, clock: clk, logs: logs, metrics: m, index: ix,
 		tokens: map[string]string{"op": opTok}, secrets: []string{opTok}}
 	t.Cleanup(func() {
 		srv.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -400,6 +401,10 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"BrokenLink", audit.BrokenError{}, true},
 		{"AuditStatus", core.AuditStatus{}, true},
 		{"Error", errorBody{}, true},
+		{"SearchResponse", core.SearchResponse{}, true},
+		{"SearchHit", core.SearchHit{}, true},
+		{"SignalScore", retrieve.SignalScore{}, true},
+		{"IndexStats", core.IndexStats{}, true},
 		{"Error/properties/error", errorDetail{}, true},
 
 		{"WriteRequest", core.WriteRequest{}, false},
@@ -408,6 +413,7 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"CreateAgentRequest", createAgentRequest{}, false},
 		{"ApprovalEdit", core.ApprovalEdit{}, false},
 		{"RejectRequest", rejectRequest{}, false},
+		{"SearchRequest", core.SearchRequest{}, false},
 	}
 	for _, c := range cases {
 		ref := "#/components/schemas/" + c.schema

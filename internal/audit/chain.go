@@ -139,9 +139,9 @@ func isHash(s string) bool {
 // are missing or reordered, differs from the offending entry's own seq);
 // ID is the id of the entry found at that position.
 type BrokenError struct {
-	Seq    int64
-	ID     string
-	Reason string
+	Seq    int64  `json:"seq"`
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
 }
 
 func (e *BrokenError) Error() string {

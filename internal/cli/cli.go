@@ -18,10 +18,12 @@ import (
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -59,6 +61,8 @@ func commands() []command {
 		{"list", "list records", runList},
 		{"history", "show every version of a record", runHistory},
 		{"forget", "forget a record (keeps a tombstone)", runForget},
+		{"query", "hybrid search", runQuery},
+		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list or revoke agents", runAgents},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
@@ -168,13 +172,19 @@ type app struct {
 	store *sqlite.Store
 	svc   *core.Service
 	log   *slog.Logger
+	index *retrieve.Engine
 }
 
 func (a *app) Close() error { return a.store.Close() }
 
 // open loads the policy, opens the database and bootstraps it if empty. A
-// bootstrap from the CLI prints the operator token to stderr, once.
+// bootstrap from the CLI prints the operator token to stderr, once. The
+// search index is loaded for commands that write or search.
 func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics) (*app, error) {
+	return openWith(ctx, env, cfg, log, m, false)
+}
+
+func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool) (*app, error) {
 	pol, err := gate.Load(cfg.PolicyFile)
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
@@ -189,7 +199,22 @@ func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m})
+	var ix *retrieve.Engine
+	if withIndex {
+		emb, err := newEmbedder(cfg, env.Getenv)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		ix = retrieve.New(retrieve.Options{Embedder: emb, Vectors: retrieve.VectorMode(cfg.VectorIndex), Logger: log})
+		stats, err := ix.Load(ctx, st)
+		if err != nil {
+			st.Close()
+			return nil, fault.Wrap(fault.Unavailable, err, "cannot load the search index")
+		}
+		log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
+	}
+	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix})
 	token, created, err := svc.Bootstrap(ctx)
 	if err != nil {
 		st.Close()
@@ -198,7 +223,25 @@ func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m 
 	if created {
 		announceToken(env.Stderr, token)
 	}
-	return &app{cfg: cfg, store: st, svc: svc, log: log}, nil
+	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix}, nil
+}
+
+// newEmbedder builds the configured embedder; the API key comes only from
+// the environment (or a file it names), never from flags.
+func newEmbedder(cfg *config.Config, getenv func(string) string) (embed.Embedder, error) {
+	ec := embed.Config{Kind: cfg.Embedder, Path: cfg.EmbedderPath}
+	if cfg.Embedder == "openai" {
+		key, err := embed.APIKeyFromEnv("MEMGATE_EMBEDDER_API_KEY", getenv, os.ReadFile)
+		if err != nil {
+			return nil, fault.Wrap(fault.InvalidArgument, err, "embedder API key: %v", err)
+		}
+		ec.OpenAI = embed.OpenAIConfig{BaseURL: cfg.EmbedderURL, Model: cfg.EmbedderModel, APIKey: key}
+	}
+	emb, err := embed.New(ec)
+	if err != nil {
+		return nil, fault.Wrap(fault.InvalidArgument, err, "embedder: %v", err)
+	}
+	return emb, nil
 }
 
 func announceToken(w io.Writer, token string) {

@@ -95,7 +95,7 @@ func runWrite(env Env, args []string) error {
 		req.Status = memory.Provisional
 	}
 	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
+	a, err := openWith(ctx, env, cfg, nil, nil, true)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func runServe(env Env, args []string) error {
 // in-flight requests finish, background jobs stop, the database closes.
 func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) error {
 	m := metrics.New()
-	a, err := open(ctx, env, cfg, log, m)
+	a, err := openWith(ctx, env, cfg, log, m, true)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,9 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	var wg sync.WaitGroup
 	wg.Go(func() { a.svc.RunExpiry(bg, cfg.ExpiryInterval) })
 	wg.Go(func() { a.svc.RunAuditChecks(bg, cfg.AuditCheckInterval) })
+	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
+	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
+	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -39,6 +39,21 @@ type Config struct {
 	// ExpiryInterval is how often the approval TTL job runs
 	// (MEMGATE_EXPIRY_INTERVAL).
 	ExpiryInterval time.Duration `json:"expiry_interval"`
+
+	// Embedder is none, local or openai (MEMGATE_EMBEDDER).
+	Embedder string `json:"embedder"`
+	// EmbedderPath is the word-vector file of the local embedder
+	// (MEMGATE_EMBEDDER_PATH), word2vec text format, plain or gzip.
+	EmbedderPath string `json:"embedder_path,omitempty"`
+	// EmbedderURL is the base URL of an OpenAI-compatible API, e.g.
+	// http://localhost:11434/v1 (MEMGATE_EMBEDDER_URL).
+	EmbedderURL string `json:"embedder_url,omitempty"`
+	// EmbedderModel is the remote model name (MEMGATE_EMBEDDER_MODEL).
+	EmbedderModel string `json:"embedder_model,omitempty"`
+	// The API key is read from MEMGATE_EMBEDDER_API_KEY or the file named
+	// by MEMGATE_EMBEDDER_API_KEY_FILE; it never appears in Config.
+	// VectorIndex is auto, exact or hnsw (MEMGATE_VECTOR_INDEX).
+	VectorIndex string `json:"vector_index"`
 }
 
 // Defaults.
@@ -58,6 +73,8 @@ func Default() Config {
 		ShutdownTimeout:    15 * time.Second,
 		AuditCheckInterval: 5 * time.Minute,
 		ExpiryInterval:     time.Minute,
+		Embedder:           "none",
+		VectorIndex:        "auto",
 	}
 }
 
@@ -72,6 +89,11 @@ var envNames = map[string]string{
 	"shutdown-timeout":     "MEMGATE_SHUTDOWN_TIMEOUT",
 	"audit-check-interval": "MEMGATE_AUDIT_CHECK_INTERVAL",
 	"expiry-interval":      "MEMGATE_EXPIRY_INTERVAL",
+	"embedder":             "MEMGATE_EMBEDDER",
+	"embedder-path":        "MEMGATE_EMBEDDER_PATH",
+	"embedder-url":         "MEMGATE_EMBEDDER_URL",
+	"embedder-model":       "MEMGATE_EMBEDDER_MODEL",
+	"vector-index":         "MEMGATE_VECTOR_INDEX",
 }
 
 // Bind registers the flags that configure c on fs. serverFlags adds the
@@ -82,6 +104,11 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env MEMGATE_LOG_LEVEL)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "normal or full (env MEMGATE_SQLITE_SYNC)")
 	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace to act on (env MEMGATE_WORKSPACE)")
+	fs.StringVar(&c.Embedder, "embedder", c.Embedder, "none, local or openai (env MEMGATE_EMBEDDER)")
+	fs.StringVar(&c.EmbedderPath, "embedder-path", c.EmbedderPath, "word vectors for the local embedder (env MEMGATE_EMBEDDER_PATH)")
+	fs.StringVar(&c.EmbedderURL, "embedder-url", c.EmbedderURL, "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (env MEMGATE_EMBEDDER_URL)")
+	fs.StringVar(&c.EmbedderModel, "embedder-model", c.EmbedderModel, "remote embedding model (env MEMGATE_EMBEDDER_MODEL)")
+	fs.StringVar(&c.VectorIndex, "vector-index", c.VectorIndex, "auto, exact or hnsw (env MEMGATE_VECTOR_INDEX)")
 	if serverFlags {
 		fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen address (env MEMGATE_ADDR)")
 		fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit (env MEMGATE_SHUTDOWN_TIMEOUT)")
@@ -130,6 +157,24 @@ func (c *Config) Validate() error {
 	}
 	if c.Workspace == "" {
 		return fmt.Errorf("workspace: must not be empty")
+	}
+	switch c.Embedder {
+	case "none":
+	case "local":
+		if c.EmbedderPath == "" {
+			return fmt.Errorf("embedder-path: required by the local embedder")
+		}
+	case "openai":
+		if c.EmbedderURL == "" || c.EmbedderModel == "" {
+			return fmt.Errorf("embedder-url and embedder-model: required by the openai embedder")
+		}
+	default:
+		return fmt.Errorf("embedder: must be none, local or openai")
+	}
+	switch c.VectorIndex {
+	case "auto", "exact", "hnsw":
+	default:
+		return fmt.Errorf("vector-index: must be auto, exact or hnsw")
 	}
 	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 {
 		return fmt.Errorf("intervals and timeouts must be positive")

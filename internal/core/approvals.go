@@ -82,6 +82,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	}
 	now := s.clock()
 	var out ApprovalItem
+	var changed []memory.Record
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
@@ -108,12 +109,15 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 			return err
 		}
+		changed = []memory.Record{next}
 		if next.Supersedes != nil {
 			target, err := tx.GetRecord(ctx, by.Workspace, *next.Supersedes)
 			if err == nil && target.Status == memory.Active {
-				if err := supersede(ctx, tx, by.Workspace, target, next, now); err != nil {
+				old, err := supersede(ctx, tx, by.Workspace, target, next, now)
+				if err != nil {
 					return err
 				}
+				changed = append(changed, old)
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -130,6 +134,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	})
 	if err == nil {
 		s.countDecision(memory.DecisionAccepted, "approved")
+		s.publish(by.Workspace, changed...)
 	}
 	return out, err
 }
@@ -175,6 +180,7 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 	})
 	if err == nil {
 		s.countDecision(memory.DecisionRejected, string(st))
+		s.publish(by.Workspace, out.Record)
 	}
 	return out, err
 }

@@ -178,6 +178,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
+	s.publish(p.Workspace, res.Record)
 	return res, nil
 }
 
@@ -219,6 +220,9 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		out, err = tx.GetRecord(ctx, p.Workspace, id)
 		return err
 	})
+	if err == nil {
+		s.publish(p.Workspace, out)
+	}
 	return out, err
 }
 

@@ -134,8 +134,9 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	}
 
 	var res WriteResult
+	var changed []memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		res = WriteResult{}
+		res, changed = WriteResult{}, nil
 		flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
 		if err != nil {
 			return err
@@ -158,7 +159,8 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		r.Gate.Decision = out.Decision
 
 		// Step 5: exact duplicates of live records are no-ops.
-		if s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
+		dedup := !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type)
+		if dedup && s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
 			dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
 			if err == nil && canRead(p, dup, false) {
 				res = WriteResult{Decision: memory.DecisionDuplicate, Reason: gate.ReasonDuplicate, Record: dup, Citation: dup.Citation()}
@@ -173,13 +175,41 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 			}
 		}
 
+		if out.Decision != memory.DecisionQuarantined {
+			sim, err := s.checkSimilar(ctx, tx, p.Workspace, p, r)
+			if err != nil {
+				return err
+			}
+			if dup := sim.duplicate; dup != nil && dedup && canRead(p, *dup, false) {
+				res = WriteResult{Decision: memory.DecisionDuplicate, Reason: reasonNearDuplicate, Record: *dup, Citation: dup.Citation()}
+				_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, map[string]any{
+					"decision": memory.DecisionDuplicate, "reason": reasonNearDuplicate, "record_id": dup.ID,
+					"type": string(r.Type), "content_sha256": r.ContentSHA256,
+				})
+				return err
+			}
+			if c := sim.conflict; c != nil {
+				// The new record supersedes the one it contradicts, now or
+				// when an operator approves it.
+				id := c.ID
+				r.Supersedes, target = &id, *c
+				out = conflictOutcome(s.policy, out)
+				if out.Reason == gate.ReasonPolicyAccept {
+					out.Reason = reasonConflict
+				}
+				r.Status, r.Gate.Decision = out.Status, out.Decision
+			}
+		}
 		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
 			return err
 		}
+		changed = append(changed, r)
 		if out.Status == memory.Active && r.Supersedes != nil {
-			if err := supersede(ctx, tx, p.Workspace, target, r, now); err != nil {
+			old, err := supersede(ctx, tx, p.Workspace, target, r, now)
+			if err != nil {
 				return err
 			}
+			changed = append(changed, old)
 		}
 		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
 		payload := map[string]any{
@@ -211,6 +241,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
+	s.publish(p.Workspace, changed...)
 	return res, nil
 }
 
@@ -299,7 +330,7 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 // supersede retires target in favour of r: a new version of target with
 // status superseded, a pointer to r, and its world validity closed where
 // r's begins.
-func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Record, now time.Time) error {
+func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Record, now time.Time) (memory.Record, error) {
 	next := target
 	next.Version = target.Version + 1
 	next.Status = memory.Superseded
@@ -315,7 +346,7 @@ func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Rec
 		}
 	}
 	next.UpdatedAt = now
-	return tx.UpdateRecord(ctx, ws, next, target.Version)
+	return next, tx.UpdateRecord(ctx, ws, next, target.Version)
 }
 
 // canRead applies SPEC §2 access levels. includeSensitive is the

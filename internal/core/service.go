@@ -18,6 +18,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/ratelimit"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	Logger  *slog.Logger     // nil discards
 	Metrics *metrics.Metrics // nil disables
 	Now     func() time.Time // nil is time.Now
+	// Index is the search engine kept current by every committed change;
+	// nil disables search and similarity checks.
+	Index *retrieve.Engine
 }
 
 // Service implements memgate's operations over a store.
@@ -38,6 +42,10 @@ type Service struct {
 	metrics *metrics.Metrics
 	now     func() time.Time
 	limits  map[memory.PrincipalKind]*ratelimit.Limiter
+	index   *retrieve.Engine
+
+	touches   chan touch    // retrieval bookkeeping, drained by RunUsage
+	embedWake chan struct{} // nudges RunEmbedder after writes
 
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
@@ -64,6 +72,9 @@ func New(o Options) *Service {
 			memory.KindUser:     ratelimit.New(rl.User.PerSecond, rl.User.Burst, o.Now),
 		},
 		auditStatus: AuditStatus{OK: true},
+		index:       o.Index,
+		touches:     make(chan touch, 1024),
+		embedWake:   make(chan struct{}, 1),
 	}
 }
 

@@ -138,7 +138,9 @@ func Default() Policy {
 			Action:  PIIQuarantine,
 		},
 		Approvals:  Approvals{TTL: Duration(24 * time.Hour)},
-		Duplicates: Duplicates{Exact: true},
+		Duplicates: Duplicates{Exact: true, Near: true, NearThreshold: 0.9, IgnoreTypes: []memory.Type{memory.Episode}},
+		Conflicts: Conflicts{Detect: true, Action: ConflictSupersede, MinSimilarity: 0.5, MaxChangedTerms: 2,
+			Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}},
 	}
 }
 
@@ -686,6 +688,21 @@ func (p Policy) Validate() error {
 	if p.PII.Action != PIIQuarantine && p.PII.Action != PIIReject {
 		add("pii.action", "must be one of %s, %s, got %q", PIIQuarantine, PIIReject, p.PII.Action)
 	}
+
+	if t := p.Duplicates.NearThreshold; math.IsNaN(t) || t <= 0 || t > 1 {
+		add("duplicates.near_threshold", "must be in (0, 1], got %v", t)
+	}
+	if p.Conflicts.Action != ConflictSupersede && p.Conflicts.Action != ConflictQueue {
+		add("conflicts.action", "must be one of %s, %s, got %q", ConflictSupersede, ConflictQueue, p.Conflicts.Action)
+	}
+	if t := p.Conflicts.MinSimilarity; math.IsNaN(t) || t <= 0 || t > 1 {
+		add("conflicts.min_similarity", "must be in (0, 1], got %v", t)
+	}
+	if p.Conflicts.MaxChangedTerms < 1 || p.Conflicts.MaxChangedTerms > 32 {
+		add("conflicts.max_changed_terms", "must be between 1 and 32, got %d", p.Conflicts.MaxChangedTerms)
+	}
+	errs = append(errs, validateList("conflicts.types", p.Conflicts.Types, memory.Types, "type")...)
+	errs = append(errs, validateList("duplicates.ignore_types", p.Duplicates.IgnoreTypes, memory.Types, "type")...)
 
 	switch ttl := p.Approvals.TTL.D(); {
 	case ttl <= 0:

@@ -19,6 +19,7 @@ type Policy struct {
 	PII        PIIPolicy  `yaml:"pii" json:"pii"`
 	Approvals  Approvals  `yaml:"approvals" json:"approvals"`
 	Duplicates Duplicates `yaml:"duplicates" json:"duplicates"`
+	Conflicts  Conflicts  `yaml:"conflicts" json:"conflicts"`
 }
 
 // Limits bound the size of what a write may carry.
@@ -93,9 +94,34 @@ type Approvals struct {
 	TTL Duration `yaml:"ttl" json:"ttl"`
 }
 
-// Duplicates configures duplicate detection.
+// Duplicates configures duplicate detection (SPEC §4 step 5).
 type Duplicates struct {
 	Exact bool `yaml:"exact" json:"exact"`
+	// Near treats a live record of the same type and scope whose analysed
+	// terms overlap at least NearThreshold (Jaccard) as a duplicate.
+	Near          bool    `yaml:"near" json:"near"`
+	NearThreshold float64 `yaml:"near_threshold" json:"near_threshold"`
+	// IgnoreTypes are never deduplicated: an episode is an event, and the
+	// same words said twice are two events.
+	IgnoreTypes []memory.Type `yaml:"ignore_types" json:"ignore_types"`
+}
+
+// Conflict actions.
+const (
+	ConflictSupersede = "supersede"
+	ConflictQueue     = "queue"
+)
+
+// Conflicts configures contradiction detection: a new record of one of
+// Types in the same scope that says the same thing about the same subject
+// with a different value — term overlap of at least MinSimilarity, at most
+// MaxChangedTerms terms differing on each side, and the same entities.
+type Conflicts struct {
+	Detect          bool          `yaml:"detect" json:"detect"`
+	Action          string        `yaml:"action" json:"action"`
+	MinSimilarity   float64       `yaml:"min_similarity" json:"min_similarity"`
+	MaxChangedTerms int           `yaml:"max_changed_terms" json:"max_changed_terms"`
+	Types           []memory.Type `yaml:"types" json:"types"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("24h").

@@ -99,9 +99,23 @@ type Reader interface {
 	// content hash matches its record's current content, ascending by
 	// record id. fn must not use the store and must copy vec to keep it.
 	ScanVectors(ctx context.Context, model string, fn func(ws, id string, vec []float32) error) error
+	// ListChanges returns record changes with seq > after, ascending: the
+	// ordered change log that keeps other processes' in-memory indexes
+	// current. Every InsertRecord, UpdateRecord and PurgeRecord appends
+	// one entry in its transaction.
+	ListChanges(ctx context.Context, after int64, limit int) ([]Change, error)
+	// ChangeHead returns the highest change seq (0 when there is none).
+	ChangeHead(ctx context.Context) (int64, error)
 	// GetCachedEmbeddings returns the cached vectors of model for the
 	// given content hashes; absent hashes are absent from the map.
 	GetCachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
+}
+
+// Change is one entry of the change log.
+type Change struct {
+	Seq       int64
+	Workspace string
+	RecordID  string
 }
 
 // VectorTask is a record that needs a vector.

@@ -301,6 +301,9 @@ func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error
 	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args...); err != nil {
 		return mapErr(op, err)
 	}
+	if err := t.logChange(ctx, ws, r.ID); err != nil {
+		return err
+	}
 	return mapErr(op, t.insertEntities(ctx, ws, r.ID, r.Entities))
 }
 
@@ -345,6 +348,9 @@ func (t *tx) UpdateRecord(ctx context.Context, ws string, r memory.Record, expec
 // interval of version prev at r.UpdatedAt, inserts r's version row and
 // moves the entity index from oldEntities to r.Entities.
 func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, prev int, oldEntities []string) error {
+	if err := t.logChange(ctx, ws, r.ID); err != nil {
+		return err
+	}
 	args, err := recordArgs(ws, r, prev)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)

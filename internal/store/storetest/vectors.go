@@ -23,6 +23,7 @@ func vectorTests() []struct {
 		{"VectorsFollowContent", testVectorsFollowContent},
 		{"EmbeddingCache", testEmbeddingCache},
 		{"PurgeDropsVectors", testPurgeDropsVectors},
+		{"ChangeLog", testChangeLog},
 	}
 }
 
@@ -181,5 +182,45 @@ func testPurgeDropsVectors(t *testing.T, s store.Store) {
 	_ = s.ScanVectors(ctx, "m", func(string, string, []float32) error { n++; return nil })
 	if n != 0 {
 		t.Fatal("vector stored for a forgotten record")
+	}
+}
+
+func testChangeLog(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	head0, err := s.ChangeHead(ctx)
+	if err != nil || head0 != 0 {
+		t.Fatalf("empty ChangeHead = %d, %v", head0, err)
+	}
+	mustWorkspace(t, s, "a", "b")
+	r1, r2 := NewRecord("one"), NewRecord("two")
+	mustInsert(t, s, "a", r1)
+	mustInsert(t, s, "b", r2)
+	mustUpdate(t, s, "a", NextVersion(r1, T0.Add(time.Hour)))
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PurgeRecord(ctx, "b", r2.ID, T0.Add(time.Hour))
+	})
+	// A rolled-back transaction logs nothing.
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.InsertRecord(ctx, "a", NewRecord("never")); err != nil {
+			return err
+		}
+		return context.Canceled
+	})
+	chs, err := s.ListChanges(ctx, 0, 100)
+	if err != nil || len(chs) != 4 {
+		t.Fatalf("ListChanges = %+v, %v", chs, err)
+	}
+	want := []string{"a/" + r1.ID, "b/" + r2.ID, "a/" + r1.ID, "b/" + r2.ID}
+	for i, ch := range chs {
+		if ch.Workspace+"/"+ch.RecordID != want[i] || (i > 0 && ch.Seq <= chs[i-1].Seq) {
+			t.Fatalf("change %d = %+v", i, ch)
+		}
+	}
+	head, _ := s.ChangeHead(ctx)
+	if head != chs[3].Seq {
+		t.Fatalf("ChangeHead %d, want %d", head, chs[3].Seq)
+	}
+	if rest, _ := s.ListChanges(ctx, chs[1].Seq, 1); len(rest) != 1 || rest[0].Seq != chs[2].Seq {
+		t.Fatalf("paging: %+v", rest)
 	}
 }

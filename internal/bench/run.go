@@ -1,0 +1,371 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+)
+
+// Service is what a benchmark needs of memgate; *core.Service satisfies
+// it.
+type Service interface {
+	Write(ctx context.Context, p memory.Principal, req core.WriteRequest) (core.WriteResult, error)
+	Search(ctx context.Context, p memory.Principal, req core.SearchRequest) (core.SearchResponse, error)
+	EmbedPending(ctx context.Context, limit int) (int, error)
+}
+
+// AppID is the scope app_id every benchmark record is written under.
+const AppID = "bench"
+
+// Ks are the cut-offs recall is reported at (those not above KMax).
+var Ks = []int{1, 5, 10, 20, 50}
+
+// Options configure a run.
+type Options struct {
+	// Principal writes and searches; the CLI uses the local operator.
+	Principal memory.Principal
+	// KMax is the number of results asked per question (default 50).
+	KMax int
+	// Signals restricts the search signals; nil means all available.
+	Signals []string
+	// Limit keeps only the first Limit conversations (0: all).
+	Limit int
+	// Workers run questions concurrently (default GOMAXPROCS).
+	Workers int
+	// IngestWorkers ingest conversations concurrently (default 1).
+	IngestWorkers int
+	// Embed runs the embedding job to completion before querying.
+	Embed bool
+	// Progress, when set, receives occasional progress lines.
+	Progress io.Writer
+}
+
+// Hit is one search result as the benchmark sees it.
+type Hit struct {
+	ID      string   `json:"id"`
+	Turns   []string `json:"turns"`
+	Content string   `json:"content,omitempty"`
+}
+
+// QuestionResult is the outcome of one question.
+type QuestionResult struct {
+	Conv     string
+	Question Question
+	// Hits are the results in rank order (content kept for the first
+	// ReportHits only).
+	Hits []Hit
+	// Rank maps each evidence turn to the 1-based rank of the first
+	// result covering it; 0 means not retrieved within KMax.
+	Rank    map[string]int
+	Route   string
+	Latency time.Duration
+	Err     string
+}
+
+// Covered is how many evidence turns are covered within the top k.
+func (q *QuestionResult) Covered(k int) int {
+	n := 0
+	for _, r := range q.Rank {
+		if r > 0 && r <= k {
+			n++
+		}
+	}
+	return n
+}
+
+// ReportHits is how many hits keep their content for the report.
+const ReportHits = 10
+
+// Result is everything a run measured.
+type Result struct {
+	Bench   string
+	Convs   int
+	Turns   int
+	Ignored int // turns of repeated sessions, not ingested
+	// Decisions counts write decisions by kind (accepted, duplicate,
+	// quarantined, rejected, ...); Reasons counts the non-accepted ones
+	// by "decision/reason".
+	Decisions map[string]int
+	Reasons   map[string]int
+	// Quarantined turns are stored but not searchable.
+	Quarantined int
+	// RejectSamples holds a few rejection messages.
+	RejectSamples []string
+	BadDates      int
+	Embedded      int
+	Ingest        time.Duration
+	Embed         time.Duration
+	Query         time.Duration
+	KMax          int
+	// SignalsRequested is the --signals list (nil: all available);
+	// SignalsUsed is the union of signals the searches reported.
+	SignalsRequested []string
+	SignalsUsed      []string
+	Routes           map[string]int
+	Degraded         map[string]int
+	SearchErrors     int
+	// Skipped counts questions without valid evidence, by group.
+	Skipped   map[string]int
+	Questions []QuestionResult
+	// turnText maps conv → turn id → content, for the report.
+	turnText map[string]map[string]string
+}
+
+// convState is the ingestion bookkeeping of one conversation.
+type convState struct {
+	recTurns map[string][]string // record id → turn ids it covers
+	content  map[string]string   // record id → content
+}
+
+// Run ingests ds through svc, asks every question and returns the raw
+// results; Summarize turns them into metrics.
+func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, error) {
+	if o.KMax <= 0 {
+		o.KMax = 50
+	}
+	if o.KMax > core.MaxK {
+		return nil, fmt.Errorf("bench: k-max must be at most %d", core.MaxK)
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.IngestWorkers <= 0 {
+		o.IngestWorkers = 1
+	}
+	convs := ds.Convs
+	if o.Limit > 0 && o.Limit < len(convs) {
+		convs = convs[:o.Limit]
+	}
+	res := &Result{Bench: ds.Bench, Convs: len(convs), Decisions: map[string]int{}, Reasons: map[string]int{},
+		KMax: o.KMax, SignalsRequested: o.Signals, Routes: map[string]int{}, Degraded: map[string]int{},
+		Skipped: map[string]int{}, turnText: map[string]map[string]string{}}
+	for _, c := range convs {
+		res.Turns += len(c.Turns)
+		res.Ignored += c.Ignored
+		res.BadDates += c.BadDates
+		tt := make(map[string]string, len(c.Turns))
+		for _, t := range c.Turns {
+			if _, ok := tt[t.ID]; !ok {
+				tt[t.ID] = t.Content
+			}
+		}
+		res.turnText[c.ID] = tt
+	}
+
+	// Ingestion, through the gate.
+	start := time.Now()
+	states := make([]*convState, len(convs))
+	var mu sync.Mutex
+	var firstErr error
+	written := 0
+	lastProgress := time.Now()
+	ingest := func(i int) error {
+		c := convs[i]
+		st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
+		states[i] = st
+		for _, t := range c.Turns {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			req := core.WriteRequest{Type: memory.Episode, Content: t.Content, Metadata: t.Metadata, ValidFrom: t.ValidFrom,
+				Scope: memory.Scope{AppID: AppID, ProjectID: c.ID, SessionID: t.Session}}
+			wr, err := svc.Write(ctx, o.Principal, req)
+			mu.Lock()
+			written++
+			if err != nil {
+				fe := fault.As(err)
+				if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
+					mu.Unlock()
+					return fmt.Errorf("bench: writing turn %s of %s: %w", t.ID, c.ID, err)
+				}
+				res.Decisions[memory.DecisionRejected]++
+				reason, _ := fe.Details["reason"].(string)
+				if reason == "" {
+					reason = string(fe.Code)
+				}
+				res.Reasons[memory.DecisionRejected+"/"+reason]++
+				if len(res.RejectSamples) < 5 {
+					res.RejectSamples = append(res.RejectSamples, fmt.Sprintf("%s %s: %s", c.ID, t.ID, fe.Message))
+				}
+			} else {
+				res.Decisions[wr.Decision]++
+				if wr.Decision != memory.DecisionAccepted {
+					res.Reasons[wr.Decision+"/"+wr.Reason]++
+				}
+				if wr.Record.Status == memory.Quarantined {
+					res.Quarantined++
+				}
+			}
+			if o.Progress != nil && time.Since(lastProgress) > 10*time.Second {
+				lastProgress = time.Now()
+				fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", written, res.Turns,
+					float64(written)/time.Since(start).Seconds())
+			}
+			mu.Unlock()
+			if err == nil && wr.Record.ID != "" {
+				id := wr.Record.ID
+				if !slices.Contains(st.recTurns[id], t.ID) {
+					st.recTurns[id] = append(st.recTurns[id], t.ID)
+				}
+				if _, ok := st.content[id]; !ok {
+					st.content[id] = wr.Record.Content
+				}
+			}
+		}
+		return nil
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(o.IngestWorkers, max(1, len(convs))) {
+		wg.Go(func() {
+			for i := range jobs {
+				if err := ingest(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range convs {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	res.Ingest = time.Since(start)
+
+	// Dense vectors before querying.
+	if o.Embed {
+		start = time.Now()
+		for {
+			n, err := svc.EmbedPending(ctx, 1<<30)
+			if err != nil {
+				return nil, fmt.Errorf("bench: embedding: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+			res.Embedded += n
+		}
+		res.Embed = time.Since(start)
+	}
+
+	// Questions.
+	type job struct{ conv, q int }
+	var work []job
+	for ci, c := range convs {
+		for qi, q := range c.Questions {
+			if len(q.Evidence) == 0 {
+				res.Skipped[q.Group]++
+				continue
+			}
+			work = append(work, job{ci, qi})
+		}
+	}
+	res.Questions = make([]QuestionResult, len(work))
+	used := map[string]bool{}
+	start = time.Now()
+	next := make(chan int)
+	for range min(o.Workers, max(1, len(work))) {
+		wg.Go(func() {
+			for i := range next {
+				j := work[i]
+				c, q := convs[j.conv], convs[j.conv].Questions[j.q]
+				st := states[j.conv]
+				qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
+				for _, e := range q.Evidence {
+					qr.Rank[e] = 0
+				}
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals,
+					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID}}
+				t0 := time.Now()
+				sr, err := svc.Search(ctx, o.Principal, req)
+				qr.Latency = time.Since(t0)
+				if err != nil {
+					qr.Err = err.Error()
+				}
+				qr.Route = sr.Route
+				for r, h := range sr.Results {
+					turns := st.recTurns[h.Record.ID]
+					hit := Hit{ID: h.Record.ID, Turns: turns}
+					if r < ReportHits {
+						hit.Content = h.Record.Content
+					}
+					qr.Hits = append(qr.Hits, hit)
+					for _, t := range turns {
+						if rk, ok := qr.Rank[t]; ok && rk == 0 {
+							qr.Rank[t] = r + 1
+						}
+					}
+				}
+				res.Questions[i] = qr
+				mu.Lock()
+				for _, s := range sr.Signals {
+					used[s] = true
+				}
+				for _, d := range sr.Degraded {
+					res.Degraded[d]++
+				}
+				if err != nil {
+					res.SearchErrors++
+				}
+				res.Routes[sr.Route]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range work {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Query = time.Since(start)
+	for _, s := range []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph} {
+		if used[s] {
+			res.SignalsUsed = append(res.SignalsUsed, s)
+			delete(used, s)
+		}
+	}
+	for s := range used {
+		res.SignalsUsed = append(res.SignalsUsed, s)
+	}
+	return res, nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

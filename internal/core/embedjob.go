@@ -1,0 +1,148 @@
+package core
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The embedding job is durable by construction: its work list is the set of
+// records without a current vector of the configured model, read from the
+// database each round. Writes never wait for it; a crash loses nothing; a
+// model change makes every record "missing" again, which is the background
+// re-embed, and CountVectors is its progress.
+
+const embedBatch = 64
+
+// EmbedPending embeds up to limit records that lack a current vector and
+// returns how many it stored. Cached embeddings (by content hash and model)
+// are reused. It is the job body and can be run once from the CLI.
+func (s *Service) EmbedPending(ctx context.Context, limit int) (int, error) {
+	if s.index == nil || s.index.Embedder() == nil {
+		return 0, nil
+	}
+	emb := s.index.Embedder()
+	model := emb.Model()
+	done := 0
+	after := ""
+	for done < limit {
+		tasks, err := s.store.ListMissingVectors(ctx, model, after, min(embedBatch, limit-done))
+		if err != nil {
+			return done, storeErr(err, "vectors")
+		}
+		if len(tasks) == 0 {
+			return done, nil
+		}
+		after = tasks[len(tasks)-1].ID
+		hashes := make([]string, len(tasks))
+		for i, t := range tasks {
+			hashes[i] = t.ContentSHA256
+		}
+		cached, err := s.store.GetCachedEmbeddings(ctx, model, hashes)
+		if err != nil {
+			return done, storeErr(err, "embedding cache")
+		}
+		var texts []string
+		var textHashes []string
+		seen := map[string]bool{}
+		for _, t := range tasks {
+			if _, ok := cached[t.ContentSHA256]; !ok && !seen[t.ContentSHA256] {
+				seen[t.ContentSHA256] = true
+				texts = append(texts, t.Content)
+				textHashes = append(textHashes, t.ContentSHA256)
+			}
+		}
+		fresh := map[string][]float32{}
+		if len(texts) > 0 {
+			vecs, err := emb.Embed(ctx, texts)
+			if err != nil {
+				return done, err
+			}
+			for i, v := range vecs {
+				if len(v) == emb.Dim() {
+					fresh[textHashes[i]] = v
+				}
+			}
+		}
+		rows := make([]store.Vector, 0, len(tasks))
+		for _, t := range tasks {
+			v, ok := cached[t.ContentSHA256]
+			if !ok {
+				v, ok = fresh[t.ContentSHA256]
+			}
+			if ok && len(v) == emb.Dim() {
+				rows = append(rows, store.Vector{Workspace: t.Workspace, RecordID: t.ID, ContentSHA256: t.ContentSHA256, Vec: v})
+			}
+		}
+		err = s.store.Tx(ctx, func(tx store.Tx) error {
+			if err := tx.PutCachedEmbeddings(ctx, model, fresh); err != nil {
+				return err
+			}
+			return tx.PutVectors(ctx, model, rows)
+		})
+		if err != nil {
+			return done, storeErr(err, "vectors")
+		}
+		for _, r := range rows {
+			s.index.SetVector(r.Workspace, r.RecordID, r.ContentSHA256, r.Vec)
+		}
+		done += len(rows)
+		if len(rows) == 0 {
+			return done, nil // nothing embeddable in this batch; avoid spinning
+		}
+	}
+	return done, nil
+}
+
+// RunEmbedder fills vectors in until ctx ends: after writes, and every
+// interval as a sweep. Embedder failures back off exponentially with
+// jitter, capped at a minute.
+func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
+	if s.index == nil || s.index.Embedder() == nil {
+		return
+	}
+	backoff := time.Duration(0)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.embedWake:
+		case <-t.C:
+		}
+		n, err := s.EmbedPending(ctx, 4096)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			backoff = min(max(2*backoff, time.Second), time.Minute)
+			wait := backoff/2 + rand.N(backoff/2+1)
+			s.log.Warn("embedding job failed; writes continue, search degrades to lexical", "err", err, "retry_in", wait)
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+			t.Reset(wait)
+			// Wake-ups during backoff are ignored until the timer fires.
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			t.Reset(0)
+			continue
+		case n > 0:
+			backoff = 0
+			s.log.Debug("embedded records", "count", n)
+			t.Reset(0) // there may be more
+			continue
+		}
+		backoff = 0
+		t.Reset(interval)
+	}
+}

@@ -1,0 +1,307 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// SearchRequest is a hybrid search (SPEC §5).
+type SearchRequest struct {
+	Query              string          `json:"query"`
+	K                  int             `json:"k,omitempty"`
+	Types              []memory.Type   `json:"types,omitempty"`
+	Statuses           []memory.Status `json:"statuses,omitempty"`
+	Scope              memory.Scope    `json:"scope"`
+	Category           string          `json:"category,omitempty"`
+	Entity             string          `json:"entity,omitempty"`
+	AsOf               *time.Time      `json:"as_of,omitempty"`
+	KnownAt            *time.Time      `json:"known_at,omitempty"`
+	MinConfidence      float64         `json:"min_confidence,omitempty"`
+	IncludeSensitive   bool            `json:"include_sensitive,omitempty"`
+	IncludeInvalidated bool            `json:"include_invalidated,omitempty"`
+	Explain            bool            `json:"explain,omitempty"`
+	// Route forces a route: skip, simple, multi_hop or exploratory.
+	Route string `json:"route,omitempty"`
+	// Signals restricts the candidate generators: lexical, dense, graph.
+	Signals []string `json:"signals,omitempty"`
+	// MMR is the diversity lambda (0 disables; exploratory defaults to 0.7).
+	MMR *float64 `json:"mmr,omitempty"`
+	// RecencyHalfLife, e.g. "720h", enables recency weighting.
+	RecencyHalfLife string  `json:"recency_half_life,omitempty"`
+	RecencyWeight   float64 `json:"recency_weight,omitempty"`
+}
+
+// SearchHit is one result: the record, its fused score, its citation and,
+// on request, each signal's rank and score.
+type SearchHit struct {
+	Record   memory.Record                   `json:"record"`
+	Score    float64                         `json:"score"`
+	Citation string                          `json:"citation"`
+	Explain  map[string]retrieve.SignalScore `json:"explain,omitempty"`
+}
+
+// SearchResponse is the answer to a search.
+type SearchResponse struct {
+	Route    string      `json:"route"`
+	Signals  []string    `json:"signals"`
+	Results  []SearchHit `json:"results"`
+	Degraded []string    `json:"degraded,omitempty"`
+}
+
+// MaxK bounds k.
+const MaxK = 100
+
+// Search runs a hybrid search as p. Filters are applied before ranking;
+// records p may not read are never candidates.
+func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequest) (SearchResponse, error) {
+	if s.index == nil {
+		return SearchResponse{}, fault.New(fault.Unavailable, "search index is not available")
+	}
+	if len(req.Query) > 4096 {
+		return SearchResponse{}, fault.Field("query", "at most 4096 bytes")
+	}
+	if req.K < 0 || req.K > MaxK {
+		return SearchResponse{}, fault.Field("k", "must be between 1 and 100")
+	}
+	for _, t := range req.Types {
+		if !slices.Contains(memory.Types, t) {
+			return SearchResponse{}, fault.Field("types", "must be record types")
+		}
+	}
+	for _, st := range req.Statuses {
+		if !slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Superseded, memory.Archived, memory.Quarantined}, st) {
+			return SearchResponse{}, fault.Field("statuses", "must be among active, provisional, superseded, archived, quarantined")
+		}
+	}
+	switch req.Route {
+	case "", retrieve.RouteSkip, retrieve.RouteSimple, retrieve.RouteMultiHop, retrieve.RouteExploratory:
+	default:
+		return SearchResponse{}, fault.Field("route", "must be skip, simple, multi_hop or exploratory")
+	}
+	for _, sig := range req.Signals {
+		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph {
+			return SearchResponse{}, fault.Field("signals", "must be among lexical, dense, graph")
+		}
+	}
+	if req.MinConfidence < 0 || req.MinConfidence > 1 {
+		return SearchResponse{}, fault.Field("min_confidence", "must be between 0 and 1")
+	}
+	var halfLife time.Duration
+	if req.RecencyHalfLife != "" {
+		d, err := time.ParseDuration(req.RecencyHalfLife)
+		if err != nil || d <= 0 {
+			return SearchResponse{}, fault.Field("recency_half_life", "must be a positive duration like 720h")
+		}
+		halfLife = d
+	}
+	if req.RecencyWeight < 0 || req.RecencyWeight > 10 {
+		return SearchResponse{}, fault.Field("recency_weight", "must be between 0 and 10")
+	}
+	if req.MMR != nil && (*req.MMR < 0 || *req.MMR > 1) {
+		return SearchResponse{}, fault.Field("mmr", "must be between 0 and 1")
+	}
+	af := accessFilter(p, req.IncludeSensitive)
+	f := retrieve.Filter{
+		Workspace: p.Workspace, Types: req.Types, Statuses: req.Statuses, Scope: req.Scope, Category: req.Category,
+		Entity: req.Entity, Access: af.Levels, OwnAgent: af.OwnAgent, AsOf: memory.CanonPtr(req.AsOf),
+		IncludeInvalidated: req.IncludeInvalidated, MinConfidence: req.MinConfidence,
+	}
+	if len(f.Statuses) == 0 && req.AsOf != nil {
+		f.Statuses = []memory.Status{memory.Active, memory.Superseded}
+	}
+	q := retrieve.Query{Text: req.Query, K: req.K, Route: req.Route, Filter: f, Signals: req.Signals,
+		RecencyHalfLife: halfLife, RecencyWeight: req.RecencyWeight, Now: s.now()}
+	if q.K == 0 {
+		q.K = 10
+	}
+	route := q.Route
+	if route == "" {
+		route = retrieve.Route(req.Query)
+	}
+	switch {
+	case req.MMR != nil:
+		q.MMR = *req.MMR
+	case route == retrieve.RouteExploratory:
+		q.MMR = 0.7
+	}
+	if req.KnownAt != nil {
+		return s.searchKnownAt(ctx, p, req, q)
+	}
+	res, err := s.index.Search(ctx, q)
+	if err != nil {
+		return SearchResponse{}, storeErr(err, "search")
+	}
+	out := SearchResponse{Route: res.Route, Signals: res.Signals, Degraded: res.Degraded, Results: make([]SearchHit, 0, len(res.Hits))}
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		r, err := s.store.GetRecord(ctx, p.Workspace, h.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return SearchResponse{}, storeErr(err, "record")
+		}
+		if !canRead(p, r, req.IncludeSensitive) || r.Status == memory.Forgotten {
+			continue // changed between index and read
+		}
+		hit := SearchHit{Record: r, Score: h.Score, Citation: r.Citation()}
+		if req.Explain {
+			hit.Explain = h.Signals
+		}
+		out.Results = append(out.Results, hit)
+		ids = append(ids, r.ID)
+	}
+	s.noteRetrieved(p.Workspace, ids)
+	return out, nil
+}
+
+// searchKnownAt answers a transaction-time query. The in-memory indexes
+// hold only current heads, so the versions current at known_at are read
+// from the store (bounded) and ranked lexically on the fly.
+func (s *Service) searchKnownAt(ctx context.Context, p memory.Principal, req SearchRequest, q retrieve.Query) (SearchResponse, error) {
+	lr := store.RecordQuery{Types: req.Types, Statuses: q.Filter.Statuses, Category: req.Category, Scope: req.Scope, Entity: req.Entity,
+		Access: accessFilter(p, req.IncludeSensitive), AsOf: q.Filter.AsOf, KnownAt: memory.CanonPtr(req.KnownAt),
+		IncludeInvalidated: req.IncludeInvalidated, MinConfidence: req.MinConfidence, Limit: store.MaxLimit}
+	var versions []memory.Record
+	for len(versions) < 4*store.MaxLimit {
+		page, err := s.store.ListRecords(ctx, p.Workspace, lr)
+		if err != nil {
+			return SearchResponse{}, storeErr(err, "records")
+		}
+		versions = append(versions, page...)
+		if len(page) < store.MaxLimit {
+			break
+		}
+		lr.Before = page[len(page)-1].ID
+	}
+	ix := lexical.New(lexical.DefaultOptions())
+	for i, r := range versions {
+		ix.Add(uint32(i), r.Content)
+	}
+	out := SearchResponse{Route: retrieve.RouteSimple, Signals: []string{retrieve.SignalLexical}, Results: []SearchHit{},
+		Degraded: []string{"known_at: ranked lexically over the versions current at that time"}}
+	for rank, h := range ix.Search(req.Query, q.K, nil) {
+		r := versions[h.Key]
+		hit := SearchHit{Record: r, Score: 1 / (60 + float64(rank+1)), Citation: r.Citation()}
+		if req.Explain {
+			hit.Explain = map[string]retrieve.SignalScore{retrieve.SignalLexical: {Rank: rank + 1, Score: float64(h.Score)}}
+		}
+		out.Results = append(out.Results, hit)
+	}
+	return out, nil
+}
+
+// noteRetrieved queues usage bookkeeping; it never blocks a read. When
+// the queue is full the touch is dropped: counters are advisory.
+func (s *Service) noteRetrieved(ws string, ids []string) {
+	if len(ids) == 0 || s.touches == nil {
+		return
+	}
+	select {
+	case s.touches <- touch{ws: ws, ids: ids}:
+	default:
+	}
+}
+
+type touch struct {
+	ws  string
+	ids []string
+}
+
+// RunUsage applies queued usage updates in batches until ctx ends, then
+// drains what is queued.
+func (s *Service) RunUsage(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	pending := map[string]map[string]bool{}
+	flush := func(ctx context.Context) {
+		for ws, set := range pending {
+			ids := make([]string, 0, len(set))
+			for id := range set {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			err := s.store.Tx(ctx, func(tx store.Tx) error { return tx.TouchRecords(ctx, ws, ids, s.clock()) })
+			if err != nil {
+				s.log.Warn("usage counters not updated", "err", err, "records", len(ids))
+			}
+		}
+		clear(pending)
+	}
+	for {
+		select {
+		case tc := <-s.touches:
+			if pending[tc.ws] == nil {
+				pending[tc.ws] = map[string]bool{}
+			}
+			for _, id := range tc.ids {
+				pending[tc.ws][id] = true
+			}
+		case <-t.C:
+			flush(ctx)
+		case <-ctx.Done():
+			for {
+				select {
+				case tc := <-s.touches:
+					for _, id := range tc.ids {
+						if pending[tc.ws] == nil {
+							pending[tc.ws] = map[string]bool{}
+						}
+						pending[tc.ws][id] = true
+					}
+				default:
+					flush(context.Background())
+					return
+				}
+			}
+		}
+	}
+}
+
+// publish tells the index about committed changes.
+func (s *Service) publish(ws string, recs ...memory.Record) {
+	if s.index == nil {
+		return
+	}
+	for _, r := range recs {
+		s.index.Upsert(ws, r)
+	}
+	if s.embedWake != nil {
+		select {
+		case s.embedWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// IndexStats reports the search indexes and embedding progress.
+type IndexStats struct {
+	retrieve.Stats
+	Embedded int `json:"embedded"`
+	Total    int `json:"total"`
+}
+
+// IndexStatus reports index sizes and how many records have a current
+// vector of the configured model.
+func (s *Service) IndexStatus(ctx context.Context) (IndexStats, error) {
+	if s.index == nil {
+		return IndexStats{}, fault.New(fault.Unavailable, "search index is not available")
+	}
+	st := IndexStats{Stats: s.index.Stats()}
+	if emb := s.index.Embedder(); emb != nil {
+		have, total, err := s.store.CountVectors(ctx, emb.Model())
+		if err != nil {
+			return st, storeErr(err, "vectors")
+		}
+		st.Embedded, st.Total = have, total
+	}
+	return st, nil
+}

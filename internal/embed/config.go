@@ -1,0 +1,50 @@
+package embed
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of embedder accepted by Config.Kind.
+const (
+	KindNone   = "none"
+	KindLocal  = "local"
+	KindOpenAI = "openai"
+)
+
+// Config selects and configures an embedder.
+type Config struct {
+	// Kind is "none" (or empty), "local" or "openai".
+	Kind string
+	// Path is the word-vector file of the local embedder (word2vec text
+	// format, plain or gzip).
+	Path string
+	// OpenAI configures the "openai" kind.
+	OpenAI OpenAIConfig
+}
+
+// New builds the embedder cfg describes. For kind "none" it returns
+// (nil, nil): a nil Embedder means lexical and graph retrieval only.
+func New(cfg Config) (Embedder, error) {
+	switch cfg.Kind {
+	case "", KindNone:
+		return nil, nil
+	case KindLocal:
+		if cfg.Path == "" {
+			return nil, errors.New(`embed: embedder kind "local" needs Path, the word-vector file`)
+		}
+		s, err := LoadWordVectors(cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case KindOpenAI:
+		o, err := NewOpenAI(cfg.OpenAI)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
+	default:
+		return nil, fmt.Errorf("embed: unknown embedder kind %q, want none, local or openai", cfg.Kind)
+	}
+}

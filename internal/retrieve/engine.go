@@ -1,0 +1,372 @@
+// Package retrieve is memgate's read path (SPEC §5): in-memory lexical and
+// vector indexes over every record head, kept current by the service's
+// change notifications, and a search that routes the query, runs the
+// candidate generators in parallel, filters before ranking, fuses by
+// reciprocal rank and explains every result.
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/internal/embed"
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/vector"
+)
+
+// VectorMode selects the vector index.
+type VectorMode string
+
+const (
+	VectorAuto   VectorMode = "auto" // exact below AutoThreshold vectors, HNSW above
+	VectorExact  VectorMode = "exact"
+	VectorApprox VectorMode = "hnsw"
+)
+
+// Options configure an Engine.
+type Options struct {
+	Embedder embed.Embedder // nil: lexical (+ graph) only
+	Vectors  VectorMode
+	// AutoThreshold is the vector count above which auto mode builds HNSW.
+	AutoThreshold int
+	HNSW          vector.HNSWConfig
+	Logger        *slog.Logger
+}
+
+// vectorIndex is what the engine needs of vector.Exact and vector.HNSW.
+type vectorIndex interface {
+	Add(key uint32, v []float32)
+	Remove(key uint32)
+	Len() int
+	Vector(key uint32) ([]float32, bool)
+	Search(q []float32, k int, allow vector.Allow) []vector.Hit
+}
+
+// doc is the compact, filterable state of one record head.
+type doc struct {
+	ws, id      string
+	typ         memory.Type
+	status      memory.Status
+	access      memory.Access
+	agent       string
+	category    string
+	scope       memory.Scope
+	validFrom   int64 // unix micros, 0 = open
+	validUntil  int64
+	invalidated int64
+	confidence  float32
+	eventTime   int64 // valid_from, else ingested_at: for recency
+	sha         string
+	entities    []string
+	alive       bool
+}
+
+// Engine holds the indexes of every workspace. Keys are dense document
+// numbers; a record keeps its key for the life of the process.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.RWMutex
+	docs   []doc
+	keys   map[string]uint32 // ws + "\x00" + id
+	intern map[string]string
+	lex    *lexical.Index
+	vecs   vectorIndex
+	approx bool
+
+	graph GraphSignal
+
+	changeSeq int64 // change log position applied; guarded by mu
+}
+
+// GraphSignal is the slot for the graph candidate generator (personalised
+// PageRank over the memory graph), filled by the graph package. It returns
+// candidate record ids in rank order.
+type GraphSignal func(ctx context.Context, ws string, query string, limit int, allow func(id string) bool) ([]Scored, error)
+
+// Scored is a candidate from a signal.
+type Scored struct {
+	ID    string
+	Score float64
+}
+
+// New returns an empty engine; Load fills it from a store.
+func New(o Options) *Engine {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Vectors == "" {
+		o.Vectors = VectorAuto
+	}
+	if o.AutoThreshold == 0 {
+		o.AutoThreshold = 250_000
+	}
+	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{},
+		lex: lexical.New(lexical.DefaultOptions())}
+	return e
+}
+
+// SetGraph installs the graph signal.
+func (e *Engine) SetGraph(g GraphSignal) {
+	e.mu.Lock()
+	e.graph = g
+	e.mu.Unlock()
+}
+
+// Embedder returns the configured embedder (nil for none).
+func (e *Engine) Embedder() embed.Embedder { return e.opts.Embedder }
+
+// Load indexes every record head and every current vector of the
+// configured model. It is called once at start, before traffic.
+func (e *Engine) Load(ctx context.Context, st store.Reader) (LoadStats, error) {
+	start := time.Now()
+	var stats LoadStats
+	// Changes committed while we scan are replayed by CatchUp, so the
+	// position is taken first.
+	head, err := st.ChangeHead(ctx)
+	if err != nil {
+		return stats, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.changeSeq = head
+	err = st.ScanRecords(ctx, func(ws string, r memory.Record) error {
+		if r.Status == memory.Forgotten {
+			return nil
+		}
+		e.upsertLocked(ws, r)
+		stats.Records++
+		return nil
+	})
+	if err != nil {
+		return stats, err
+	}
+	stats.Lexical = time.Since(start)
+	if emb := e.opts.Embedder; emb != nil {
+		vstart := time.Now()
+		type kv struct {
+			key uint32
+			vec []float32
+		}
+		var pending []kv
+		err = st.ScanVectors(ctx, emb.Model(), func(ws, id string, vec []float32) error {
+			if len(vec) != emb.Dim() {
+				return nil // a vector of another dimension: re-embedded by the job
+			}
+			if key, ok := e.keys[ws+"\x00"+id]; ok {
+				pending = append(pending, kv{key, append([]float32(nil), vec...)})
+			}
+			return nil
+		})
+		if err != nil {
+			return stats, err
+		}
+		e.vecs, e.approx = e.newVectorIndex(len(pending))
+		for _, p := range pending {
+			e.vecs.Add(p.key, p.vec)
+		}
+		stats.Vectors = len(pending)
+		stats.VectorLoad = time.Since(vstart)
+	}
+	stats.Total = time.Since(start)
+	return stats, nil
+}
+
+// CatchUp applies the change log written since the last Load or CatchUp,
+// so records written by other processes (the CLI, other replicas) become
+// searchable. It returns how many changes it applied.
+func (e *Engine) CatchUp(ctx context.Context, st store.Reader) (int, error) {
+	e.mu.RLock()
+	from := e.changeSeq
+	e.mu.RUnlock()
+	n := 0
+	for {
+		chs, err := st.ListChanges(ctx, from, 1000)
+		if err != nil {
+			return n, err
+		}
+		for _, ch := range chs {
+			r, err := st.GetRecord(ctx, ch.Workspace, ch.RecordID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return n, err // retried from this change next time
+			}
+			e.mu.Lock()
+			if err == nil {
+				e.upsertLocked(ch.Workspace, r)
+			}
+			e.changeSeq = max(e.changeSeq, ch.Seq)
+			e.mu.Unlock()
+			n++
+		}
+		if len(chs) < 1000 {
+			return n, nil
+		}
+		from = chs[len(chs)-1].Seq
+	}
+}
+
+// Follow runs CatchUp every interval until ctx ends.
+func (e *Engine) Follow(ctx context.Context, st store.Reader, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := e.CatchUp(ctx, st); err != nil && ctx.Err() == nil {
+				e.log.Warn("index catch-up failed", "err", err)
+			}
+		}
+	}
+}
+
+// LoadStats reports what Load did.
+type LoadStats struct {
+	Records, Vectors           int
+	Lexical, VectorLoad, Total time.Duration
+}
+
+func (e *Engine) newVectorIndex(n int) (vectorIndex, bool) {
+	dim := e.opts.Embedder.Dim()
+	mode := e.opts.Vectors
+	if mode == VectorAuto {
+		mode = VectorExact
+		if n > e.opts.AutoThreshold {
+			mode = VectorApprox
+		}
+	}
+	if mode == VectorApprox {
+		return vector.NewHNSW(dim, e.opts.HNSW), true
+	}
+	return vector.NewExact(dim), false
+}
+
+func (e *Engine) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := e.intern[s]; ok {
+		return v
+	}
+	e.intern[s] = s
+	return s
+}
+
+func micros(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// Upsert indexes the current head of a record (or removes it when it is
+// forgotten). The service calls it after every committed change.
+func (e *Engine) Upsert(ws string, r memory.Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.upsertLocked(ws, r)
+}
+
+func (e *Engine) upsertLocked(ws string, r memory.Record) {
+	k := ws + "\x00" + r.ID
+	key, exists := e.keys[k]
+	if r.Status == memory.Forgotten {
+		if exists {
+			e.docs[key] = doc{}
+			e.lex.Remove(key)
+			if e.vecs != nil {
+				e.vecs.Remove(key)
+			}
+		}
+		return
+	}
+	if !exists {
+		key = uint32(len(e.docs))
+		e.docs = append(e.docs, doc{})
+		e.keys[k] = key
+	}
+	prev := e.docs[key]
+	ev := r.IngestedAt.UnixMicro()
+	if r.ValidFrom != nil {
+		ev = r.ValidFrom.UnixMicro()
+	}
+	sc := memory.Scope{UserID: e.str(r.Scope.UserID), AgentID: e.str(r.Scope.AgentID), AppID: e.str(r.Scope.AppID),
+		ProjectID: e.str(r.Scope.ProjectID), SessionID: e.str(r.Scope.SessionID)}
+	e.docs[key] = doc{
+		ws: e.str(ws), id: r.ID, typ: r.Type, status: r.Status, access: r.Access, agent: e.str(r.Source.Agent),
+		category: e.str(r.Category), scope: sc, validFrom: micros(r.ValidFrom), validUntil: micros(r.ValidUntil),
+		invalidated: micros(r.InvalidatedAt), confidence: float32(r.Source.Confidence), eventTime: ev,
+		sha: r.ContentSHA256, entities: r.Entities, alive: true,
+	}
+	if !prev.alive || prev.sha != r.ContentSHA256 {
+		e.lex.Add(key, r.Content)
+		if prev.alive && e.vecs != nil {
+			e.vecs.Remove(key) // stale: the embedding job computes the new one
+		}
+	}
+}
+
+// SetVector installs a record's vector if the record still has the content
+// the vector was computed from.
+func (e *Engine) SetVector(ws, id, sha string, vec []float32) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key, ok := e.keys[ws+"\x00"+id]
+	if !ok || !e.docs[key].alive || e.docs[key].sha != sha {
+		return
+	}
+	if e.vecs == nil {
+		if e.opts.Embedder == nil || len(vec) != e.opts.Embedder.Dim() {
+			return
+		}
+		e.vecs, e.approx = e.newVectorIndex(0)
+	}
+	e.vecs.Add(key, vec)
+}
+
+// Stats describes the indexes.
+type Stats struct {
+	Docs        int    `json:"docs"`
+	Vectors     int    `json:"vectors"`
+	VectorIndex string `json:"vector_index"`
+	Model       string `json:"model,omitempty"`
+}
+
+// Stats reports index sizes.
+func (e *Engine) Stats() Stats {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	st := Stats{Docs: e.lex.Len(), VectorIndex: "none"}
+	if e.opts.Embedder != nil {
+		st.Model = e.opts.Embedder.Model()
+		st.VectorIndex = "exact"
+		if e.approx {
+			st.VectorIndex = "hnsw"
+		}
+	}
+	if e.vecs != nil {
+		st.Vectors = e.vecs.Len()
+	}
+	return st
+}
+
+// Candidates returns the ids of up to k records matching f, ranked
+// lexically against text. The write path uses it to find near-duplicates
+// and contradictions without waiting for an embedder.
+func (e *Engine) Candidates(f Filter, text string, k int) []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	hits := e.lex.Search(text, k, lexical.Allow(e.allow(f)))
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = e.docs[h.Key].id
+	}
+	return ids
+}

@@ -1,0 +1,388 @@
+package retrieve
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/vector"
+)
+
+// Routes (SPEC §5 step 1).
+const (
+	RouteSkip        = "skip"
+	RouteSimple      = "simple"
+	RouteMultiHop    = "multi_hop"
+	RouteExploratory = "exploratory"
+)
+
+// Signals.
+const (
+	SignalLexical = "lexical"
+	SignalDense   = "dense"
+	SignalGraph   = "graph"
+)
+
+// Filter is what a query may see. The service builds it from the
+// principal and the request; the engine applies it before ranking.
+type Filter struct {
+	Workspace string
+	Types     []memory.Type
+	Statuses  []memory.Status // empty: active
+	Scope     memory.Scope
+	Category  string
+	Entity    string
+	// Access levels visible, plus "agent" records of OwnAgent.
+	Access   []memory.Access
+	OwnAgent string
+	// AsOf keeps records valid in the world at that time.
+	AsOf               *time.Time
+	IncludeInvalidated bool
+	MinConfidence      float64
+}
+
+// Query is one search.
+type Query struct {
+	Text   string
+	K      int    // results wanted; default 10
+	Route  string // "" routes automatically
+	Filter Filter
+	// Signals to use; nil means all available.
+	Signals []string
+	// RRFK is the reciprocal-rank constant (default 60).
+	RRFK float64
+	// Weights per signal for weighted RRF (default 1 each).
+	Weights map[string]float64
+	// MMR, when > 0, re-ranks the fused list for diversity with this
+	// lambda (relevance weight, e.g. 0.7).
+	MMR float64
+	// RecencyHalfLife, when > 0, boosts recent records: the fused score is
+	// multiplied by 1 + RecencyWeight·2^(−age/half-life).
+	RecencyHalfLife time.Duration
+	RecencyWeight   float64
+	// Pool is the candidate count per signal (default by route).
+	Pool int
+	Now  time.Time
+}
+
+// SignalScore is one signal's view of a result.
+type SignalScore struct {
+	Rank  int     `json:"rank"`
+	Score float64 `json:"score"`
+}
+
+// Hit is one fused result.
+type Hit struct {
+	Workspace string                 `json:"-"`
+	ID        string                 `json:"id"`
+	Score     float64                `json:"score"`
+	Signals   map[string]SignalScore `json:"signals"`
+}
+
+// Result is the engine's answer.
+type Result struct {
+	Route    string   `json:"route"`
+	Hits     []Hit    `json:"hits"`
+	Signals  []string `json:"signals"`
+	Degraded []string `json:"degraded,omitempty"`
+}
+
+var (
+	skipRe        = regexp.MustCompile(`(?i)^\s*(hi|hello|hey|yo|thanks|thank you|thx|ok|okay|k|cool|great|nice|sure|yes|no|yep|nope|bye|goodbye|good (morning|night|evening)|lol|haha)[\s!.?]*$`)
+	exploratoryRe = regexp.MustCompile(`(?i)\b(everything|all (about|you know)|summari[sz]e|overview|what do you know|tell me about|list all|history of)\b`)
+)
+
+// Route classifies a query (SPEC §5 step 1).
+func Route(text string) string {
+	t := strings.TrimSpace(text)
+	if t == "" || skipRe.MatchString(t) {
+		return RouteSkip
+	}
+	if exploratoryRe.MatchString(t) {
+		return RouteExploratory
+	}
+	// Entity-rich: two or more capitalised words not at the start, or
+	// an explicit relation between named things.
+	caps := 0
+	for i, w := range strings.Fields(t) {
+		r := []rune(strings.Trim(w, `"'()[],.?!:;`))
+		if len(r) > 1 && unicode.IsUpper(r[0]) && i > 0 {
+			caps++
+		}
+	}
+	if caps >= 2 {
+		return RouteMultiHop
+	}
+	return RouteSimple
+}
+
+// allow compiles f into a predicate over document keys. Callers hold e.mu.
+func (e *Engine) allow(f Filter) func(key uint32) bool {
+	statuses := f.Statuses
+	if len(statuses) == 0 {
+		statuses = []memory.Status{memory.Active}
+	}
+	var asOf int64
+	if f.AsOf != nil {
+		asOf = f.AsOf.UnixMicro()
+	}
+	minConf := float32(f.MinConfidence)
+	return func(key uint32) bool {
+		if int(key) >= len(e.docs) {
+			return false
+		}
+		d := &e.docs[key]
+		if !d.alive || d.ws != f.Workspace {
+			return false
+		}
+		if !slices.Contains(statuses, d.status) {
+			return false
+		}
+		if !slices.Contains(f.Access, d.access) && !(d.access == memory.AgentOnly && f.OwnAgent != "" && d.agent == f.OwnAgent) {
+			return false
+		}
+		if len(f.Types) > 0 && !slices.Contains(f.Types, d.typ) {
+			return false
+		}
+		sc := f.Scope
+		if sc.UserID != "" && sc.UserID != d.scope.UserID || sc.AgentID != "" && sc.AgentID != d.scope.AgentID ||
+			sc.AppID != "" && sc.AppID != d.scope.AppID || sc.ProjectID != "" && sc.ProjectID != d.scope.ProjectID ||
+			sc.SessionID != "" && sc.SessionID != d.scope.SessionID {
+			return false
+		}
+		if f.Category != "" && f.Category != d.category {
+			return false
+		}
+		if f.Entity != "" && !slices.Contains(d.entities, f.Entity) {
+			return false
+		}
+		if !f.IncludeInvalidated && d.invalidated != 0 {
+			return false
+		}
+		if asOf != 0 && (d.validFrom != 0 && d.validFrom > asOf || d.validUntil != 0 && d.validUntil <= asOf) {
+			return false
+		}
+		return d.confidence >= minConf
+	}
+}
+
+// Search runs a query against the indexes.
+func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
+	if q.K <= 0 {
+		q.K = 10
+	}
+	if q.RRFK <= 0 {
+		q.RRFK = 60
+	}
+	res := Result{Route: q.Route}
+	if res.Route == "" {
+		res.Route = Route(q.Text)
+	}
+	if res.Route == RouteSkip {
+		res.Hits = []Hit{}
+		return res, nil
+	}
+	pool := q.Pool
+	if pool <= 0 {
+		pool = max(50, 5*q.K)
+		if res.Route == RouteExploratory {
+			pool = max(200, 10*q.K)
+		}
+	}
+	want := func(s string) bool { return len(q.Signals) == 0 || slices.Contains(q.Signals, s) }
+
+	// The query embedding is computed before taking the read lock: a slow
+	// embedder must not hold up writers.
+	var qvec []float32
+	emb := e.opts.Embedder
+	if want(SignalDense) && emb != nil {
+		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		vs, err := emb.Embed(ectx, []string{q.Text})
+		cancel()
+		if err != nil || len(vs) != 1 {
+			res.Degraded = append(res.Degraded, "dense: embedder unavailable, lexical and graph only")
+		} else {
+			qvec = vs[0]
+		}
+	}
+
+	e.mu.RLock()
+	allow := e.allow(q.Filter)
+	lists := map[string][]uint32{}
+	scores := map[string]map[uint32]float64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	add := func(sig string, keys []uint32, sc []float64) {
+		mu.Lock()
+		lists[sig] = keys
+		m := make(map[uint32]float64, len(keys))
+		for i, k := range keys {
+			m[k] = sc[i]
+		}
+		scores[sig] = m
+		mu.Unlock()
+	}
+	if want(SignalLexical) {
+		res.Signals = append(res.Signals, SignalLexical)
+		wg.Go(func() {
+			hits := e.lex.Search(q.Text, pool, lexical.Allow(allow))
+			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
+			for i, h := range hits {
+				keys[i], sc[i] = h.Key, float64(h.Score)
+			}
+			add(SignalLexical, keys, sc)
+		})
+	}
+	if qvec != nil && e.vecs != nil {
+		res.Signals = append(res.Signals, SignalDense)
+		wg.Go(func() {
+			hits := e.vecs.Search(qvec, pool, vector.Allow(allow))
+			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
+			for i, h := range hits {
+				keys[i], sc[i] = h.Key, float64(h.Score)
+			}
+			add(SignalDense, keys, sc)
+		})
+	}
+	graph := e.graph
+	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
+		res.Signals = append(res.Signals, SignalGraph)
+		ws := q.Filter.Workspace
+		wg.Go(func() {
+			cands, err := graph(ctx, ws, q.Text, pool, func(id string) bool {
+				k, ok := e.keys[ws+"\x00"+id]
+				return ok && allow(k)
+			})
+			if err != nil {
+				mu.Lock()
+				res.Degraded = append(res.Degraded, "graph: unavailable")
+				mu.Unlock()
+				return
+			}
+			var keys []uint32
+			var sc []float64
+			for _, c := range cands {
+				if k, ok := e.keys[ws+"\x00"+c.ID]; ok {
+					keys, sc = append(keys, k), append(sc, c.Score)
+				}
+			}
+			add(SignalGraph, keys, sc)
+		})
+	}
+	wg.Wait()
+
+	// Reciprocal-rank fusion (SPEC §5 step 3).
+	fused := map[uint32]float64{}
+	for sig, keys := range lists {
+		w := 1.0
+		if q.Weights != nil {
+			if v, ok := q.Weights[sig]; ok {
+				w = v
+			}
+		}
+		for i, k := range keys {
+			fused[k] += w / (q.RRFK + float64(i+1))
+		}
+	}
+	if q.RecencyHalfLife > 0 && q.RecencyWeight > 0 {
+		now := q.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		for k, s := range fused {
+			age := now.Sub(time.UnixMicro(e.docs[k].eventTime))
+			if age < 0 {
+				age = 0
+			}
+			fused[k] = s * (1 + q.RecencyWeight*math.Exp2(-float64(age)/float64(q.RecencyHalfLife)))
+		}
+	}
+	order := make([]uint32, 0, len(fused))
+	for k := range fused {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if fused[a] != fused[b] {
+			return fused[a] > fused[b]
+		}
+		return e.docs[a].id < e.docs[b].id // deterministic on every backend
+	})
+	if q.MMR > 0 && len(order) > q.K {
+		order = e.mmr(order, fused, q.K, q.MMR)
+	}
+	if len(order) > q.K {
+		order = order[:q.K]
+	}
+	res.Hits = make([]Hit, len(order))
+	for i, k := range order {
+		h := Hit{Workspace: e.docs[k].ws, ID: e.docs[k].id, Score: fused[k], Signals: map[string]SignalScore{}}
+		for sig, keys := range lists {
+			if r := slices.Index(keys, k); r >= 0 {
+				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
+			}
+		}
+		res.Hits[i] = h
+	}
+	e.mu.RUnlock()
+	return res, nil
+}
+
+// mmr re-ranks by maximal marginal relevance: each pick maximises
+// λ·relevance − (1−λ)·max similarity to those already picked. Similarity
+// is vector cosine when both have vectors, else entity overlap.
+func (e *Engine) mmr(order []uint32, rel map[uint32]float64, k int, lambda float64) []uint32 {
+	n := min(len(order), 4*k)
+	cand := slices.Clone(order[:n])
+	top := rel[cand[0]]
+	picked := make([]uint32, 0, k)
+	for len(picked) < k && len(cand) > 0 {
+		best, bestScore := 0, math.Inf(-1)
+		for i, c := range cand {
+			maxSim := 0.0
+			for _, p := range picked {
+				maxSim = max(maxSim, e.similarity(c, p))
+			}
+			s := lambda*rel[c]/top - (1-lambda)*maxSim
+			if s > bestScore {
+				best, bestScore = i, s
+			}
+		}
+		picked = append(picked, cand[best])
+		cand = slices.Delete(cand, best, best+1)
+	}
+	return append(picked, order[n:]...)
+}
+
+func (e *Engine) similarity(a, b uint32) float64 {
+	if e.vecs != nil {
+		va, ok1 := e.vecs.Vector(a)
+		vb, ok2 := e.vecs.Vector(b)
+		if ok1 && ok2 {
+			var dot float32
+			for i := range va {
+				dot += va[i] * vb[i]
+			}
+			return float64(dot)
+		}
+	}
+	ea, eb := e.docs[a].entities, e.docs[b].entities
+	if len(ea) == 0 || len(eb) == 0 {
+		return 0
+	}
+	shared := 0
+	for _, x := range ea {
+		if slices.Contains(eb, x) {
+			shared++
+		}
+	}
+	return float64(shared) / float64(len(ea)+len(eb)-shared)
+}

@@ -1,0 +1,39 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/memgate/memgate/internal/store"
+)
+
+func (t *tx) logChange(ctx context.Context, ws, id string) error {
+	_, err := t.db.ExecContext(ctx, "INSERT INTO record_changes (workspace_id, record_id) VALUES (?, ?)", ws, id)
+	return mapErr("sqlite: change log", err)
+}
+
+func (c *conn) ListChanges(ctx context.Context, after int64, limit int) ([]store.Change, error) {
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	rows, err := c.db.QueryContext(ctx, "SELECT seq, workspace_id, record_id FROM record_changes WHERE seq > ? ORDER BY seq LIMIT ?", after, limit)
+	if err != nil {
+		return nil, mapErr("sqlite: changes", err)
+	}
+	defer rows.Close()
+	var out []store.Change
+	for rows.Next() {
+		var ch store.Change
+		if err := rows.Scan(&ch.Seq, &ch.Workspace, &ch.RecordID); err != nil {
+			return nil, mapErr("sqlite: changes", err)
+		}
+		out = append(out, ch)
+	}
+	return out, mapErr("sqlite: changes", rows.Err())
+}
+
+func (c *conn) ChangeHead(ctx context.Context) (int64, error) {
+	var seq sql.NullInt64
+	err := c.db.QueryRowContext(ctx, "SELECT max(seq) FROM record_changes").Scan(&seq)
+	return seq.Int64, mapErr("sqlite: change head", err)
+}

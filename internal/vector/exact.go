@@ -1,0 +1,135 @@
+package vector
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Exact is a brute-force index: every search scores every allowed vector.
+// Vectors live in one contiguous []float32 (slot-major); a key→slot map
+// locates them and Remove swap-deletes the last slot into the hole, so the
+// storage never has gaps. Results do not depend on slot order: ranking is a
+// total order on (score, key).
+type Exact struct {
+	mu   sync.RWMutex
+	dim  int
+	data []float32        // len(keys)*dim values, slot i at data[i*dim:(i+1)*dim]
+	keys []uint32         // slot → key
+	slot map[uint32]int32 // key → slot
+}
+
+// NewExact returns an empty exact index for vectors of dimension dim.
+func NewExact(dim int) *Exact {
+	if dim <= 0 || dim > maxDim {
+		panic(fmt.Sprintf("vector: invalid dimension %d", dim))
+	}
+	return &Exact{dim: dim, slot: make(map[uint32]int32)}
+}
+
+// Dim returns the vector dimension.
+func (x *Exact) Dim() int { return x.dim }
+
+// Len returns the number of vectors held.
+func (x *Exact) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.keys)
+}
+
+// Add stores a copy of v under key, replacing any vector already stored
+// under that key.
+func (x *Exact) Add(key uint32, v []float32) {
+	checkDim(x.dim, v)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if s, ok := x.slot[key]; ok {
+		copy(x.data[int(s)*x.dim:], v)
+		return
+	}
+	x.slot[key] = int32(len(x.keys))
+	x.keys = append(x.keys, key)
+	x.data = append(x.data, v...)
+}
+
+// Remove deletes the vector stored under key, if any.
+func (x *Exact) Remove(key uint32) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s, ok := x.slot[key]
+	if !ok {
+		return
+	}
+	delete(x.slot, key)
+	last := int32(len(x.keys) - 1)
+	if s != last {
+		moved := x.keys[last]
+		x.keys[s] = moved
+		copy(x.data[int(s)*x.dim:int(s+1)*x.dim], x.data[int(last)*x.dim:])
+		x.slot[moved] = s
+	}
+	x.keys = x.keys[:last]
+	x.data = x.data[:int(last)*x.dim]
+}
+
+// Vector returns a copy of the vector stored under key.
+func (x *Exact) Vector(key uint32) ([]float32, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s, ok := x.slot[key]
+	if !ok {
+		return nil, false
+	}
+	out := make([]float32, x.dim)
+	copy(out, x.data[int(s)*x.dim:])
+	return out, true
+}
+
+// Search returns the k vectors with the highest inner product with q among
+// those allow accepts (all when allow is nil), best first; ties are broken
+// by the smaller key. allow is consulted before a vector is scored.
+func (x *Exact) Search(q []float32, k int, allow Allow) []Hit {
+	checkDim(x.dim, q)
+	if k <= 0 {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return scanTopK(q, k, x.dim, x.data, x.keys, allow)
+}
+
+// scanTopK scores every allowed slot of a slot-major matrix and keeps the
+// best k in a bounded min-heap.
+func scanTopK(q []float32, k, dim int, data []float32, keys []uint32, allow Allow) []Hit {
+	if k > len(keys) {
+		k = len(keys)
+	}
+	if k == 0 {
+		return nil
+	}
+	t := newTopK(k)
+	q = q[:dim]
+	for s, key := range keys {
+		if allow != nil && !allow(key) {
+			continue
+		}
+		off := s * dim
+		score := dot(q, data[off:off+dim:off+dim])
+		if len(t.h) == k {
+			w := t.h[0]
+			if score < w.Score || (score == w.Score && key > w.Key) || score != score {
+				continue
+			}
+		}
+		t.push(Hit{Key: key, Score: score})
+	}
+	return t.sorted()
+}
+
+// maxDim bounds the dimension accepted by constructors and snapshot readers.
+const maxDim = 1 << 16
+
+func checkDim(dim int, v []float32) {
+	if len(v) != dim {
+		panic(fmt.Sprintf("vector: got a %d-dimensional vector, index dimension is %d", len(v), dim))
+	}
+}

@@ -1,0 +1,546 @@
+package vector
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+)
+
+// HNSWConfig configures an HNSW index. Zero fields take their defaults.
+type HNSWConfig struct {
+	// M is the number of links a node gets on each upper layer (layer 0
+	// allows 2*M). Default 16.
+	M int
+	// EfConstruction is the beam width used while inserting. Default 200.
+	EfConstruction int
+	// EfSearch is the search-time beam width (raised to k when k is
+	// larger). Default 64; see SetEfSearch.
+	EfSearch int
+	// Seed seeds the level generator, so the same inserts in the same order
+	// build the same graph.
+	Seed int64
+}
+
+const (
+	defaultM              = 16
+	defaultEfConstruction = 200
+	defaultEfSearch       = 64
+	maxM                  = 1024    // bound accepted by NewHNSW and ReadHNSW
+	maxEf                 = 1 << 20 // bound on any beam width
+	maxLevelCap           = 31      // top layer bound (levels are uint8)
+
+	chunkBits = 12 // nodes per storage chunk = 4096
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+
+	noNode = ^uint32(0)
+)
+
+// HNSW is a Hierarchical Navigable Small World graph index (Malkov &
+// Yashunin, 2016/2018) over inner-product similarity.
+//
+// Each node has a level drawn from an exponential distribution with
+// mL = 1/ln(M); search descends greedily through the upper layers and runs a
+// beam search of width ef on layer 0. Links are chosen with the paper's
+// neighbour-selection heuristic, are bidirectional, and a node whose list
+// overflows (M on upper layers, 2*M on layer 0) is pruned with the same
+// heuristic.
+//
+// Remove (and replacing a key through Add) leaves a tombstone: the node
+// keeps routing searches but is never returned. Deleted reports the number
+// of tombstones so the owner can rebuild once they are a large fraction.
+//
+// Storage is compact: vectors and layer-0 link lists live in fixed-stride
+// chunks of 4096 nodes ([count, id...] blocks of 2*M+1 uint32s); the rare
+// upper-layer lists share one flat []uint32. At 1M nodes of 100 dimensions
+// with M=16 this is about 0.4 GB of vectors plus 0.14 GB of graph.
+type HNSW struct {
+	mu sync.RWMutex
+
+	dim      int
+	m, m0    int
+	efC      int
+	efSearch int
+	seed     int64
+	mL       float64
+	pcg      *rand.PCG
+	rnd      *rand.Rand
+
+	n        int         // nodes, tombstones included; node ids are 0..n-1
+	vecs     [][]float32 // chunk c holds nodes c*chunkSize.. at stride dim
+	l0       [][]uint32  // chunk c holds layer-0 blocks at stride m0+1
+	upperOff []uint32    // node → offset of its level-1 block in upper (if level > 0)
+	upper    []uint32    // blocks of m+1 uint32s: count, then ids
+	levels   []uint8     // node → top level
+	keys     []uint32    // node → key
+	deleted  []bool      // node → tombstone
+	nDeleted int
+	ids      map[uint32]uint32 // key → live node
+	entry    uint32            // entry point (a node on the top layer), noNode if empty
+	maxLevel int
+
+	searchers sync.Pool // *searcher
+}
+
+// NewHNSW returns an empty HNSW index for vectors of dimension dim.
+func NewHNSW(dim int, cfg HNSWConfig) *HNSW {
+	if dim <= 0 || dim > maxDim {
+		panic(fmt.Sprintf("vector: invalid dimension %d", dim))
+	}
+	if cfg.M <= 0 {
+		cfg.M = defaultM
+	}
+	cfg.M = min(max(cfg.M, 2), maxM)
+	if cfg.EfConstruction <= 0 {
+		cfg.EfConstruction = defaultEfConstruction
+	}
+	cfg.EfConstruction = min(max(cfg.EfConstruction, cfg.M), maxEf)
+	if cfg.EfSearch <= 0 {
+		cfg.EfSearch = defaultEfSearch
+	}
+	cfg.EfSearch = min(cfg.EfSearch, maxEf)
+	pcg := rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)
+	return &HNSW{
+		dim:      dim,
+		m:        cfg.M,
+		m0:       2 * cfg.M,
+		efC:      cfg.EfConstruction,
+		efSearch: cfg.EfSearch,
+		seed:     cfg.Seed,
+		mL:       1 / math.Log(float64(cfg.M)),
+		pcg:      pcg,
+		rnd:      rand.New(pcg),
+		ids:      make(map[uint32]uint32),
+		entry:    noNode,
+	}
+}
+
+// Dim returns the vector dimension.
+func (h *HNSW) Dim() int { return h.dim }
+
+// Len returns the number of live (not deleted) vectors.
+func (h *HNSW) Len() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.n - h.nDeleted
+}
+
+// Deleted returns the number of tombstoned nodes still in the graph (from
+// Remove, and from Add replacing an existing key). They cost memory and
+// search time; rebuild the index when they exceed a chosen fraction of
+// Len()+Deleted().
+func (h *HNSW) Deleted() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.nDeleted
+}
+
+// SetEfSearch sets the search-time beam width (values below 1 are treated
+// as 1). A search for k results always uses at least k.
+func (h *HNSW) SetEfSearch(ef int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.efSearch = min(max(ef, 1), maxEf)
+}
+
+// Vector returns a copy of the vector stored under key.
+func (h *HNSW) Vector(key uint32) ([]float32, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	id, ok := h.ids[key]
+	if !ok {
+		return nil, false
+	}
+	return append([]float32(nil), h.vec(id)...), true
+}
+
+// Remove tombstones the vector stored under key, if any.
+func (h *HNSW) Remove(key uint32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if id, ok := h.ids[key]; ok {
+		delete(h.ids, key)
+		h.deleted[id] = true
+		h.nDeleted++
+	}
+}
+
+// Add inserts a copy of v under key. If key is present with a different
+// vector, the old node is tombstoned and a new one inserted; if the vector
+// is identical nothing changes.
+func (h *HNSW) Add(key uint32, v []float32) {
+	checkDim(h.dim, v)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.ids[key]; ok {
+		if equalVec(h.vec(old), v) {
+			return
+		}
+		h.deleted[old] = true
+		h.nDeleted++
+	}
+	h.insert(key, v)
+}
+
+func equalVec(a, b []float32) bool {
+	b = b[:len(a)]
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// vec returns node id's vector (shared storage; callers hold the lock).
+func (h *HNSW) vec(id uint32) []float32 {
+	c := h.vecs[id>>chunkBits]
+	off := int(id&chunkMask) * h.dim
+	return c[off : off+h.dim : off+h.dim]
+}
+
+// block returns node id's link block on a level: [count, id0, id1, ...]
+// with room for the level's maximum degree.
+func (h *HNSW) block(id uint32, level int) []uint32 {
+	if level == 0 {
+		c := h.l0[id>>chunkBits]
+		off := int(id&chunkMask) * (h.m0 + 1)
+		return c[off : off+h.m0+1 : off+h.m0+1]
+	}
+	off := int(h.upperOff[id]) + (level-1)*(h.m+1)
+	return h.upper[off : off+h.m+1 : off+h.m+1]
+}
+
+// neighbors returns node id's links on a level.
+func (h *HNSW) neighbors(id uint32, level int) []uint32 {
+	b := h.block(id, level)
+	return b[1 : 1+b[0]]
+}
+
+// randomLevel draws floor(-ln(U)·mL), U uniform in (0, 1].
+func (h *HNSW) randomLevel() int {
+	l := int(-math.Log(1-h.rnd.Float64()) * h.mL)
+	return min(l, maxLevelCap)
+}
+
+// appendNode stores a new node with empty link lists and returns its id.
+// Chunks grow geometrically up to their fixed size, so small indexes stay
+// small and full chunks carry no spare capacity.
+func (h *HNSW) appendNode(key uint32, level int, v []float32, del bool) uint32 {
+	id := uint32(h.n)
+	c := int(id >> chunkBits)
+	if c == len(h.vecs) {
+		h.vecs = append(h.vecs, nil)
+		h.l0 = append(h.l0, nil)
+	}
+	h.vecs[c] = growChunk(h.vecs[c], h.dim, chunkSize*h.dim)
+	copy(h.vecs[c][len(h.vecs[c])-h.dim:], v)
+	h.l0[c] = growChunk(h.l0[c], h.m0+1, chunkSize*(h.m0+1))
+	off := uint32(0)
+	if level > 0 {
+		off = uint32(len(h.upper))
+		h.upper = append(h.upper, make([]uint32, level*(h.m+1))...)
+	}
+	h.upperOff = append(h.upperOff, off)
+	h.levels = append(h.levels, uint8(level))
+	h.keys = append(h.keys, key)
+	h.deleted = append(h.deleted, del)
+	if del {
+		h.nDeleted++
+	}
+	h.n++
+	return id
+}
+
+// growChunk extends a chunk by n zeroed elements. Capacity grows by
+// doubling but never past limit, the size of a full chunk.
+func growChunk[T float32 | uint32](c []T, n, limit int) []T {
+	if len(c)+n > cap(c) {
+		grown := make([]T, len(c), min(max(2*cap(c), 16*n), limit))
+		copy(grown, c)
+		c = grown
+	}
+	c = c[:len(c)+n]
+	clear(c[len(c)-n:])
+	return c
+}
+
+// insert adds a node (Algorithm 1 of the paper). Caller holds the write lock.
+func (h *HNSW) insert(key uint32, v []float32) {
+	level := h.randomLevel()
+	id := h.appendNode(key, level, v, false)
+	h.ids[key] = id
+	if h.entry == noNode {
+		h.entry, h.maxLevel = id, level
+		return
+	}
+	q := h.vec(id)
+	cur := cand{h.entry, dot(q, h.vec(h.entry))}
+	for l := h.maxLevel; l > level; l-- {
+		cur = h.greedy(q, cur, l)
+	}
+	s := h.getSearcher()
+	defer h.searchers.Put(s)
+	s.eps = append(s.eps[:0], cur)
+	for l := min(level, h.maxLevel); l >= 0; l-- {
+		h.searchLayer(s, q, s.eps, h.efC, l)
+		s.eps = append(s.eps[:0], s.w...)
+		sortCandsDesc(s.eps)
+		// Tombstones route searches but do not receive new links, unless
+		// nothing else was found.
+		pool := s.eps
+		if h.nDeleted > 0 {
+			s.live = s.live[:0]
+			for _, c := range s.eps {
+				if !h.deleted[c.id] {
+					s.live = append(s.live, c)
+				}
+			}
+			if len(s.live) > 0 {
+				pool = s.live
+			}
+		}
+		s.sel = h.selectNeighbors(pool, h.m, s.sel[:0])
+		b := h.block(id, l)
+		b[0] = uint32(len(s.sel))
+		for i, c := range s.sel {
+			b[1+i] = c.id
+		}
+		for _, c := range s.sel {
+			h.link(s, c.id, id, c.score, l)
+		}
+	}
+	if level > h.maxLevel {
+		h.entry, h.maxLevel = id, level
+	}
+}
+
+// link adds the edge from → to on a level; score is their similarity. A
+// full list is re-selected with the heuristic over old links plus the new one.
+func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
+	b := h.block(from, level)
+	cnt := int(b[0])
+	if cnt < len(b)-1 {
+		b[1+cnt] = to
+		b[0]++
+		return
+	}
+	base := h.vec(from)
+	s.shrink = append(s.shrink[:0], cand{to, score})
+	for _, o := range b[1 : 1+cnt] {
+		s.shrink = append(s.shrink, cand{o, dot(base, h.vec(o))})
+	}
+	sortCandsDesc(s.shrink)
+	s.sel2 = h.selectNeighbors(s.shrink, len(b)-1, s.sel2[:0])
+	b[0] = uint32(len(s.sel2))
+	for i, c := range s.sel2 {
+		b[1+i] = c.id
+	}
+}
+
+// selectNeighbors is the paper's heuristic (Algorithm 4, without extending
+// candidates or keeping pruned connections): walking candidates best first,
+// keep one only if it is more similar to the base than to every neighbour
+// already kept. This favours links in diverse directions, which keeps
+// clusters connected to each other.
+func (h *HNSW) selectNeighbors(cands []cand, m int, out []cand) []cand {
+	for _, e := range cands {
+		if len(out) >= m {
+			break
+		}
+		ev := h.vec(e.id)
+		good := true
+		for _, r := range out {
+			if dot(ev, h.vec(r.id)) > e.score {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// greedy walks one layer to the local best node (beam width 1).
+func (h *HNSW) greedy(q []float32, cur cand, level int) cand {
+	for changed := true; changed; {
+		changed = false
+		for _, nb := range h.neighbors(cur.id, level) {
+			if sc := dot(q, h.vec(nb)); sc > cur.score {
+				cur = cand{nb, sc}
+				changed = true
+			}
+		}
+	}
+	return cur
+}
+
+// searchLayer is the beam search of the paper (Algorithm 2): on return s.w
+// holds (as a min-heap) the best ef nodes found on the level, tombstones and
+// filtered nodes included.
+func (h *HNSW) searchLayer(s *searcher, q []float32, eps []cand, ef, level int) {
+	s.nextEpoch(h.n)
+	marks, epoch := s.marks, s.epoch
+	s.c = s.c[:0]
+	s.w = s.w[:0]
+	for _, e := range eps {
+		if marks[e.id] == epoch {
+			continue
+		}
+		marks[e.id] = epoch
+		s.c.push(e)
+		s.w.push(e)
+		if len(s.w) > ef {
+			s.w.pop()
+		}
+	}
+	for len(s.c) > 0 {
+		c := s.c.pop()
+		if len(s.w) >= ef && c.score < s.w[0].score {
+			break
+		}
+		for _, nb := range h.neighbors(c.id, level) {
+			if marks[nb] == epoch {
+				continue
+			}
+			marks[nb] = epoch
+			sc := dot(q, h.vec(nb))
+			if len(s.w) < ef || sc > s.w[0].score {
+				s.c.push(cand{nb, sc})
+				s.w.push(cand{nb, sc})
+				if len(s.w) > ef {
+					s.w.pop()
+				}
+			}
+		}
+	}
+}
+
+// Search returns up to k live vectors that allow accepts (all when allow is
+// nil), best first by inner product with q, ties by smaller key.
+//
+// Deleted and filtered-out nodes are traversed but never returned. When the
+// beam holds fewer than k acceptable nodes, the search is repeated with a
+// wider beam (at least doubled, more when the fraction of acceptable nodes
+// seen predicts it), and when the beam would need to cover a large part of
+// the graph it falls back to an exact scan of the acceptable nodes. So a
+// selective filter still yields k results when k exist.
+func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
+	checkDim(h.dim, q)
+	if k <= 0 {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	live := h.n - h.nDeleted
+	if live == 0 {
+		return nil
+	}
+	k = min(k, live)
+	s := h.getSearcher()
+	defer h.searchers.Put(s)
+
+	cur := cand{h.entry, dot(q, h.vec(h.entry))}
+	for l := h.maxLevel; l > 0; l-- {
+		cur = h.greedy(q, cur, l)
+	}
+	filtered := allow != nil || h.nDeleted > 0
+	// Beyond this width a beam search costs about as much as a scan.
+	efCap := max(h.n/32, h.efSearch)
+	ef := max(h.efSearch, k)
+	for {
+		s.eps = append(s.eps[:0], cur)
+		h.searchLayer(s, q, s.eps, ef, 0)
+		t := newTopK(k)
+		if !filtered {
+			for _, c := range s.w {
+				t.push(Hit{Key: h.keys[c.id], Score: c.score})
+			}
+			return t.sorted()
+		}
+		ok := 0
+		for _, c := range s.w {
+			if h.deleted[c.id] {
+				continue
+			}
+			key := h.keys[c.id]
+			if allow != nil && !allow(key) {
+				continue
+			}
+			ok++
+			t.push(Hit{Key: key, Score: c.score})
+		}
+		if ok >= k || len(s.w) == h.n {
+			return t.sorted()
+		}
+		// Widen: at least double; if ok of len(s.w) nodes were acceptable,
+		// about k·len/ok are needed for k.
+		next := 2 * ef
+		if ok > 0 {
+			next = max(next, (5*k*len(s.w)/ok+3)/4)
+		} else {
+			next = 8 * ef
+		}
+		if ef >= efCap || len(s.w) < ef {
+			// Already wide, or the beam reached every node it could.
+			return h.scan(q, k, allow)
+		}
+		ef = min(next, efCap)
+	}
+}
+
+// scan is the exact fallback: it scores every live node allow accepts.
+func (h *HNSW) scan(q []float32, k int, allow Allow) []Hit {
+	t := newTopK(k)
+	for id := 0; id < h.n; id++ {
+		if h.deleted[id] {
+			continue
+		}
+		key := h.keys[id]
+		if allow != nil && !allow(key) {
+			continue
+		}
+		score := dot(q, h.vec(uint32(id)))
+		if score != score || !t.accepts(score, key) {
+			continue
+		}
+		t.push(Hit{Key: key, Score: score})
+	}
+	return t.sorted()
+}
+
+// searcher is the per-search scratch space, pooled per index.
+type searcher struct {
+	marks  []uint16 // visited marks, valid where equal to epoch
+	epoch  uint16
+	c      maxHeap
+	w      minHeap
+	eps    []cand
+	live   []cand
+	sel    []cand
+	sel2   []cand
+	shrink []cand
+}
+
+func (h *HNSW) getSearcher() *searcher {
+	if s, ok := h.searchers.Get().(*searcher); ok {
+		return s
+	}
+	return &searcher{}
+}
+
+// nextEpoch starts a new visited set for an index of n nodes.
+func (s *searcher) nextEpoch(n int) {
+	if len(s.marks) < n {
+		s.marks = make([]uint16, n+n/4+chunkSize)
+		s.epoch = 0
+	}
+	s.epoch++
+	if s.epoch == 0 {
+		clear(s.marks)
+		s.epoch = 1
+	}
+}

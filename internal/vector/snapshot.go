@@ -1,0 +1,559 @@
+package vector
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+)
+
+// Snapshot format (all integers little-endian):
+//
+//	magic    [8]byte  "MGVEXACT" or "MGVHNSW\x00"
+//	version  uint32   1
+//	frames   ...      each: length uint32 (1..maxFrame), crc32c(payload) uint32, payload
+//	end      uint32 0, then crc32c of all payload bytes in order
+//
+// The payloads, concatenated, hold the index's header and records (see
+// writeExact and writeHNSW). Every frame is checked before any of its bytes
+// are interpreted, the end marker's checksum catches dropped or reordered
+// frames, and the decoders still validate every count, level and link, so a
+// damaged snapshot yields an error wrapping ErrCorrupt rather than a panic.
+// Memory is allocated as records arrive, never from a count alone, so a
+// short stream cannot make the reader reserve more than it carries. Readers
+// consume exactly the snapshot's bytes, so a snapshot may be followed by
+// other data in the same stream.
+
+// ErrCorrupt is wrapped by every error ReadExact and ReadHNSW return for a
+// snapshot that is truncated, damaged or not a snapshot of that kind.
+var ErrCorrupt = errors.New("vector: corrupt snapshot")
+
+const (
+	snapshotVersion = 1
+	maxFrame        = 1 << 20
+	writeFrame      = 256 << 10
+)
+
+var (
+	magicExact = [8]byte{'M', 'G', 'V', 'E', 'X', 'A', 'C', 'T'}
+	magicHNSW  = [8]byte{'M', 'G', 'V', 'H', 'N', 'S', 'W', 0}
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}
+
+// frameWriter batches payload bytes into checksummed frames.
+type frameWriter struct {
+	w     io.Writer
+	buf   []byte
+	total uint32
+	n     int64
+	err   error
+}
+
+func newFrameWriter(w io.Writer, magic [8]byte) *frameWriter {
+	f := &frameWriter{w: w, buf: make([]byte, 0, writeFrame)}
+	var hdr [12]byte
+	copy(hdr[:], magic[:])
+	binary.LittleEndian.PutUint32(hdr[8:], snapshotVersion)
+	f.raw(hdr[:])
+	return f
+}
+
+func (f *frameWriter) raw(p []byte) {
+	if f.err != nil {
+		return
+	}
+	n, err := f.w.Write(p)
+	f.n += int64(n)
+	f.err = err
+}
+
+func (f *frameWriter) flush() {
+	if len(f.buf) == 0 {
+		return
+	}
+	var hdr [8]byte
+	binary.LittleEndian.PutUint32(hdr[0:], uint32(len(f.buf)))
+	binary.LittleEndian.PutUint32(hdr[4:], crc32.Checksum(f.buf, castagnoli))
+	f.total = crc32.Update(f.total, castagnoli, f.buf)
+	f.raw(hdr[:])
+	f.raw(f.buf)
+	f.buf = f.buf[:0]
+}
+
+// room makes sure n more bytes fit in the current frame.
+func (f *frameWriter) room(n int) {
+	if len(f.buf)+n > cap(f.buf) {
+		f.flush()
+	}
+}
+
+func (f *frameWriter) u8(v uint8) {
+	f.room(1)
+	f.buf = append(f.buf, v)
+}
+
+func (f *frameWriter) u32(v uint32) {
+	f.room(4)
+	f.buf = binary.LittleEndian.AppendUint32(f.buf, v)
+}
+
+func (f *frameWriter) u64(v uint64) {
+	f.room(8)
+	f.buf = binary.LittleEndian.AppendUint64(f.buf, v)
+}
+
+func (f *frameWriter) bytes(p []byte) {
+	f.u32(uint32(len(p)))
+	for len(p) > 0 {
+		f.room(1)
+		n := min(len(p), cap(f.buf)-len(f.buf))
+		f.buf = append(f.buf, p[:n]...)
+		p = p[n:]
+	}
+}
+
+func (f *frameWriter) u32s(v []uint32) {
+	for len(v) > 0 {
+		f.room(4)
+		n := min(len(v), (cap(f.buf)-len(f.buf))/4)
+		for _, x := range v[:n] {
+			f.buf = binary.LittleEndian.AppendUint32(f.buf, x)
+		}
+		v = v[n:]
+	}
+}
+
+func (f *frameWriter) f32s(v []float32) {
+	for len(v) > 0 {
+		f.room(4)
+		n := min(len(v), (cap(f.buf)-len(f.buf))/4)
+		for _, x := range v[:n] {
+			f.buf = binary.LittleEndian.AppendUint32(f.buf, math.Float32bits(x))
+		}
+		v = v[n:]
+	}
+}
+
+// close flushes the last frame and writes the end marker.
+func (f *frameWriter) close() (int64, error) {
+	f.flush()
+	var end [8]byte
+	binary.LittleEndian.PutUint32(end[4:], f.total)
+	f.raw(end[:])
+	return f.n, f.err
+}
+
+// frameReader serves the verified payload bytes of a frame stream.
+type frameReader struct {
+	r     io.Reader
+	buf   []byte // current frame payload
+	pos   int
+	total uint32
+	ended bool
+}
+
+func newFrameReader(r io.Reader, magic [8]byte) (*frameReader, error) {
+	var hdr [12]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, readErr(err)
+	}
+	if [8]byte(hdr[:8]) != magic {
+		return nil, corrupt("bad magic %q", hdr[:8])
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
+		return nil, corrupt("unsupported version %d", v)
+	}
+	return &frameReader{r: r}, nil
+}
+
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return corrupt("truncated")
+	}
+	return err
+}
+
+// next loads the next frame; at the end marker it verifies the stream
+// checksum and sets ended.
+func (f *frameReader) next() error {
+	if f.ended {
+		return corrupt("data past end")
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(f.r, hdr[:]); err != nil {
+		return readErr(err)
+	}
+	n := binary.LittleEndian.Uint32(hdr[0:])
+	sum := binary.LittleEndian.Uint32(hdr[4:])
+	if n == 0 {
+		if sum != f.total {
+			return corrupt("stream checksum mismatch")
+		}
+		f.ended = true
+		f.buf, f.pos = f.buf[:0], 0
+		return nil
+	}
+	if n > maxFrame {
+		return corrupt("frame of %d bytes", n)
+	}
+	if cap(f.buf) < int(n) {
+		f.buf = make([]byte, n, maxFrame)
+	}
+	f.buf = f.buf[:n]
+	f.pos = 0
+	if _, err := io.ReadFull(f.r, f.buf); err != nil {
+		return readErr(err)
+	}
+	if crc32.Checksum(f.buf, castagnoli) != sum {
+		return corrupt("frame checksum mismatch")
+	}
+	f.total = crc32.Update(f.total, castagnoli, f.buf)
+	return nil
+}
+
+// avail returns at least one unread payload byte, loading frames as needed.
+func (f *frameReader) avail() ([]byte, error) {
+	for f.pos == len(f.buf) {
+		if f.ended {
+			return nil, corrupt("records run past the end")
+		}
+		if err := f.next(); err != nil {
+			return nil, err
+		}
+	}
+	return f.buf[f.pos:], nil
+}
+
+func (f *frameReader) full(p []byte) error {
+	for len(p) > 0 {
+		b, err := f.avail()
+		if err != nil {
+			return err
+		}
+		n := copy(p, b)
+		f.pos += n
+		p = p[n:]
+	}
+	return nil
+}
+
+func (f *frameReader) u8() (uint8, error) {
+	b, err := f.avail()
+	if err != nil {
+		return 0, err
+	}
+	f.pos++
+	return b[0], nil
+}
+
+func (f *frameReader) u32() (uint32, error) {
+	if b := f.buf[f.pos:]; len(b) >= 4 {
+		f.pos += 4
+		return binary.LittleEndian.Uint32(b), nil
+	}
+	var b [4]byte
+	err := f.full(b[:])
+	return binary.LittleEndian.Uint32(b[:]), err
+}
+
+func (f *frameReader) u64() (uint64, error) {
+	var b [8]byte
+	err := f.full(b[:])
+	return binary.LittleEndian.Uint64(b[:]), err
+}
+
+func (f *frameReader) bytes(limit int) ([]byte, error) {
+	n, err := f.u32()
+	if err != nil {
+		return nil, err
+	}
+	if int64(n) > int64(limit) {
+		return nil, corrupt("field of %d bytes", n)
+	}
+	p := make([]byte, n)
+	return p, f.full(p)
+}
+
+func (f *frameReader) u32s(dst []uint32) error {
+	for len(dst) > 0 {
+		if b := f.buf[f.pos:]; len(b) >= 4 {
+			n := min(len(dst), len(b)/4)
+			for i := range dst[:n] {
+				dst[i] = binary.LittleEndian.Uint32(b[4*i:])
+			}
+			f.pos += 4 * n
+			dst = dst[n:]
+			continue
+		}
+		v, err := f.u32()
+		if err != nil {
+			return err
+		}
+		dst[0] = v
+		dst = dst[1:]
+	}
+	return nil
+}
+
+func (f *frameReader) f32s(dst []float32) error {
+	for len(dst) > 0 {
+		if b := f.buf[f.pos:]; len(b) >= 4 {
+			n := min(len(dst), len(b)/4)
+			for i := range dst[:n] {
+				dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+			f.pos += 4 * n
+			dst = dst[n:]
+			continue
+		}
+		v, err := f.u32()
+		if err != nil {
+			return err
+		}
+		dst[0] = math.Float32frombits(v)
+		dst = dst[1:]
+	}
+	return nil
+}
+
+// finish checks that the records end exactly where the stream does.
+func (f *frameReader) finish() error {
+	if f.pos != len(f.buf) {
+		return corrupt("trailing bytes")
+	}
+	if !f.ended {
+		if err := f.next(); err != nil {
+			return err
+		}
+		if !f.ended {
+			return corrupt("trailing frames")
+		}
+	}
+	return nil
+}
+
+// WriteTo writes a snapshot of the index (see ReadExact). It holds the read
+// lock while writing, so searches continue but Add and Remove wait.
+//
+// Payload: dim u32, count u32, then per vector key u32 and dim float32s.
+func (x *Exact) WriteTo(w io.Writer) (int64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	f := newFrameWriter(w, magicExact)
+	f.u32(uint32(x.dim))
+	f.u32(uint32(len(x.keys)))
+	for s, key := range x.keys {
+		f.u32(key)
+		f.f32s(x.data[s*x.dim : (s+1)*x.dim])
+	}
+	return f.close()
+}
+
+// ReadExact reads a snapshot written by Exact.WriteTo. A truncated or
+// damaged snapshot gives an error wrapping ErrCorrupt.
+func ReadExact(r io.Reader) (*Exact, error) {
+	f, err := newFrameReader(r, magicExact)
+	if err != nil {
+		return nil, err
+	}
+	dim, err := f.u32()
+	if err != nil {
+		return nil, err
+	}
+	n, err := f.u32()
+	if err != nil {
+		return nil, err
+	}
+	if dim == 0 || dim > maxDim {
+		return nil, corrupt("dimension %d", dim)
+	}
+	x := NewExact(int(dim))
+	for i := uint32(0); i < n; i++ {
+		key, err := f.u32()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := x.slot[key]; dup {
+			return nil, corrupt("duplicate key %d", key)
+		}
+		x.slot[key] = int32(len(x.keys))
+		x.keys = append(x.keys, key)
+		off := len(x.data)
+		x.data = slices.Grow(x.data, int(dim))[:off+int(dim)]
+		if err := f.f32s(x.data[off:]); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.finish(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// WriteTo writes a snapshot of the index's vectors and graph, tombstones
+// and level-generator state included, so a restored index answers searches
+// exactly as this one does and continues to build the same graph. It holds
+// the read lock while writing.
+//
+// Payload: dim, M, efConstruction, efSearch (u32), seed (u64), nodes,
+// deleted, entry, maxLevel (u32), the generator state (u32 length + bytes),
+// then per node: key u32, level u8, deleted u8, dim float32s, and for each
+// level 0..level a link count u32 and that many node ids u32.
+func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	rng, err := h.pcg.MarshalBinary()
+	if err != nil {
+		return 0, err
+	}
+	f := newFrameWriter(w, magicHNSW)
+	for _, v := range []int{h.dim, h.m, h.efC, h.efSearch} {
+		f.u32(uint32(v))
+	}
+	f.u64(uint64(h.seed))
+	f.u32(uint32(h.n))
+	f.u32(uint32(h.nDeleted))
+	f.u32(h.entry)
+	f.u32(uint32(h.maxLevel))
+	f.bytes(rng)
+	for i := 0; i < h.n; i++ {
+		id := uint32(i)
+		f.u32(h.keys[id])
+		f.u8(h.levels[id])
+		if h.deleted[id] {
+			f.u8(1)
+		} else {
+			f.u8(0)
+		}
+		f.f32s(h.vec(id))
+		for l := 0; l <= int(h.levels[id]); l++ {
+			nb := h.neighbors(id, l)
+			f.u32(uint32(len(nb)))
+			f.u32s(nb)
+		}
+	}
+	return f.close()
+}
+
+// ReadHNSW reads a snapshot written by HNSW.WriteTo. A truncated or damaged
+// snapshot gives an error wrapping ErrCorrupt, never a panic.
+func ReadHNSW(r io.Reader) (*HNSW, error) {
+	f, err := newFrameReader(r, magicHNSW)
+	if err != nil {
+		return nil, err
+	}
+	var hdr [4]uint32
+	if err := f.u32s(hdr[:]); err != nil {
+		return nil, err
+	}
+	dim, m, efC, efS := hdr[0], hdr[1], hdr[2], hdr[3]
+	seed, err := f.u64()
+	if err != nil {
+		return nil, err
+	}
+	var cnt [4]uint32
+	if err := f.u32s(cnt[:]); err != nil {
+		return nil, err
+	}
+	nodes, nDeleted, entry, maxLevel := cnt[0], cnt[1], cnt[2], cnt[3]
+	rng, err := f.bytes(64)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case dim == 0 || dim > maxDim:
+		return nil, corrupt("dimension %d", dim)
+	case m < 2 || m > maxM:
+		return nil, corrupt("M %d", m)
+	case efC < m || efC > maxEf || efS == 0 || efS > maxEf:
+		return nil, corrupt("beam widths %d/%d", efC, efS)
+	case nodes > math.MaxInt32 || nDeleted > nodes || maxLevel > maxLevelCap:
+		return nil, corrupt("counts")
+	case (nodes == 0) != (entry == noNode) || (entry != noNode && entry >= nodes) || (nodes == 0 && maxLevel != 0):
+		return nil, corrupt("entry point %d of %d nodes", entry, nodes)
+	}
+	h := NewHNSW(int(dim), HNSWConfig{M: int(m), EfConstruction: int(efC), EfSearch: int(efS), Seed: int64(seed)})
+	if err := h.pcg.UnmarshalBinary(rng); err != nil {
+		return nil, corrupt("generator state: %v", err)
+	}
+	vec := make([]float32, dim)
+	for i := uint32(0); i < nodes; i++ {
+		key, err := f.u32()
+		if err != nil {
+			return nil, err
+		}
+		level, err := f.u8()
+		if err != nil {
+			return nil, err
+		}
+		del, err := f.u8()
+		if err != nil {
+			return nil, err
+		}
+		if level > maxLevelCap || del > 1 {
+			return nil, corrupt("node %d: level %d, deleted %d", i, level, del)
+		}
+		if err := f.f32s(vec); err != nil {
+			return nil, err
+		}
+		id := h.appendNode(key, int(level), vec, del == 1)
+		if del == 0 {
+			if _, dup := h.ids[key]; dup {
+				return nil, corrupt("duplicate key %d", key)
+			}
+			h.ids[key] = id
+		}
+		for l := 0; l <= int(level); l++ {
+			b := h.block(id, l)
+			c, err := f.u32()
+			if err != nil {
+				return nil, err
+			}
+			if c > uint32(len(b)-1) {
+				return nil, corrupt("node %d level %d: %d links", i, l, c)
+			}
+			b[0] = c
+			if err := f.u32s(b[1 : 1+c]); err != nil {
+				return nil, err
+			}
+			for _, nb := range b[1 : 1+c] {
+				if nb >= nodes || nb == id {
+					return nil, corrupt("node %d level %d: link to %d", i, l, nb)
+				}
+			}
+		}
+	}
+	if err := f.finish(); err != nil {
+		return nil, err
+	}
+	// Structural checks that need every node: links only to nodes that
+	// exist on that level, and an entry point on the top level.
+	top := 0
+	for i := 0; i < h.n; i++ {
+		id := uint32(i)
+		lv := int(h.levels[id])
+		top = max(top, lv)
+		for l := 0; l <= lv; l++ {
+			for _, nb := range h.neighbors(id, l) {
+				if int(h.levels[nb]) < l {
+					return nil, corrupt("node %d level %d: link to node %d of level %d", i, l, nb, h.levels[nb])
+				}
+			}
+		}
+	}
+	if uint32(h.nDeleted) != nDeleted {
+		return nil, corrupt("%d tombstones, header says %d", h.nDeleted, nDeleted)
+	}
+	if nodes > 0 && (int(maxLevel) != top || int(h.levels[entry]) != top) {
+		return nil, corrupt("entry point %d not on top level %d", entry, top)
+	}
+	h.entry, h.maxLevel = entry, int(maxLevel)
+	return h, nil
+}
