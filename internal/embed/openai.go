@@ -184,7 +184,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			if attempt == 0 {
 				return nil, te.err
 			}
-			return nil, fmt.Errorf("embed: openai: giving up after %d attempts: %w", attempt+1, te.err)
+			return nil, &wrapError{prefix: fmt.Sprintf("giving up after %d attempts: ", attempt+1), err: te.err}
 		}
 		wait := o.backoff(attempt, te)
 		if wait <= 0 {
@@ -194,7 +194,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, fmt.Errorf("embed: openai: %w while waiting to retry (last error: %v)", ctx.Err(), te.err)
+			return nil, fmt.Errorf("embed: openai: %w while waiting to retry (last error: %s)", ctx.Err(), strings.TrimPrefix(te.Error(), errPrefix))
 		case <-timer.C:
 		}
 	}
@@ -360,7 +360,7 @@ func (e *APIError) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("embed: openai: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	}
-	return fmt.Sprintf("embed: openai: HTTP %d: %s", e.StatusCode, e.Message)
+	return fmt.Sprintf("embed: openai: HTTP %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
 // temporaryError marks a failure worth retrying.
@@ -372,6 +372,19 @@ type temporaryError struct {
 
 func (e *temporaryError) Error() string { return e.err.Error() }
 func (e *temporaryError) Unwrap() error { return e.err }
+
+const errPrefix = "embed: openai: "
+
+// wrapError adds context after errPrefix to an error that starts with it.
+type wrapError struct {
+	prefix string
+	err    error
+}
+
+func (e *wrapError) Error() string {
+	return errPrefix + e.prefix + strings.TrimPrefix(e.err.Error(), errPrefix)
+}
+func (e *wrapError) Unwrap() error { return e.err }
 
 type redactedError struct {
 	msg string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"net/http"
@@ -282,6 +283,7 @@ func TestOpenAI500RetriedThenGivesUp(t *testing.T) {
 		t.Errorf("%d requests, want 4 (1 + MaxRetries 3)", n)
 	}
 	msg := err.Error()
+	t.Logf("error: %s", msg)
 	if !strings.Contains(msg, "HTTP 500") || !strings.Contains(msg, "4 attempts") {
 		t.Errorf("error %q does not name the status and attempts", msg)
 	}
@@ -420,6 +422,7 @@ func TestOpenAICancelDuringBackoff(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v is not context.Canceled", err)
 	}
+	t.Logf("error: %v", err)
 	if !strings.Contains(err.Error(), "HTTP 502") {
 		t.Errorf("error %q does not mention the last failure", err)
 	}
@@ -453,10 +456,7 @@ func TestOpenAIRetriesTransportErrors(t *testing.T) {
 func TestOpenAIPerRequestTimeout(t *testing.T) {
 	o, f := newFake(t, &fakeOpenAI{before: func(call int, w http.ResponseWriter, r *http.Request) bool {
 		if call == 0 {
-			select { // hang until the client gives up
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
+			hang(r)
 			return true
 		}
 		return false
@@ -474,7 +474,7 @@ func TestOpenAIPerRequestTimeout(t *testing.T) {
 
 	// Without retries the timeout is reported as such.
 	o, _ = newFake(t, &fakeOpenAI{before: func(call int, w http.ResponseWriter, r *http.Request) bool {
-		<-r.Context().Done()
+		hang(r)
 		return true
 	}}, OpenAIConfig{Timeout: 50 * time.Millisecond, MaxRetries: -1, APIKey: testKey})
 	_, err := o.Embed(context.Background(), texts(1))
@@ -482,6 +482,17 @@ func TestOpenAIPerRequestTimeout(t *testing.T) {
 		t.Fatalf("error %v, want a request timeout", err)
 	}
 	assertNoKey(t, err)
+}
+
+// hang blocks until the client goes away. It reads the body first: only
+// then does the server watch the connection and cancel r.Context() when the
+// client closes it.
+func hang(r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(5 * time.Second):
+	}
 }
 
 func TestOpenAIErrorNamesBatch(t *testing.T) {

@@ -23,6 +23,18 @@ const DefaultSIFA = 1e-3
 // zipfShift is q in the Zipf–Mandelbrot law p(rank) ∝ 1/(rank+q).
 const zipfShift = 2.7
 
+// Limits on the header of a word-vector file.
+const (
+	maxWords = 1 << 27
+	maxDim   = 4096
+)
+
+// componentWords is how many of the most frequent words enter the estimate
+// of the common component. Its cost grows as words·dim², and the rarer
+// words carry little probability each; the 50,000-word GloVe file is used
+// whole. (A variable for tests.)
+var componentWords = 100_000
+
 // powerIterations is the fixed number of power iterations used to find the
 // common component.
 const powerIterations = 100
@@ -55,9 +67,11 @@ type SIFOptions struct {
 // principal component (uncentred, as in the paper) of the SIF-weighted word
 // vectors x(w) = a/(a+p(w)) · v(w), each weighted by its probability p(w),
 // i.e. the top eigenvector of C = Σ_w p(w) x(w) x(w)ᵀ — the second-moment
-// matrix of the weighted words a corpus would average together. It is found
-// by power iteration with a fixed start vector and a fixed iteration count,
-// so the same file always gives the same u and the same embeddings.
+// matrix of the weighted words a corpus would average together (for files
+// of more than 100,000 words, the sum runs over the 100,000 most frequent).
+// It is found by power iteration with a fixed start vector and a fixed
+// iteration count (100; on GloVe it converges in about 20), so the same file
+// always gives the same u and the same embeddings.
 //
 // A SIF is immutable after loading and safe for concurrent use.
 type SIF struct {
@@ -296,7 +310,7 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 	}
 	count, dim, ok := parseHeader(line)
 	if !ok {
-		return nil, fmt.Errorf("line 1: bad header %q, want \"<count> <dim>\" with positive integers", clip(line))
+		return nil, fmt.Errorf("line 1: bad header %q, want \"<count> <dim>\" with 1 ≤ count ≤ %d and 1 ≤ dim ≤ %d", clip(line), maxWords, maxDim)
 	}
 
 	// Zipf–Mandelbrot normaliser over the announced vocabulary.
@@ -305,7 +319,7 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 		z += 1 / (float64(r) + zipfShift)
 	}
 
-	capRows := min(count, 1<<20)
+	capRows := min(count, (1<<26)/dim) // preallocate at most 256 MiB on the header's word
 	s := &SIF{
 		dim:    dim,
 		index:  make(map[string]int32, capRows),
@@ -357,16 +371,20 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 			}
 			rest = rest[n:]
 			s.vecs = append(s.vecs, f)
-			xt[k*gramBlock+inBlock] = sw * float64(f)
 			k++
 		}
 		if k != dim {
 			return nil, fmt.Errorf("line %d: word %q has %d values, want %d", lr.n, clip(word), k, dim)
 		}
 		s.weight = append(s.weight, float32(w))
-		if inBlock++; inBlock == gramBlock {
-			addGram(cov, xt, dim, gramBlock, inBlock)
-			inBlock = 0
+		if row < componentWords {
+			for j, f := range s.vecs[len(s.vecs)-dim:] {
+				xt[j*gramBlock+inBlock] = sw * float64(f)
+			}
+			if inBlock++; inBlock == gramBlock {
+				addGram(cov, xt, dim, gramBlock, inBlock)
+				inBlock = 0
+			}
 		}
 		words = appendLower(words, word)
 		wordEnds = append(wordEnds, len(words))
@@ -522,7 +540,7 @@ func parseHeader(line []byte) (count, dim int, ok bool) {
 	}
 	count, err1 := strconv.Atoi(string(a))
 	dim, err2 := strconv.Atoi(string(b))
-	if err1 != nil || err2 != nil || count <= 0 || dim <= 0 || count > math.MaxInt32 || dim > 1<<16 {
+	if err1 != nil || err2 != nil || count <= 0 || dim <= 0 || count > maxWords || dim > maxDim {
 		return 0, 0, false
 	}
 	return count, dim, true
@@ -651,7 +669,15 @@ func (p *prefetchReader) fill(src io.Reader) {
 		case <-p.done:
 			return
 		}
-		n, err := io.ReadFull(src, buf)
+		// Fill buf, keeping the source's own error: io.ReadFull would
+		// turn a truncated gzip stream's io.ErrUnexpectedEOF into success.
+		n := 0
+		var err error
+		for n < len(buf) && err == nil {
+			var m int
+			m, err = src.Read(buf[n:])
+			n += m
+		}
 		if n > 0 {
 			select {
 			case p.full <- buf[:n]:
@@ -660,9 +686,6 @@ func (p *prefetchReader) fill(src io.Reader) {
 			}
 		}
 		if err != nil {
-			if err == io.ErrUnexpectedEOF {
-				err = io.EOF
-			}
 			p.err = err
 			return
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +59,11 @@ func TestGloVeRealFile(t *testing.T) {
 			t.Errorf("vector %d: dot with common component = %g", i, d)
 		}
 	}
-	_ = strings.ToLower
+}
+
+// BenchmarkLoadGloVe measures loading the real file (skipped without it).
+func BenchmarkLoadGloVe(b *testing.B) {
+	for b.Loop() {
+		loadRealGloVe(b)
+	}
 }
