@@ -372,9 +372,7 @@ func spell(n int) string {
 	return string(b)
 }
 
-// Word lists for drillContent. Each write draws every slot independently,
-// so two contents share few terms and the gate's near-duplicate and
-// conflict checks, which compare analysed terms, leave them alone.
+// Word lists for drillContent, 16 phrases each.
 var drillSlots = [][]string{
 	{"the release manager", "the on-call engineer", "the data team", "the platform team", "the mobile lead",
 		"the support rota", "the security reviewer", "the billing squad", "the search team", "the design lead",
@@ -398,20 +396,18 @@ var drillSlots = [][]string{
 		"the sprint demo", "the partner call", "the retro", "the planning meeting", "lunch", "the night shift"},
 }
 
-// drillContent is a unique, PII-free record content for writer w's n-th
-// write: a sentence of about 150 bytes whose slots are drawn by a hash of
-// (w, n), tagged with n spelled in letters.
+// drillContent is a unique, PII-free record content of about 150 bytes
+// for writer w's n-th write (w < 8). Its seven slots spell a scrambled
+// n*8+w in base 16, so distinct writes get distinct slot tuples: any two
+// contents differ in whole phrases and the gate's near-duplicate check
+// (term overlap >= 0.9) leaves them alone.
 func drillContent(w, n int) string {
-	x := uint64(w)<<32 | uint64(n)
-	pick := func(i int) string {
-		// splitmix64 step
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		z ^= z >> 31
-		return drillSlots[i][z%uint64(len(drillSlots[i]))]
-	}
+	const bits = 28 // 7 slots of 16 phrases
+	x := uint32(n*8+w) & (1<<bits - 1)
+	x = x * 0x9e3779b1 & (1<<bits - 1) // odd multipliers and xorshifts are
+	x ^= x >> 13                       // bijections on 28-bit values
+	x = x * 0x85ebca6b & (1<<bits - 1)
+	pick := func(i int) string { return drillSlots[i][x>>(4*i)&15] }
 	return fmt.Sprintf("Drill episode %s by writer %s: %s %s the %s %s after %s; next time, %s before %s.",
 		spell(n), spell(w), pick(0), pick(1), pick(2), pick(3), pick(4), pick(5), pick(6))
 }

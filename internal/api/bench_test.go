@@ -103,21 +103,18 @@ var benchSlots = [][]string{
 		"the budget covers it", "legal has no concerns", "the vendor was informed", "it replaces the old rule"},
 }
 
-// benchContent is about 150 bytes of ordinary prose, unique per (w, n): a
-// sentence whose slots are drawn by a hash of (w, n), tagged with n
-// spelled in letters. Independent slots keep contents far apart for the
-// gate's near-duplicate and conflict checks, as real notes are.
+// benchContent is about 150 bytes of ordinary prose, unique per (w, n):
+// a sentence whose five slots spell a scrambled n in base 16, tagged with
+// w and n in letters. Distinct n below 2^20 get distinct slot tuples, so
+// any two contents differ in whole phrases and stay clear of the gate's
+// near-duplicate check (term overlap >= 0.9), as real notes would.
 func benchContent(w, n int) string {
-	x := uint64(w)<<32 | uint64(n)
-	pick := func(i int) string {
-		// splitmix64 step
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		z ^= z >> 31
-		return benchSlots[i][z%uint64(len(benchSlots[i]))]
-	}
+	const bits = 20 // 5 slots of 16 phrases
+	x := uint32(n) & (1<<bits - 1)
+	x = x * 0x9e3779b1 & (1<<bits - 1) // odd multipliers and xorshifts are
+	x ^= x >> 9                        // bijections on 20-bit values
+	x = x * 0x85ebca6b & (1<<bits - 1)
+	pick := func(i int) string { return benchSlots[i][x>>(4*i)&15] }
 	return fmt.Sprintf("Note %s-%s: %s %s %s %s, and %s.",
 		benchWord(w), benchWord(n), pick(0), pick(1), pick(2), pick(3), pick(4))
 }

@@ -28,7 +28,7 @@ func month(name string) (time.Month, bool) {
 
 var (
 	// Time part of a LoCoMo date: "1:56 pm", "1 pm", "13:56", "1:56 p.m.".
-	locomoClock = `(?:(\d{1,2})(?::(\d{2}))?\s*(?:([ap])\.?\s*m\.?)?\s*(?:on\s+|,\s*|\s+)?)?`
+	locomoClock = `(?:(\d{1,2})\b(?::(\d{2}))?\s*(?:([ap])\.?\s*m\.?)?\s*(?:on\s+|,\s*|\s+)?)?`
 	// "1:56 pm on 8 May, 2023" (day first, the LoCoMo form).
 	locomoDayFirst = regexp.MustCompile(`(?i)^\s*` + locomoClock + `(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+\.?)\s*,?\s*(\d{4})\s*$`)
 	// "1:56 pm on May 8, 2023" (month first).

@@ -42,9 +42,13 @@ type JSONLine struct {
 	Timings          map[string]float64            `json:"timings"`
 }
 
-// figures flattens stats into "recall@k" style keys for the bench.
+// figures flattens stats into "recall@k" style keys for the bench; a
+// group without scored questions has no figures.
 func figures(bench string, s *Stats, ks []int) map[string]float64 {
 	m := map[string]float64{"questions": float64(s.N)}
+	if s.N == 0 {
+		return m
+	}
 	for _, k := range ks {
 		if bench == LongMemEval {
 			m[fmt.Sprintf("recall_any@%d", k)] = round4(s.Any[k])
@@ -73,11 +77,13 @@ func BuildJSON(sum *Summary, res *Result, ro RenderOptions) JSONLine {
 	}
 	groups := map[string]map[string]float64{}
 	for _, g := range sum.Groups {
+		fig := figures(res.Bench, g.Stats, sum.Ks)
+		fig["skipped"] = float64(g.Skipped)
 		if res.Bench == LongMemEval && g.Name == Abstention {
-			j.Abstention = figures(res.Bench, g.Stats, sum.Ks)
+			j.Abstention = fig
 			continue
 		}
-		groups[g.Name] = figures(res.Bench, g.Stats, sum.Ks)
+		groups[g.Name] = fig
 		if res.Bench == LoCoMo && slices.Contains(sum.Ks, 10) {
 			j.Overall[g.Name+"_recall@10"] = round4(g.Stats.Recall[10])
 		}
@@ -176,7 +182,11 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 			fmt.Fprintf(w, "  %-26s %5d %5d", name, s.N, skipped)
 			m := t.pick(s)
 			for _, k := range sum.Ks {
-				fmt.Fprintf(w, " %7.3f", m[k])
+				if s.N == 0 {
+					fmt.Fprintf(w, " %7s", "-")
+				} else {
+					fmt.Fprintf(w, " %7.3f", m[k])
+				}
 			}
 			fmt.Fprintln(w)
 		}

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/memgate/memgate/internal/bench"
@@ -105,7 +108,13 @@ func runBench(env Env, args []string) error {
 		return usagef("%v", err)
 	}
 
-	ctx := ctxOf(env)
+	// Interrupting a long run still removes the temporary data directory.
+	ctx := env.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
 	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
 	if err != nil {
 		return err

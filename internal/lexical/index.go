@@ -13,25 +13,38 @@
 // arena ([]uint32) plus its token count, so Remove knows exactly which
 // postings lists to visit.
 //
-// Removal deletes postings directly (no tombstones): a postings list whose
-// keys were appended in increasing order (the normal case: keys grow) is kept
-// sorted, the key is found by binary search and the tail is shifted down
-// with one copy; a list that received an out-of-order key is marked unsorted
-// and the key is found by a linear scan and swap-removed. Either way Remove
-// costs O(Σ postings of that document's terms) at worst, usually far less. A
-// term whose last posting goes is deleted from the dictionary and its id
-// reused. Arena slots of removed or replaced documents are garbage and the
-// arena is compacted once garbage exceeds half of it (amortised O(1)).
+// Postings lists are kept sorted by key with tombstones: keys appended in
+// increasing order (the normal case: keys grow) extend a sorted prefix;
+// out-of-order keys go to a short unsorted tail that is merged in once it
+// exceeds 1/16 of the list. Remove finds the key in each of the document's
+// lists by binary search and zeroes its tf — a tombstone, skipped by searches
+// and excluded from df — or, for a key in the short tail, scans the tail and
+// swap-deletes it. Re-adding the key revives its tombstone in place; a list whose tombstones exceed half its
+// length is rebuilt. So Remove is O(Σ log df) plus amortised rebuilds, never
+// worse than O(Σ postings of that document's terms), and lists stay sorted,
+// which keeps searches cache-friendly and lets them look candidates up by
+// binary search. A term whose last live posting goes is deleted from the
+// dictionary and its id reused. Arena slots of removed or replaced documents
+// are garbage and the arena is compacted once garbage exceeds half of it.
 //
 // # Scoring
 //
 // Okapi BM25 with idf = ln(1 + (N − df + 0.5)/(df + 0.5)), where N is the
 // number of live documents (including documents whose text produced no
 // terms) and the length normaliser uses the current average document length
-// (tokens after analysis). A document's score is accumulated term-at-a-time
-// in a fixed (lexicographic) term order, so identical document sets give
-// bit-identical scores whatever the insertion order; ties rank the smaller
-// key first.
+// (tokens after analysis). Scores are accumulated term-at-a-time into a
+// pooled dense float32 array indexed by key, rarest term first (equal df by
+// term), an order that depends only on the document set, so identical
+// document sets give bit-identical scores whatever the insertion order; ties
+// rank the smaller key first. The top k are kept in a bounded heap.
+//
+// Query evaluation prunes exactly (the results equal exhaustive scoring):
+// once k candidates score above the most the remaining, more common terms
+// could give a document (Σ idf·(k1+1)), no new document can enter the top k,
+// so those terms are only applied to the existing candidates, by binary
+// search in their sorted postings. Terms with idf below 1e-4 (present in all
+// but ~0.01% of documents) are skipped. A typical query with one or two rare
+// words therefore never scans the postings of its common words.
 package lexical
 
 import (
@@ -69,12 +82,26 @@ const (
 	arenaCompactMin = 1 << 12
 )
 
+// term is one postings list. keys[:sorted] is strictly increasing; keys[sorted:]
+// is a short unsorted tail of out-of-order appends (bounded by tailLimit, then
+// merged in). A posting removed from the sorted prefix stays in place with
+// tf 0 (a tombstone) until more than half of the list is dead, when the list
+// is rebuilt; re-adding the key revives it. A posting removed from the tail
+// is swap-deleted, so the tail holds no tombstones. Each key appears at most
+// once per list.
 type term struct {
 	name   string
 	keys   []uint32 // document keys
-	tfs    []uint16 // term frequency per posting, parallel to keys
-	sorted bool     // keys are strictly increasing
+	tfs    []uint16 // term frequency per posting, parallel to keys; 0 = removed
+	sorted int      // length of the sorted prefix of keys
+	dead   int      // tombstones
+	maxKey uint32   // largest key in keys (live or dead)
 }
+
+func (t *term) df() int { return len(t.keys) - t.dead }
+
+// tailLimit is the longest unsorted tail a list of n postings keeps.
+func tailLimit(n int) int { return max(64, n/16) }
 
 type docRef struct{ off, n uint32 } // distinct term ids: arena[off : off+n]
 
@@ -90,6 +117,7 @@ type Index struct {
 	free    []uint32 // ids of deleted terms, reused first
 	docs    []docRef // by key
 	docLen  []uint32 // by key: tokens after analysis (0 when absent)
+	lenCode []uint8  // by key: min(docLen, 255), a compact copy for scans
 	arena   []uint32 // distinct term ids of each document
 	garbage int      // dead arena slots
 	n       int      // live documents
@@ -131,7 +159,7 @@ func (ix *Index) DocFreq(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if id, ok := ix.dict[term]; ok {
-		return len(ix.terms[id].keys)
+		return ix.terms[id].df()
 	}
 	return 0
 }
@@ -179,6 +207,9 @@ func (ix *Index) addLocked(key uint32, tb *tokenList) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	if len(ix.arena)+len(ids) >= int(absent) {
+		panic("lexical: index too large")
+	}
 	off := len(ix.arena)
 	for i := 0; i < len(ids); {
 		j := i + 1
@@ -189,11 +220,9 @@ func (ix *Index) addLocked(key uint32, tb *tokenList) {
 		ix.addPosting(ids[i], key, min(j-i, maxTF))
 		i = j
 	}
-	if len(ix.arena) >= int(absent) {
-		panic("lexical: index too large")
-	}
 	ix.docs[key] = docRef{off: uint32(off), n: uint32(len(ix.arena) - off)}
 	ix.docLen[key] = uint32(len(ids))
+	ix.lenCode[key] = uint8(min(len(ids), 255))
 	ix.n++
 	ix.total += uint64(len(ids))
 	tb.ids = ids
@@ -208,10 +237,14 @@ func (ix *Index) growKeys(n int) {
 		lens := make([]uint32, len(ix.docLen), c)
 		copy(lens, ix.docLen)
 		ix.docLen = lens
+		codes := make([]uint8, len(ix.lenCode), c)
+		copy(codes, ix.lenCode)
+		ix.lenCode = codes
 	}
 	for i := len(ix.docs); i < n; i++ {
 		ix.docs = append(ix.docs, docRef{off: absent})
 		ix.docLen = append(ix.docLen, 0)
+		ix.lenCode = append(ix.lenCode, 0)
 	}
 }
 
@@ -227,18 +260,69 @@ func (ix *Index) newTerm(name string) uint32 {
 		id = uint32(len(ix.terms))
 		ix.terms = append(ix.terms, term{})
 	}
-	ix.terms[id] = term{name: name, sorted: true}
+	ix.terms[id] = term{name: name}
 	ix.dict[name] = id
 	return id
 }
 
 func (ix *Index) addPosting(id, key uint32, tf int) {
 	t := &ix.terms[id]
-	if k := len(t.keys); k > 0 && t.keys[k-1] > key {
-		t.sorted = false
+	n := len(t.keys)
+	if n == 0 || key > t.maxKey {
+		t.maxKey = key
+		if t.sorted == n { // no tail: the sorted prefix grows
+			t.sorted++
+			t.keys = append(t.keys, key)
+			t.tfs = append(t.tfs, uint16(tf))
+			return
+		}
+	} else if i, ok := slices.BinarySearch(t.keys[:t.sorted], key); ok {
+		t.tfs[i] = uint16(tf) // a tombstone of an earlier version (the tail has none)
+		t.dead--
+		return
 	}
 	t.keys = append(t.keys, key)
 	t.tfs = append(t.tfs, uint16(tf))
+	if len(t.keys)-t.sorted > tailLimit(t.sorted) {
+		t.rebuild()
+	}
+}
+
+// rebuild rewrites the list sorted, without tombstones.
+func (t *term) rebuild() {
+	tail := make([]uint64, 0, len(t.keys)-t.sorted)
+	for i := t.sorted; i < len(t.keys); i++ {
+		if t.tfs[i] != 0 {
+			tail = append(tail, uint64(t.keys[i])<<16|uint64(t.tfs[i]))
+		}
+	}
+	slices.Sort(tail)
+	n := t.df()
+	keys := make([]uint32, 0, n)
+	tfs := make([]uint16, 0, n)
+	i := 0
+	for _, p := range tail {
+		k := uint32(p >> 16)
+		for ; i < t.sorted && t.keys[i] < k; i++ {
+			if t.tfs[i] != 0 {
+				keys = append(keys, t.keys[i])
+				tfs = append(tfs, t.tfs[i])
+			}
+		}
+		keys = append(keys, k)
+		tfs = append(tfs, uint16(p))
+	}
+	for ; i < t.sorted; i++ {
+		if t.tfs[i] != 0 {
+			keys = append(keys, t.keys[i])
+			tfs = append(tfs, t.tfs[i])
+		}
+	}
+	t.keys, t.tfs = keys, tfs
+	t.sorted, t.dead = len(keys), 0
+	if len(keys) > 0 {
+		t.maxKey = keys[len(keys)-1]
+	}
 }
 
 func (ix *Index) removeLocked(key uint32) {
@@ -251,41 +335,34 @@ func (ix *Index) removeLocked(key uint32) {
 	ix.total -= uint64(ix.docLen[key])
 	ix.docs[key] = docRef{off: absent}
 	ix.docLen[key] = 0
+	ix.lenCode[key] = 0
 }
 
 func (ix *Index) removePosting(id, key uint32) {
 	t := &ix.terms[id]
-	var i int
-	if t.sorted {
-		var found bool
-		if i, found = slices.BinarySearch(t.keys, key); !found {
+	if i, ok := slices.BinarySearch(t.keys[:t.sorted], key); ok {
+		if t.tfs[i] == 0 {
 			panic("lexical: postings list out of sync")
 		}
-	} else if i = slices.Index(t.keys, key); i < 0 {
-		panic("lexical: postings list out of sync")
+		t.tfs[i] = 0 // tombstone
+		t.dead++
+	} else {
+		i = slices.Index(t.keys[t.sorted:], key) // the tail holds no tombstones
+		if i < 0 {
+			panic("lexical: postings list out of sync")
+		}
+		i += t.sorted
+		last := len(t.keys) - 1
+		t.keys[i], t.tfs[i] = t.keys[last], t.tfs[last]
+		t.keys, t.tfs = t.keys[:last], t.tfs[:last]
 	}
-	last := len(t.keys) - 1
-	if last == 0 {
+	switch {
+	case t.dead == len(t.keys):
 		delete(ix.dict, t.name)
 		*t = term{}
 		ix.free = append(ix.free, id)
-		return
-	}
-	if t.sorted {
-		copy(t.keys[i:], t.keys[i+1:])
-		copy(t.tfs[i:], t.tfs[i+1:])
-	} else {
-		t.keys[i] = t.keys[last]
-		t.tfs[i] = t.tfs[last]
-	}
-	t.keys = t.keys[:last]
-	t.tfs = t.tfs[:last]
-	if last == 1 {
-		t.sorted = true
-	}
-	if c := cap(t.keys); c >= 64 && last < c/4 { // give memory back after mass removal
-		t.keys = slices.Clip(slices.Clone(t.keys))
-		t.tfs = slices.Clip(slices.Clone(t.tfs))
+	case 2*t.dead > len(t.keys):
+		t.rebuild()
 	}
 }
 

@@ -515,3 +515,133 @@ func TestConcurrentSearchAndWrite(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// checkInvariants verifies the postings structure against the documents.
+func checkInvariants(t *testing.T, ix *Index) {
+	t.Helper()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	want := map[uint32]map[uint32]bool{} // term id → keys
+	live, total := 0, uint64(0)
+	for key, d := range ix.docs {
+		if d.off == absent {
+			if ix.docLen[key] != 0 {
+				t.Fatalf("absent key %d has length %d", key, ix.docLen[key])
+			}
+			continue
+		}
+		live++
+		total += uint64(ix.docLen[key])
+		for _, id := range ix.arena[d.off : d.off+d.n] {
+			if want[id] == nil {
+				want[id] = map[uint32]bool{}
+			}
+			want[id][uint32(key)] = true
+		}
+	}
+	if live != ix.n || total != ix.total {
+		t.Fatalf("n=%d total=%d, docs say %d, %d", ix.n, ix.total, live, total)
+	}
+	if len(ix.dict) != len(want) {
+		t.Fatalf("dict has %d terms, documents use %d", len(ix.dict), len(want))
+	}
+	for name, id := range ix.dict {
+		tm := &ix.terms[id]
+		if tm.name != name {
+			t.Fatalf("term %d named %q in dict as %q", id, tm.name, name)
+		}
+		seen := map[uint32]bool{}
+		dead := 0
+		for i, key := range tm.keys {
+			if seen[key] {
+				t.Fatalf("%q: key %d twice", name, key)
+			}
+			seen[key] = true
+			if key > tm.maxKey {
+				t.Fatalf("%q: key %d > maxKey %d", name, key, tm.maxKey)
+			}
+			if i > 0 && i < tm.sorted && tm.keys[i-1] >= key {
+				t.Fatalf("%q: sorted prefix out of order at %d", name, i)
+			}
+			if tm.tfs[i] == 0 {
+				dead++
+				if i >= tm.sorted {
+					t.Fatalf("%q: tombstone in the tail", name)
+				}
+				if want[id][key] {
+					t.Fatalf("%q: live key %d has a tombstone", name, key)
+				}
+			} else if !want[id][key] {
+				t.Fatalf("%q: stale posting for key %d", name, key)
+			}
+		}
+		if dead != tm.dead || tm.df() != len(want[id]) {
+			t.Fatalf("%q: dead %d (counted %d), df %d, want %d", name, tm.dead, dead, tm.df(), len(want[id]))
+		}
+		if 2*tm.dead > len(tm.keys) || len(tm.keys)-tm.sorted > tailLimit(tm.sorted) {
+			t.Fatalf("%q: %d postings, %d dead, %d sorted", name, len(tm.keys), tm.dead, tm.sorted)
+		}
+	}
+}
+
+func TestPostingsInvariantsUnderChurn(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	ix := New(DefaultOptions())
+	for step := range 20000 {
+		k := uint32(r.IntN(800))
+		if r.IntN(3) == 0 {
+			ix.Remove(k)
+		} else {
+			ix.Add(k, randomDoc(r)+" common words everywhere")
+		}
+		if step%2500 == 0 {
+			checkInvariants(t, ix)
+		}
+	}
+	checkInvariants(t, ix)
+}
+
+// TestPruningIsExact compares pruned top-k searches with exhaustive scoring
+// on a Zipf corpus where most queries mix rare and very common words.
+func TestPruningIsExact(t *testing.T) {
+	g := newCorpusGen(7)
+	ix := New(DefaultOptions())
+	const n = 3000
+	for k := range n {
+		ix.Add(uint32(k), g.doc())
+	}
+	// Some churn so lists carry tombstones and tails.
+	r := rand.New(rand.NewPCG(23, 24))
+	for range 600 {
+		k := uint32(r.IntN(n))
+		if r.IntN(2) == 0 {
+			ix.Remove(k)
+		} else {
+			ix.Add(k, g.doc())
+		}
+	}
+	pruned := 0
+	for qi := range 300 {
+		terms := Analyze(g.query("zipf"), true)
+		var allow Allow
+		if qi%4 == 3 {
+			allow = func(k uint32) bool { return k%5 != 0 }
+		}
+		full, st := ix.searchTerms(terms, n, allow)
+		if st.pruned != 0 {
+			t.Fatalf("k=n must not prune: %+v", st)
+		}
+		for _, k := range []int{1, 3, 10, 50} {
+			top, st := ix.searchTerms(terms, k, allow)
+			if st.pruned > 0 {
+				pruned++
+			}
+			if want := full[:min(k, len(full))]; !slices.Equal(top, want) {
+				t.Fatalf("%q k=%d: %v, exhaustive %v (%+v)", terms, k, top, want, st)
+			}
+		}
+	}
+	if pruned < 100 {
+		t.Fatalf("pruning used in only %d of 1200 searches", pruned)
+	}
+}

@@ -2,7 +2,9 @@ package lexical
 
 import (
 	"math"
+	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -23,6 +25,7 @@ const negligibleIDF = 1e-4
 type scratch struct {
 	scores  []float32
 	touched []uint32
+	cands   []uint32
 	heap    []Hit
 }
 
@@ -41,11 +44,33 @@ func (ix *Index) Search(query string, k int, allow Allow) []Hit {
 // SearchTerms is Search over already analysed terms (see Analyze); they are
 // looked up as given. Repeated terms count once; empty terms are ignored.
 func (ix *Index) SearchTerms(terms []string, k int, allow Allow) []Hit {
+	hits, _ := ix.searchTerms(terms, k, allow)
+	return hits
+}
+
+// qterm is a query term resolved against the index.
+type qterm struct {
+	name string
+	t    *term
+	w    float64 // idf·(k1+1), also a strict upper bound of the term's contribution
+}
+
+// searchStats describes how a search ran (for tests).
+type searchStats struct {
+	scanned int // terms whose postings were scanned, admitting new candidates
+	pruned  int // terms only applied to existing candidates
+}
+
+// Pruning margin: a document outside the candidate set is ruled out only if
+// the remaining terms' bound stays below the k-th score by this relative
+// margin, far above float32 rounding of the sums.
+const pruneMargin = 1e-4
+
+func (ix *Index) searchTerms(terms []string, k int, allow Allow) ([]Hit, searchStats) {
+	var st searchStats
 	if k <= 0 || len(terms) == 0 {
-		return []Hit{}
+		return []Hit{}, st
 	}
-	// A fixed accumulation order makes the float32 sums, and so the ranking,
-	// independent of query term order and of the index's term ids.
 	q := slices.Clone(terms)
 	slices.Sort(q)
 	q = slices.Compact(q)
@@ -56,60 +81,92 @@ func (ix *Index) SearchTerms(terms []string, k int, allow Allow) []Hit {
 	ix.mu.RLock()
 	if ix.n == 0 || len(q) == 0 {
 		ix.mu.RUnlock()
-		return []Hit{}
+		return []Hit{}, st
 	}
-	sc := scratchPool.Get().(*scratch)
-	nkeys := len(ix.docLen)
-	if len(sc.scores) < nkeys {
-		sc.scores = make([]float32, nkeys+nkeys/8)
-	}
-	scores := sc.scores[:nkeys]
-	docLen := ix.docLen[:nkeys]
-	touched := sc.touched[:0]
-
 	n := float64(ix.n)
 	k1, b := ix.k1, ix.b
-	avgLen := float64(ix.total) / n
-	c0 := k1 * (1 - b) // BM25 denominator: tf + c0 + c1·len
-	c1 := 0.0
-	if avgLen > 0 {
-		c1 = k1 * b / avgLen
-	}
+	qs := make([]qterm, 0, len(q))
 	for _, name := range q {
 		id, ok := ix.dict[name]
 		if !ok {
 			continue
 		}
 		t := &ix.terms[id]
-		df := float64(len(t.keys))
+		df := float64(t.df())
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		if idf < negligibleIDF {
 			continue
 		}
-		w := idf * (k1 + 1)
-		keys := t.keys
-		tfs := t.tfs[:len(keys)]
-		for i, key := range keys {
-			s := scores[key]
-			if s < 0 {
-				continue
-			}
-			if s == 0 {
-				touched = append(touched, key)
-				if allow != nil && !allow(key) {
-					scores[key] = -1
-					continue
-				}
-			}
-			tf := float64(tfs[i])
-			scores[key] = float32(float64(s) + w*tf/(tf+c0+c1*float64(docLen[key])))
+		qs = append(qs, qterm{name: name, t: t, w: idf * (k1 + 1)})
+	}
+	// Rarest terms first (ties by name): a fixed order for the float32
+	// sums, so identical document sets give identical scores, and the order
+	// in which the remaining terms' bound shrinks fastest.
+	slices.SortFunc(qs, func(a, b qterm) int {
+		if c := a.t.df() - b.t.df(); c != 0 {
+			return c
 		}
+		return strings.Compare(a.name, b.name)
+	})
+	// rest[i]: bound on what terms i.. can add to a document; postings[i]:
+	// postings those terms would scan.
+	rest := make([]float64, len(qs)+1)
+	postings := make([]int, len(qs)+1)
+	for i := len(qs) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + qs[i].w
+		postings[i] = postings[i+1] + len(qs[i].t.keys)
+	}
+
+	sc := scratchPool.Get().(*scratch)
+	nkeys := len(ix.docLen)
+	if len(sc.scores) < nkeys {
+		sc.scores = make([]float32, nkeys+nkeys/8)
+	}
+	a := accumulator{
+		scores:  sc.scores[:nkeys],
+		docLen:  ix.docLen[:nkeys],
+		lenCode: ix.lenCode[:nkeys],
+		touched: sc.touched[:0],
+		allow:   allow,
+		c0:      k1 * (1 - b), // BM25 denominator: tf + c0 + c1·len
+	}
+	if avgLen := float64(ix.total) / n; avgLen > 0 {
+		a.c1 = k1 * b / avgLen
+	}
+	i := 0
+	for ; i < len(qs); i++ {
+		// Once k candidates score above anything the remaining terms could
+		// give a new document, no new document can make the top k: apply the
+		// remaining terms to the candidates only. Checked only when cheap
+		// relative to what it can save.
+		if i > 0 && float64(a.max) > rest[i]*(1+pruneMargin) && 8*len(a.touched) < postings[i] {
+			if th, ok := a.kth(k, sc); ok && float64(th) > rest[i]*(1+pruneMargin) {
+				break
+			}
+		}
+		a.scan(qs[i])
+		st.scanned++
+	}
+	if i < len(qs) {
+		cands := sc.cands[:0]
+		for _, key := range a.touched {
+			if a.scores[key] > 0 {
+				cands = append(cands, key)
+			}
+		}
+		slices.Sort(cands)
+		for ; i < len(qs); i++ {
+			a.update(qs[i], cands)
+			st.pruned++
+		}
+		sc.cands = cands[:0]
 	}
 	ix.mu.RUnlock()
 
 	// Top k with a bounded min-heap whose root is the worst kept hit.
 	h := sc.heap[:0]
-	for _, key := range touched {
+	scores := a.scores
+	for _, key := range a.touched {
 		s := scores[key]
 		scores[key] = 0
 		if s <= 0 {
@@ -136,13 +193,155 @@ func (ix *Index) SearchTerms(terms []string, k int, allow Allow) []Hit {
 		return 0
 	})
 
-	sc.touched = touched[:0]
+	sc.touched = a.touched[:0]
 	sc.heap = h[:0]
 	if cap(sc.heap) > 1<<16 {
 		sc.heap = nil
 	}
 	scratchPool.Put(sc)
-	return out
+	return out, st
+}
+
+// accumulator adds BM25 contributions into a dense score array.
+type accumulator struct {
+	scores  []float32 // by key; see scratch
+	docLen  []uint32
+	lenCode []uint8 // min(docLen, 255): 1 byte per key keeps scans in cache
+	touched []uint32
+	allow   Allow
+	c0, c1  float64
+	max     float32 // highest score so far
+}
+
+// bm25 is one term's contribution. Every path (table, direct, candidate
+// update) computes it here, rounded to float32 once; the explicit
+// conversion of c1·dl forbids a fused multiply-add (Go spec), so the value is
+// bit-identical whichever path and whichever architecture computes it.
+func bm25(w, tf, c0, c1, dl float64) float32 {
+	return float32(w * tf / (tf + c0 + float64(c1*dl)))
+}
+
+// Long postings scans precompute the contribution for tf < tabTF and
+// document lengths < tabLen (an 8 KiB table) instead of dividing per posting.
+const (
+	tabTF     = 8
+	tabLen    = 255                // lenCode 255 means "255 or more": look docLen up
+	tabMinLen = 4 * tabTF * tabLen // postings needed to pay for the table
+)
+
+// scan applies a term to every document in its postings, admitting new
+// candidates (subject to allow).
+func (a *accumulator) scan(qt qterm) {
+	keys := qt.t.keys
+	tfs := qt.t.tfs[:len(keys)]
+	scores, docLen, lenCode := a.scores, a.docLen, a.lenCode
+	w, c0, c1 := qt.w, a.c0, a.c1
+	var tab [tabTF * tabLen]float32
+	var ntf uint16
+	if len(keys) >= tabMinLen {
+		for tf := 1; tf < tabTF; tf++ {
+			for dl := range tabLen {
+				tab[tf*tabLen+dl] = bm25(w, float64(tf), c0, c1, float64(dl))
+			}
+		}
+		ntf = tabTF
+	}
+	best, touched, allow := a.max, a.touched, a.allow
+	for i, key := range keys {
+		tf := tfs[i]
+		if tf == 0 {
+			continue // removed
+		}
+		s := scores[key]
+		if s <= 0 {
+			if s < 0 {
+				continue // rejected by allow
+			}
+			touched = append(touched, key)
+			if allow != nil && !allow(key) {
+				scores[key] = -1
+				continue
+			}
+		}
+		var c float32
+		if dl := lenCode[key]; tf < ntf && dl < tabLen {
+			c = tab[uint(tf)*tabLen+uint(dl)]
+		} else {
+			c = bm25(w, float64(tf), c0, c1, float64(docLen[key]))
+		}
+		s += c
+		scores[key] = s
+		if s > best { // not the max builtin: its NaN/±0 handling is slow here
+			best = s
+		}
+	}
+	a.max, a.touched = best, touched
+}
+
+// update applies a term to the given candidates (sorted keys, all with a
+// positive score) only.
+func (a *accumulator) update(qt qterm, cands []uint32) {
+	t := qt.t
+	scores, docLen := a.scores, a.docLen
+	add := func(key uint32, tf uint16) {
+		ns := scores[key] + bm25(qt.w, float64(tf), a.c0, a.c1, float64(docLen[key]))
+		scores[key] = ns
+		if ns > a.max {
+			a.max = ns
+		}
+	}
+	prefix := t.keys[:t.sorted]
+	if len(cands)*bits.Len(uint(len(prefix))) < len(prefix) {
+		lo := 0
+		for _, key := range cands {
+			j, found := slices.BinarySearch(prefix[lo:], key)
+			lo += j
+			if lo >= len(prefix) {
+				break
+			}
+			if found {
+				if tf := t.tfs[lo]; tf != 0 {
+					add(key, tf)
+				}
+				lo++
+			}
+		}
+	} else {
+		for i, key := range prefix {
+			if tf := t.tfs[i]; tf != 0 && scores[key] > 0 {
+				add(key, tf)
+			}
+		}
+	}
+	for i := t.sorted; i < len(t.keys); i++ { // the short unsorted tail
+		if key := t.keys[i]; scores[key] > 0 {
+			add(key, t.tfs[i])
+		}
+	}
+}
+
+// kth returns the k-th best score among the candidates, if there are k.
+func (a *accumulator) kth(k int, sc *scratch) (float32, bool) {
+	h := sc.heap[:0]
+	for _, key := range a.touched {
+		s := a.scores[key]
+		if s <= 0 {
+			continue
+		}
+		hit := Hit{Key: key, Score: s}
+		if len(h) < k {
+			h = append(h, hit)
+			siftUp(h, len(h)-1)
+		} else if better(hit, h[0]) {
+			h[0] = hit
+			siftDown(h, 0)
+		}
+	}
+	sc.heap = h[:0]
+	if len(h) < k {
+		return 0, false
+	}
+	return h[0].Score, true
 }
 
 // better reports whether a ranks before b: higher score, then smaller key.

@@ -98,7 +98,8 @@ func (x *Exact) Search(q []float32, k int, allow Allow) []Hit {
 }
 
 // scanTopK scores every allowed slot of a slot-major matrix and keeps the
-// best k in a bounded min-heap.
+// best k in a bounded min-heap. allow runs before scoring; the allowed slots
+// are scored four at a time.
 func scanTopK(q []float32, k, dim int, data []float32, keys []uint32, allow Allow) []Hit {
 	if k > len(keys) {
 		k = len(keys)
@@ -108,19 +109,26 @@ func scanTopK(q []float32, k, dim int, data []float32, keys []uint32, allow Allo
 	}
 	t := newTopK(k)
 	q = q[:dim]
+	var batch [4]int
+	nb := 0
 	for s, key := range keys {
 		if allow != nil && !allow(key) {
 			continue
 		}
-		off := s * dim
-		score := dot(q, data[off:off+dim:off+dim])
-		if len(t.h) == k {
-			w := t.h[0]
-			if score < w.Score || (score == w.Score && key > w.Key) || score != score {
-				continue
-			}
+		batch[nb] = s
+		if nb++; nb < 4 {
+			continue
 		}
-		t.push(Hit{Key: key, Score: score})
+		nb = 0
+		o0, o1, o2, o3 := batch[0]*dim, batch[1]*dim, batch[2]*dim, batch[3]*dim
+		s0, s1, s2, s3 := dot4(q, data[o0:o0+dim], data[o1:o1+dim], data[o2:o2+dim], data[o3:o3+dim])
+		t.offer(keys[batch[0]], s0)
+		t.offer(keys[batch[1]], s1)
+		t.offer(keys[batch[2]], s2)
+		t.offer(keys[batch[3]], s3)
+	}
+	for _, s := range batch[:nb] {
+		t.offer(keys[s], dot(q, data[s*dim:(s+1)*dim]))
 	}
 	return t.sorted()
 }

@@ -3,6 +3,7 @@ package vector
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,6 +51,27 @@ func TestDotMatchesScalar(t *testing.T) {
 		got := float64(dot(a, b))
 		if d := got - want; d > 1e-5 || d < -1e-5 {
 			t.Fatalf("dim %d: dot = %v, want %v", dim, got, want)
+		}
+	}
+}
+
+// TestDotKernelsAgree: dot4 must be bit-identical to dot, or a vector's
+// score would depend on which batch it was scored in.
+func TestDotKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for dim := 1; dim <= 131; dim++ {
+		v := make([][]float32, 5)
+		for i := range v {
+			v[i] = make([]float32, dim)
+			for j := range v[i] {
+				v[i][j] = float32(r.NormFloat64())
+			}
+		}
+		s0, s1, s2, s3 := dot4(v[0], v[1], v[2], v[3], v[4])
+		for i, got := range []float32{s0, s1, s2, s3} {
+			if want := dot(v[0], v[i+1]); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("dim %d vector %d: dot4 %v, dot %v", dim, i, got, want)
+			}
 		}
 	}
 }

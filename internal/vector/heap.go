@@ -31,6 +31,19 @@ func (t *topK) accepts(score float32, key uint32) bool {
 	return worse(t.h[0], Hit{Key: key, Score: score})
 }
 
+// offer is push with the common rejection inlined: once the heap is full,
+// a hit that does not beat the root costs one comparison. NaN scores are
+// never kept once the heap is full.
+func (t *topK) offer(key uint32, score float32) {
+	if len(t.h) == t.k {
+		w := t.h[0]
+		if !(score > w.Score || (score == w.Score && key < w.Key)) {
+			return
+		}
+	}
+	t.push(Hit{Key: key, Score: score})
+}
+
 // push offers a hit; it is kept if it ranks above the current worst.
 func (t *topK) push(x Hit) {
 	h := t.h
@@ -111,6 +124,7 @@ func candWorse(a, b cand) bool {
 // minHeap keeps the worst candidate at the root (the beam W / result set).
 type minHeap []cand
 
+//go:norace
 func (h *minHeap) push(x cand) {
 	s := append(*h, x)
 	i := len(s) - 1
@@ -125,6 +139,7 @@ func (h *minHeap) push(x cand) {
 	*h = s
 }
 
+//go:norace
 func (h *minHeap) pop() cand {
 	s := *h
 	top := s[0]
@@ -154,6 +169,7 @@ func (h *minHeap) pop() cand {
 // maxHeap keeps the best candidate at the root (the candidate queue C).
 type maxHeap []cand
 
+//go:norace
 func (h *maxHeap) push(x cand) {
 	s := append(*h, x)
 	i := len(s) - 1
@@ -168,6 +184,7 @@ func (h *maxHeap) push(x cand) {
 	*h = s
 }
 
+//go:norace
 func (h *maxHeap) pop() cand {
 	s := *h
 	top := s[0]

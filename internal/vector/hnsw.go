@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // HNSWConfig configures an HNSW index. Zero fields take their defaults.
@@ -81,6 +82,9 @@ type HNSW struct {
 	maxLevel int
 
 	searchers sync.Pool // *searcher
+
+	// Filtered-search fallbacks taken (for tests and diagnostics).
+	widened, scanned atomic.Uint64
 }
 
 // NewHNSW returns an empty HNSW index for vectors of dimension dim.
@@ -276,12 +280,12 @@ func (h *HNSW) insert(key uint32, v []float32) {
 		return
 	}
 	q := h.vec(id)
-	cur := cand{h.entry, dot(q, h.vec(h.entry))}
-	for l := h.maxLevel; l > level; l-- {
-		cur = h.greedy(q, cur, l)
-	}
 	s := h.getSearcher()
 	defer h.searchers.Put(s)
+	cur := cand{h.entry, dot(q, h.vec(h.entry))}
+	for l := h.maxLevel; l > level; l-- {
+		cur = h.greedy(s, q, cur, l)
+	}
 	s.eps = append(s.eps[:0], cur)
 	for l := min(level, h.maxLevel); l >= 0; l-- {
 		h.searchLayer(s, q, s.eps, h.efC, l)
@@ -318,6 +322,8 @@ func (h *HNSW) insert(key uint32, v []float32) {
 
 // link adds the edge from → to on a level; score is their similarity. A
 // full list is re-selected with the heuristic over old links plus the new one.
+//
+//go:norace
 func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
 	b := h.block(from, level)
 	cnt := int(b[0])
@@ -326,10 +332,12 @@ func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
 		b[0]++
 		return
 	}
-	base := h.vec(from)
+	nbs := b[1 : 1+cnt]
+	scores := s.scores[:cnt]
+	h.scoreIDs(h.vec(from), nbs, scores)
 	s.shrink = append(s.shrink[:0], cand{to, score})
-	for _, o := range b[1 : 1+cnt] {
-		s.shrink = append(s.shrink, cand{o, dot(base, h.vec(o))})
+	for i, o := range nbs {
+		s.shrink = append(s.shrink, cand{o, scores[i]})
 	}
 	sortCandsDesc(s.shrink)
 	s.sel2 = h.selectNeighbors(s.shrink, len(b)-1, s.sel2[:0])
@@ -344,6 +352,8 @@ func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
 // keep one only if it is more similar to the base than to every neighbour
 // already kept. This favours links in diverse directions, which keeps
 // clusters connected to each other.
+//
+//go:norace
 func (h *HNSW) selectNeighbors(cands []cand, m int, out []cand) []cand {
 	for _, e := range cands {
 		if len(out) >= m {
@@ -351,11 +361,13 @@ func (h *HNSW) selectNeighbors(cands []cand, m int, out []cand) []cand {
 		}
 		ev := h.vec(e.id)
 		good := true
-		for _, r := range out {
-			if dot(ev, h.vec(r.id)) > e.score {
-				good = false
-				break
-			}
+		j := 0
+		for ; good && j+4 <= len(out); j += 4 {
+			s0, s1, s2, s3 := dot4(ev, h.vec(out[j].id), h.vec(out[j+1].id), h.vec(out[j+2].id), h.vec(out[j+3].id))
+			good = s0 <= e.score && s1 <= e.score && s2 <= e.score && s3 <= e.score
+		}
+		for ; good && j < len(out); j++ {
+			good = dot(ev, h.vec(out[j].id)) <= e.score
 		}
 		if good {
 			out = append(out, e)
@@ -365,12 +377,17 @@ func (h *HNSW) selectNeighbors(cands []cand, m int, out []cand) []cand {
 }
 
 // greedy walks one layer to the local best node (beam width 1).
-func (h *HNSW) greedy(q []float32, cur cand, level int) cand {
+//
+//go:norace
+func (h *HNSW) greedy(s *searcher, q []float32, cur cand, level int) cand {
 	for changed := true; changed; {
 		changed = false
-		for _, nb := range h.neighbors(cur.id, level) {
-			if sc := dot(q, h.vec(nb)); sc > cur.score {
-				cur = cand{nb, sc}
+		nbs := h.neighbors(cur.id, level)
+		scores := s.scores[:len(nbs)]
+		h.scoreIDs(q, nbs, scores)
+		for i, nb := range nbs {
+			if scores[i] > cur.score {
+				cur = cand{nb, scores[i]}
 				changed = true
 			}
 		}
@@ -378,9 +395,31 @@ func (h *HNSW) greedy(q []float32, cur cand, level int) cand {
 	return cur
 }
 
+// scoreIDs sets out[i] to the score of node ids[i] against q, scoring four
+// nodes at a time.
+//
+//go:norace
+func (h *HNSW) scoreIDs(q []float32, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	i := 0
+	for ; i+4 <= len(ids); i += 4 {
+		out[i], out[i+1], out[i+2], out[i+3] = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+2]), h.vec(ids[i+3]))
+	}
+	switch len(ids) - i {
+	case 3: // one 4-way pass is cheaper than three single ones
+		out[i], out[i+1], out[i+2], _ = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+2]), h.vec(ids[i+2]))
+	case 2:
+		out[i], out[i+1], _, _ = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+1]), h.vec(ids[i+1]))
+	case 1:
+		out[i] = dot(q, h.vec(ids[i]))
+	}
+}
+
 // searchLayer is the beam search of the paper (Algorithm 2): on return s.w
 // holds (as a min-heap) the best ef nodes found on the level, tombstones and
 // filtered nodes included.
+//
+//go:norace
 func (h *HNSW) searchLayer(s *searcher, q []float32, eps []cand, ef, level int) {
 	s.nextEpoch(h.n)
 	marks, epoch := s.marks, s.epoch
@@ -402,12 +441,18 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, eps []cand, ef, level int) 
 		if len(s.w) >= ef && c.score < s.w[0].score {
 			break
 		}
+		// Gather the unvisited neighbours, then score them four at a time.
+		ids := s.ids[:0]
 		for _, nb := range h.neighbors(c.id, level) {
-			if marks[nb] == epoch {
-				continue
+			if marks[nb] != epoch {
+				marks[nb] = epoch
+				ids = append(ids, nb)
 			}
-			marks[nb] = epoch
-			sc := dot(q, h.vec(nb))
+		}
+		scores := s.scores[:len(ids)]
+		h.scoreIDs(q, ids, scores)
+		for i, nb := range ids {
+			sc := scores[i]
 			if len(s.w) < ef || sc > s.w[0].score {
 				s.c.push(cand{nb, sc})
 				s.w.push(cand{nb, sc})
@@ -445,25 +490,19 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 
 	cur := cand{h.entry, dot(q, h.vec(h.entry))}
 	for l := h.maxLevel; l > 0; l-- {
-		cur = h.greedy(q, cur, l)
+		cur = h.greedy(s, q, cur, l)
 	}
 	filtered := allow != nil || h.nDeleted > 0
-	// Beyond this width a beam search costs about as much as a scan.
-	efCap := max(h.n/32, h.efSearch)
+	// Past this width a beam search costs about as much as a scan.
+	efCap := max(h.n/32, h.efSearch, k)
 	ef := max(h.efSearch, k)
 	for {
 		s.eps = append(s.eps[:0], cur)
 		h.searchLayer(s, q, s.eps, ef, 0)
 		t := newTopK(k)
-		if !filtered {
-			for _, c := range s.w {
-				t.push(Hit{Key: h.keys[c.id], Score: c.score})
-			}
-			return t.sorted()
-		}
 		ok := 0
 		for _, c := range s.w {
-			if h.deleted[c.id] {
+			if filtered && h.deleted[c.id] {
 				continue
 			}
 			key := h.keys[c.id]
@@ -471,45 +510,70 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 				continue
 			}
 			ok++
-			t.push(Hit{Key: key, Score: c.score})
+			t.offer(key, c.score)
 		}
 		if ok >= k || len(s.w) == h.n {
 			return t.sorted()
 		}
-		// Widen: at least double; if ok of len(s.w) nodes were acceptable,
-		// about k·len/ok are needed for k.
-		next := 2 * ef
+		// Too few acceptable nodes in the beam. If ok of len(s.w) were
+		// acceptable, about k·len(s.w)/ok are needed (plus a margin); widen
+		// at least twofold. If even the cap would not do, or the beam has
+		// already reached every node it can, scan.
+		next := 8 * ef
 		if ok > 0 {
-			next = max(next, (5*k*len(s.w)/ok+3)/4)
-		} else {
-			next = 8 * ef
+			next = max(2*ef, 5*k*len(s.w)/(4*ok)+1)
 		}
-		if ef >= efCap || len(s.w) < ef {
-			// Already wide, or the beam reached every node it could.
+		if next > efCap || len(s.w) < ef {
+			h.scanned.Add(1)
 			return h.scan(q, k, allow)
 		}
-		ef = min(next, efCap)
+		h.widened.Add(1)
+		ef = next
 	}
 }
 
 // scan is the exact fallback: it scores every live node allow accepts.
+//
+//go:norace
 func (h *HNSW) scan(q []float32, k int, allow Allow) []Hit {
 	t := newTopK(k)
-	for id := 0; id < h.n; id++ {
-		if h.deleted[id] {
+	var batch [4]uint32
+	nb := 0
+	for i := 0; i < h.n; i++ {
+		if h.deleted[i] || (allow != nil && !allow(h.keys[i])) {
 			continue
 		}
-		key := h.keys[id]
-		if allow != nil && !allow(key) {
+		batch[nb] = uint32(i)
+		if nb++; nb < 4 {
 			continue
 		}
-		score := dot(q, h.vec(uint32(id)))
-		if score != score || !t.accepts(score, key) {
-			continue
-		}
-		t.push(Hit{Key: key, Score: score})
+		nb = 0
+		s0, s1, s2, s3 := dot4(q, h.vec(batch[0]), h.vec(batch[1]), h.vec(batch[2]), h.vec(batch[3]))
+		t.offer(h.keys[batch[0]], s0)
+		t.offer(h.keys[batch[1]], s1)
+		t.offer(h.keys[batch[2]], s2)
+		t.offer(h.keys[batch[3]], s3)
+	}
+	for _, id := range batch[:nb] {
+		t.offer(h.keys[id], dot(q, h.vec(id)))
 	}
 	return t.sorted()
+}
+
+// footprint estimates the bytes held by the index's storage: the capacity
+// of its slices plus about 16 bytes per key-map entry (Go's swiss-table maps
+// use 8-byte slots and a control byte each, at most 7/8 full).
+func (h *HNSW) footprint() int64 {
+	var b int64
+	for _, c := range h.vecs {
+		b += int64(cap(c)) * 4
+	}
+	for _, c := range h.l0 {
+		b += int64(cap(c)) * 4
+	}
+	b += int64(cap(h.upperOff)+cap(h.upper)+cap(h.keys))*4 + int64(cap(h.levels)+cap(h.deleted))
+	b += int64(len(h.ids)) * 16
+	return b
 }
 
 // searcher is the per-search scratch space, pooled per index.
@@ -518,6 +582,8 @@ type searcher struct {
 	epoch  uint16
 	c      maxHeap
 	w      minHeap
+	ids    []uint32  // neighbours being scored
+	scores []float32 // their scores
 	eps    []cand
 	live   []cand
 	sel    []cand
@@ -529,10 +595,12 @@ func (h *HNSW) getSearcher() *searcher {
 	if s, ok := h.searchers.Get().(*searcher); ok {
 		return s
 	}
-	return &searcher{}
+	return &searcher{ids: make([]uint32, 0, h.m0+1), scores: make([]float32, h.m0+1)}
 }
 
 // nextEpoch starts a new visited set for an index of n nodes.
+//
+//go:norace
 func (s *searcher) nextEpoch(n int) {
 	if len(s.marks) < n {
 		s.marks = make([]uint16, n+n/4+chunkSize)

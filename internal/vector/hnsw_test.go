@@ -88,20 +88,26 @@ func TestHNSWAllow(t *testing.T) {
 		name      string
 		allow     Allow
 		minRecall float64
+		widen     bool // the beam must be widened for most queries
 	}{
-		{"1%", func(k uint32) bool { return k%100 == 37 }, 0.95},
-		{"5%", func(k uint32) bool { return k%20 == 3 }, 0.9},
-		{"30%", func(k uint32) bool { return k%10 < 3 }, 0.9},
-		{"one key", func(k uint32) bool { return k == 12345 }, 1},
-		{"none", func(k uint32) bool { return false }, 1},
+		{"1%", func(k uint32) bool { return k%100 == 37 }, 0.95, false},
+		{"5%", func(k uint32) bool { return k%20 == 3 }, 0.95, true},
+		{"30%", func(k uint32) bool { return k%10 < 3 }, 0.95, false},
+		{"one key", func(k uint32) bool { return k == 12345 }, 1, false},
+		{"none", func(k uint32) bool { return false }, 1, false},
 	} {
+		w0, s0 := f.hnsw.widened.Load(), f.hnsw.scanned.Load()
 		r := f.recall(t, f.hnsw, 10, c.allow)
 		if c.name == "none" {
-			r = 1 // recall handles 0/0 as NaN; f.recall already checked len(got) == 0
+			r = 1 // no hits to recall; f.recall checked that none came back
 		}
-		t.Logf("allow %s: recall@10 = %.4f", c.name, r)
+		widened, scanned := f.hnsw.widened.Load()-w0, f.hnsw.scanned.Load()-s0
+		t.Logf("allow %s: recall@10 = %.4f (%d queries: %d beam widenings, %d exact fallbacks)", c.name, r, fixQueries, widened, scanned)
 		if r < c.minRecall {
 			t.Errorf("allow %s: recall@10 = %.4f, want >= %.2f", c.name, r, c.minRecall)
+		}
+		if c.widen && (widened < fixQueries/2 || scanned > fixQueries/4) {
+			t.Errorf("allow %s: expected the widened beam to suffice", c.name)
 		}
 	}
 }
