@@ -35,6 +35,9 @@ func runBench(env Env, args []string) error {
 	fs.IntVar(&workers, "workers", 0, "concurrent questions (default GOMAXPROCS)")
 	fs.IntVar(&ingestWorkers, "ingest-workers", 1, "conversations ingested concurrently")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
+	weightDense := fs.Float64("weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
+	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
+	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n\nflags:\n")
@@ -128,7 +131,21 @@ func runBench(env Env, args []string) error {
 	if !jsonOnly {
 		progress = env.Stderr
 	}
+	var weights map[string]float64
+	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical} {
+		if w >= 0 {
+			if weights == nil {
+				weights = map[string]float64{}
+			}
+			weights[sig] = w
+		}
+	}
+	var ctxSpread *float64
+	if *contextSpread >= 0 {
+		ctxSpread = contextSpread
+	}
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{
+		Weights: weights, Context: ctxSpread,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 	})

@@ -37,7 +37,19 @@ type SearchRequest struct {
 	// RecencyHalfLife, e.g. "720h", enables recency weighting.
 	RecencyHalfLife string  `json:"recency_half_life,omitempty"`
 	RecencyWeight   float64 `json:"recency_weight,omitempty"`
+	// Weights are per-signal weights in the fusion (defaults: lexical 1,
+	// dense DefaultDenseWeight, graph 1).
+	Weights map[string]float64 `json:"weights,omitempty"`
+	// Context spreads this fraction of a conversation turn's score to its
+	// neighbouring turns (default DefaultContext; 0 disables).
+	Context *float64 `json:"context,omitempty"`
 }
+
+// Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
+var (
+	DefaultDenseWeight = 0.5
+	DefaultContext     = 0.3
+)
 
 // SearchHit is one result: the record, its fused score, its citation and,
 // on request, each signal's rank and score.
@@ -105,6 +117,17 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.RecencyWeight < 0 || req.RecencyWeight > 10 {
 		return SearchResponse{}, fault.Field("recency_weight", "must be between 0 and 10")
 	}
+	for sig, w := range req.Weights {
+		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph {
+			return SearchResponse{}, fault.Field("weights", "keys must be lexical, dense or graph")
+		}
+		if w < 0 || w > 10 || w != w {
+			return SearchResponse{}, fault.Field("weights", "must be between 0 and 10")
+		}
+	}
+	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
+		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
+	}
 	if req.MMR != nil && (*req.MMR < 0 || *req.MMR > 1) {
 		return SearchResponse{}, fault.Field("mmr", "must be between 0 and 1")
 	}
@@ -121,6 +144,14 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		RecencyHalfLife: halfLife, RecencyWeight: req.RecencyWeight, Now: s.now()}
 	if q.K == 0 {
 		q.K = 10
+	}
+	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: DefaultDenseWeight, retrieve.SignalGraph: 1}
+	for sig, w := range req.Weights {
+		q.Weights[sig] = w
+	}
+	q.Context = DefaultContext
+	if req.Context != nil {
+		q.Context = *req.Context
 	}
 	route := q.Route
 	if route == "" {

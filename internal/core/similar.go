@@ -31,7 +31,9 @@ type similarity struct {
 // embedder.
 func (s *Service) checkSimilar(ctx context.Context, tx store.Tx, ws string, p memory.Principal, r memory.Record) (similarity, error) {
 	pol := s.policy
-	if s.index == nil || (!pol.Duplicates.Near && !pol.Conflicts.Detect) {
+	near := pol.Duplicates.Near && !slices.Contains(pol.Duplicates.IgnoreTypes, r.Type)
+	conflicts := pol.Conflicts.Detect && r.Supersedes == nil && slices.Contains(pol.Conflicts.Types, r.Type)
+	if s.index == nil || (!near && !conflicts) {
 		return similarity{}, nil
 	}
 	af := accessFilter(p, true)
@@ -61,12 +63,11 @@ func (s *Service) checkSimilar(ctx context.Context, tx store.Tx, ws string, p me
 			continue
 		}
 		jac := float64(shared) / float64(union)
-		if pol.Duplicates.Near && jac >= pol.Duplicates.NearThreshold {
+		if near && jac >= pol.Duplicates.NearThreshold {
 			out.duplicate = &c
 			return out, nil
 		}
-		if out.conflict == nil && pol.Conflicts.Detect && r.Supersedes == nil && slices.Contains(pol.Conflicts.Types, r.Type) &&
-			jac >= pol.Conflicts.MinSimilarity && onlyMine > 0 && onlyTheirs > 0 &&
+		if out.conflict == nil && conflicts && jac >= pol.Conflicts.MinSimilarity && onlyMine > 0 && onlyTheirs > 0 &&
 			onlyMine <= pol.Conflicts.MaxChangedTerms && onlyTheirs <= pol.Conflicts.MaxChangedTerms &&
 			sameEntities(r.Entities, c.Entities) {
 			out.conflict = &c

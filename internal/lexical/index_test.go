@@ -627,12 +627,12 @@ func TestPruningIsExact(t *testing.T) {
 		if qi%4 == 3 {
 			allow = func(k uint32) bool { return k%5 != 0 }
 		}
-		full, st := ix.searchTerms(terms, n, allow)
+		full, st := ix.searchTerms(terms, n, allow, 0)
 		if st.pruned != 0 {
 			t.Fatalf("k=n must not prune: %+v", st)
 		}
 		for _, k := range []int{1, 3, 10, 50} {
-			top, st := ix.searchTerms(terms, k, allow)
+			top, st := ix.searchTerms(terms, k, allow, 0)
 			if st.pruned > 0 {
 				pruned++
 			}

@@ -44,8 +44,34 @@ func (ix *Index) Search(query string, k int, allow Allow) []Hit {
 // SearchTerms is Search over already analysed terms (see Analyze); they are
 // looked up as given. Repeated terms count once; empty terms are ignored.
 func (ix *Index) SearchTerms(terms []string, k int, allow Allow) []Hit {
-	hits, _ := ix.searchTerms(terms, k, allow)
+	hits, _ := ix.searchTerms(terms, k, allow, 0)
 	return hits
+}
+
+// SearchScoped is Search with collection statistics taken from the
+// documents allow admits rather than the whole index: docs is how many
+// documents allow admits, and each term's document frequency is counted
+// over the admitted postings. Within one conversation a speaker's name is
+// common and says little, although it is rare across all conversations;
+// scoped statistics also keep one tenant's vocabulary from shaping
+// another's scores. docs <= 0 means whole-index statistics.
+func (ix *Index) SearchScoped(query string, k int, allow Allow, docs int) []Hit {
+	if k <= 0 {
+		return []Hit{}
+	}
+	hits, _ := ix.searchTerms(Analyze(query, ix.stem), k, allow, docs)
+	return hits
+}
+
+// scopedDF counts t's live postings that allow admits.
+func scopedDF(t *term, allow Allow) int {
+	n := 0
+	for i, key := range t.keys {
+		if t.tfs[i] != 0 && allow(key) {
+			n++
+		}
+	}
+	return n
 }
 
 // qterm is a query term resolved against the index.
@@ -66,7 +92,7 @@ type searchStats struct {
 // margin, far above float32 rounding of the sums.
 const pruneMargin = 1e-4
 
-func (ix *Index) searchTerms(terms []string, k int, allow Allow) ([]Hit, searchStats) {
+func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int) ([]Hit, searchStats) {
 	var st searchStats
 	if k <= 0 || len(terms) == 0 {
 		return []Hit{}, st
@@ -84,6 +110,11 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow) ([]Hit, searchS
 		return []Hit{}, st
 	}
 	n := float64(ix.n)
+	avgLen := float64(ix.total) / n
+	scoped := allow != nil && scopedDocs > 0 && scopedDocs < ix.n
+	if scoped {
+		n = float64(scopedDocs)
+	}
 	k1, b := ix.k1, ix.b
 	qs := make([]qterm, 0, len(q))
 	for _, name := range q {
@@ -93,6 +124,12 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow) ([]Hit, searchS
 		}
 		t := &ix.terms[id]
 		df := float64(t.df())
+		if scoped {
+			df = min(float64(scopedDF(t, allow)), n)
+			if df == 0 {
+				continue
+			}
+		}
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		if idf < negligibleIDF {
 			continue
@@ -130,7 +167,7 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow) ([]Hit, searchS
 		allow:   allow,
 		c0:      k1 * (1 - b), // BM25 denominator: tf + c0 + c1·len
 	}
-	if avgLen := float64(ix.total) / n; avgLen > 0 {
+	if avgLen > 0 {
 		a.c1 = k1 * b / avgLen
 	}
 	i := 0

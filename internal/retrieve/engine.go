@@ -6,7 +6,10 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"errors"
 	"log/slog"
 	"sync"
@@ -83,6 +86,13 @@ type Engine struct {
 	graph GraphSignal
 
 	changeSeq int64 // change log position applied; guarded by mu
+
+	// sessions lists the episode keys of each conversation session
+	// (ws + "\x00" + session_id) in turn order, for context expansion.
+	sessions map[string][]uint32
+	// counts holds live documents per workspace and per workspace+scope
+	// key, for scoped lexical statistics.
+	counts map[string]int
 }
 
 // GraphSignal is the slot for the graph candidate generator (personalised
@@ -107,7 +117,7 @@ func New(o Options) *Engine {
 	if o.AutoThreshold == 0 {
 		o.AutoThreshold = 250_000
 	}
-	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{},
+	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, counts: map[string]int{},
 		lex: lexical.New(lexical.DefaultOptions())}
 	return e
 }
@@ -279,6 +289,8 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	key, exists := e.keys[k]
 	if r.Status == memory.Forgotten {
 		if exists {
+			e.unlinkSession(key)
+			e.count(&e.docs[key], -1)
 			e.docs[key] = doc{}
 			e.lex.Remove(key)
 			if e.vecs != nil {
@@ -293,6 +305,10 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 		e.keys[k] = key
 	}
 	prev := e.docs[key]
+	if prev.alive {
+		e.unlinkSession(key)
+		e.count(&prev, -1)
+	}
 	ev := r.IngestedAt.UnixMicro()
 	if r.ValidFrom != nil {
 		ev = r.ValidFrom.UnixMicro()
@@ -305,6 +321,8 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 		invalidated: micros(r.InvalidatedAt), confidence: float32(r.Source.Confidence), eventTime: ev,
 		sha: r.ContentSHA256, entities: r.Entities, alive: true,
 	}
+	e.linkSession(key)
+	e.count(&e.docs[key], +1)
 	if !prev.alive || prev.sha != r.ContentSHA256 {
 		e.lex.Add(key, r.Content)
 		if prev.alive && e.vecs != nil {
@@ -369,4 +387,100 @@ func (e *Engine) Candidates(f Filter, text string, k int) []string {
 		ids[i] = e.docs[h.Key].id
 	}
 	return ids
+}
+
+func (e *Engine) sessionKey(d *doc) string {
+	if d.typ != memory.Episode || d.scope.SessionID == "" {
+		return ""
+	}
+	return d.ws + "\x00" + d.scope.SessionID
+}
+
+// linkSession inserts an episode into its session's turn order: event time,
+// then id (UUIDv7, so write order).
+func (e *Engine) linkSession(key uint32) {
+	d := &e.docs[key]
+	sk := e.sessionKey(d)
+	if sk == "" {
+		return
+	}
+	list := e.sessions[sk]
+	i, _ := slices.BinarySearchFunc(list, key, func(a, b uint32) int {
+		da, db := &e.docs[a], &e.docs[b]
+		if da.eventTime != db.eventTime {
+			return cmp.Compare(da.eventTime, db.eventTime)
+		}
+		return strings.Compare(da.id, db.id)
+	})
+	e.sessions[sk] = slices.Insert(list, i, key)
+}
+
+func (e *Engine) unlinkSession(key uint32) {
+	sk := e.sessionKey(&e.docs[key])
+	if sk == "" {
+		return
+	}
+	list := e.sessions[sk]
+	if i := slices.Index(list, key); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(e.sessions, sk)
+	} else {
+		e.sessions[sk] = list
+	}
+}
+
+// neighbours returns the episodes just before and after key in its session.
+func (e *Engine) neighbours(key uint32) (prev, next uint32, hasPrev, hasNext bool) {
+	sk := e.sessionKey(&e.docs[key])
+	if sk == "" {
+		return
+	}
+	list := e.sessions[sk]
+	i := slices.Index(list, key)
+	if i < 0 {
+		return
+	}
+	if i > 0 {
+		prev, hasPrev = list[i-1], true
+	}
+	if i+1 < len(list) {
+		next, hasNext = list[i+1], true
+	}
+	return
+}
+
+// countKeys are the counters a document contributes to.
+func countKeys(d *doc) []string {
+	ks := []string{"w\x00" + d.ws}
+	for _, kv := range [...][2]string{{"u", d.scope.UserID}, {"a", d.scope.AgentID}, {"p", d.scope.AppID},
+		{"j", d.scope.ProjectID}, {"s", d.scope.SessionID}} {
+		if kv[1] != "" {
+			ks = append(ks, kv[0]+"\x00"+d.ws+"\x00"+kv[1])
+		}
+	}
+	return ks
+}
+
+func (e *Engine) count(d *doc, delta int) {
+	for _, k := range countKeys(d) {
+		if e.counts[k] += delta; e.counts[k] <= 0 {
+			delete(e.counts, k)
+		}
+	}
+}
+
+// scopeDocs estimates how many documents a filter admits: the live count
+// of its narrowest scope key, or of its workspace. It feeds scoped
+// lexical statistics, where an estimate is enough.
+func (e *Engine) scopeDocs(f Filter) int {
+	n := e.counts["w\x00"+f.Workspace]
+	for _, kv := range [...][2]string{{"u", f.Scope.UserID}, {"a", f.Scope.AgentID}, {"p", f.Scope.AppID},
+		{"j", f.Scope.ProjectID}, {"s", f.Scope.SessionID}} {
+		if kv[1] != "" {
+			n = min(n, e.counts[kv[0]+"\x00"+f.Workspace+"\x00"+kv[1]])
+		}
+	}
+	return n
 }

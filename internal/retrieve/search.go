@@ -70,6 +70,10 @@ type Query struct {
 	RecencyWeight   float64
 	// Pool is the candidate count per signal (default by route).
 	Pool int
+	// Context, when > 0, spreads this fraction of an episode's fused score
+	// to the turns just before and after it in its session: the answer to
+	// a question often sits in the reply to the turn that matched it.
+	Context float64
 	Now  time.Time
 }
 
@@ -233,7 +237,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if want(SignalLexical) {
 		res.Signals = append(res.Signals, SignalLexical)
 		wg.Go(func() {
-			hits := e.lex.Search(q.Text, pool, lexical.Allow(allow))
+			hits := e.lex.SearchScoped(q.Text, pool, lexical.Allow(allow), e.scopeDocs(q.Filter))
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
 				keys[i], sc[i] = h.Key, float64(h.Score)
@@ -278,6 +282,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		})
 	}
 	wg.Wait()
+
+	if q.Context > 0 {
+		for sig, keys := range lists {
+			if sig == SignalGraph {
+				continue
+			}
+			lists[sig], scores[sig] = e.smooth(keys, scores[sig], q.Context, allow)
+		}
+	}
 
 	// Reciprocal-rank fusion (SPEC §5 step 3).
 	fused := map[uint32]float64{}
@@ -385,4 +398,49 @@ func (e *Engine) similarity(a, b uint32) float64 {
 		}
 	}
 	return float64(shared) / float64(len(ea)+len(eb)-shared)
+}
+
+// smooth adds to each conversation turn's raw signal score ctx times the
+// better of its neighbours' scores and re-ranks. The answer to a question
+// often sits in the reply to the turn that matched it; raw scores (not
+// ranks) keep the lift proportional to how well the neighbour matched.
+func (e *Engine) smooth(keys []uint32, sc map[uint32]float64, ctx float64, allow func(uint32) bool) ([]uint32, map[uint32]float64) {
+	out := make(map[uint32]float64, 2*len(keys))
+	for _, k := range keys {
+		out[k] = max(out[k], sc[k])
+		p, n, hp, hn := e.neighbours(k)
+		if hp && allow(p) {
+			out[p] = max(out[p], sc[p])
+		}
+		if hn && allow(n) {
+			out[n] = max(out[n], sc[n])
+		}
+	}
+	sm := make(map[uint32]float64, len(out))
+	for k, v := range out {
+		best := 0.0
+		p, n, hp, hn := e.neighbours(k)
+		if hp {
+			best = max(best, sc[p])
+		}
+		if hn {
+			best = max(best, sc[n])
+		}
+		sm[k] = v + ctx*best
+	}
+	ranked := make([]uint32, 0, len(sm))
+	for k := range sm {
+		ranked = append(ranked, k)
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		a, b := ranked[i], ranked[j]
+		if sm[a] != sm[b] {
+			return sm[a] > sm[b]
+		}
+		return e.docs[a].id < e.docs[b].id
+	})
+	if len(ranked) > len(keys) {
+		ranked = ranked[:len(keys)]
+	}
+	return ranked, sm
 }
