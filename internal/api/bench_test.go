@@ -119,12 +119,16 @@ func benchContent(w, n int) string {
 		benchWord(w), benchWord(n), pick(0), pick(1), pick(2), pick(3), pick(4))
 }
 
+// benchRequest is writer w's n-th write: a preference, so the gate runs
+// its near-duplicate and conflict checks (SPEC §4 step 5) as it does for
+// most agent memories. The second entity is the note's own, so no two
+// writes are about the same subject and none supersedes another.
 func benchRequest(w, n int) core.WriteRequest {
 	return core.WriteRequest{
-		Type:     memory.Episode,
+		Type:     memory.Preference,
 		Category: "engineering",
 		Content:  benchContent(w, n),
-		Entities: []string{"team:platform", "topic:practices"},
+		Entities: []string{"team:platform", "note:" + benchWord(w) + "-" + benchWord(n)},
 		Scope:    memory.Scope{ProjectID: "memgate"},
 	}
 }
@@ -158,8 +162,8 @@ func BenchmarkWriteService(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res.Decision != memory.DecisionAccepted {
-			b.Fatalf("decision %s (%s), want accepted", res.Decision, res.Reason)
+		if res.Decision != memory.DecisionAccepted || res.Reason != gate.ReasonPolicyAccept {
+			b.Fatalf("decision %s (%s), want accepted by policy", res.Decision, res.Reason)
 		}
 	}
 	b.ReportMetric(benchPercentileMS(lat, 0.95), "p95-ms")
@@ -182,7 +186,11 @@ func newBenchHTTP(b *testing.B, conns int) benchHTTP {
 	return benchHTTP{url: srv.URL + "/v1/records", token: env.token, hc: &http.Client{Transport: tr, Timeout: time.Minute}}
 }
 
-// write POSTs one record and requires 201. The body is read to the end so
+// acceptedByPolicy starts the answer to a write the gate accepted as is:
+// not a duplicate, not a conflict superseding an earlier record.
+var acceptedByPolicy = []byte(`{"decision":"accepted","reason":"policy",`)
+
+// write POSTs one record and requires 201 accepted by policy. The body is read to the end so
 // the connection is reused.
 func (h benchHTTP) write(body []byte) error {
 	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
@@ -200,8 +208,8 @@ func (h benchHTTP) write(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("status %d: %s", resp.StatusCode, out)
+	if resp.StatusCode != http.StatusCreated || !bytes.Contains(out, acceptedByPolicy) {
+		return fmt.Errorf("status %d, want 201 accepted by policy: %.300s", resp.StatusCode, out)
 	}
 	return nil
 }

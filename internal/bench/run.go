@@ -39,8 +39,9 @@ type Options struct {
 	// Signals restricts the search signals; nil means all available.
 	Signals []string
 	// Weights and Context override the search's fusion defaults.
-	Weights map[string]float64
-	Context *float64
+	Weights  map[string]float64
+	Context  *float64
+	Feedback *float64
 	// Limit keeps only the first Limit conversations (0: all).
 	Limit int
 	// Workers run questions concurrently (default GOMAXPROCS).
@@ -300,7 +301,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				for _, e := range q.Evidence {
 					qr.Rank[e] = 0
 				}
-				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context,
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback,
 					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID}}
 				t0 := time.Now()
 				sr, err := svc.Search(ctx, o.Principal, req)

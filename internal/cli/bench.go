@@ -38,6 +38,7 @@ func runBench(env Env, args []string) error {
 	weightDense := fs.Float64("weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
 	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
 	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
+	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n\nflags:\n")
@@ -140,12 +141,16 @@ func runBench(env Env, args []string) error {
 			weights[sig] = w
 		}
 	}
+	var fb *float64
+	if *feedback >= 0 {
+		fb = feedback
+	}
 	var ctxSpread *float64
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
 	}
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{
-		Weights: weights, Context: ctxSpread,
+		Weights: weights, Context: ctxSpread, Feedback: fb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 	})

@@ -43,12 +43,16 @@ type SearchRequest struct {
 	// Context spreads this fraction of a conversation turn's score to its
 	// neighbouring turns (default DefaultContext; 0 disables).
 	Context *float64 `json:"context,omitempty"`
+	// Feedback is the fusion weight of the pseudo-relevance-feedback
+	// lexical list (default DefaultFeedback; 0 disables).
+	Feedback *float64 `json:"feedback,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
 var (
 	DefaultDenseWeight = 0.5
-	DefaultContext     = 0.3
+	DefaultContext     = 0.5
+	DefaultFeedback    = 0.0
 )
 
 // SearchHit is one result: the record, its fused score, its citation and,
@@ -125,6 +129,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 			return SearchResponse{}, fault.Field("weights", "must be between 0 and 10")
 		}
 	}
+	if req.Feedback != nil && (*req.Feedback < 0 || *req.Feedback > 10) {
+		return SearchResponse{}, fault.Field("feedback", "must be between 0 and 10")
+	}
 	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
 		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
 	}
@@ -148,6 +155,10 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: DefaultDenseWeight, retrieve.SignalGraph: 1}
 	for sig, w := range req.Weights {
 		q.Weights[sig] = w
+	}
+	q.Feedback, q.FeedbackDocs, q.FeedbackTerms = DefaultFeedback, 5, 8
+	if req.Feedback != nil {
+		q.Feedback = *req.Feedback
 	}
 	q.Context = DefaultContext
 	if req.Context != nil {

@@ -414,3 +414,77 @@ func siftDown(h []Hit, i int) {
 		i = worst
 	}
 }
+
+// Expand returns up to n terms that characterise the documents keys best,
+// weighting document i by w[i] (e.g. its score): Σ w·(1/|d|)·idf over the
+// documents containing the term, with idf from the documents allow admits
+// (docs of them, as in SearchScoped; docs <= 0: the whole index). Terms
+// in exclude are skipped. This is pseudo-relevance feedback: the words
+// that co-occur with a query in its best matches often name what the
+// query only paraphrases.
+func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, allow Allow, docs int) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if n <= 0 || ix.n == 0 {
+		return nil
+	}
+	skip := map[uint32]bool{}
+	for _, t := range exclude {
+		if id, ok := ix.dict[t]; ok {
+			skip[id] = true
+		}
+	}
+	total := float64(ix.n)
+	scoped := allow != nil && docs > 0 && docs < ix.n
+	if scoped {
+		total = float64(docs)
+	}
+	weight := map[uint32]float64{}
+	for i, key := range keys {
+		if !ix.has(key) || ix.docLen[key] == 0 {
+			continue
+		}
+		ref := ix.docs[key]
+		for _, id := range ix.arena[ref.off : ref.off+ref.n] {
+			if !skip[id] {
+				weight[id] += w[i] / float64(ix.docLen[key])
+			}
+		}
+	}
+	type tw struct {
+		id uint32
+		w  float64
+	}
+	var cands []tw
+	for id, v := range weight {
+		t := &ix.terms[id]
+		df := float64(t.df())
+		if scoped {
+			df = min(float64(scopedDF(t, allow)), total)
+		}
+		if df < 2 { // a word of one document expands nothing
+			continue
+		}
+		cands = append(cands, tw{id, v * math.Log(1+(total-df+0.5)/(df+0.5))})
+	}
+	slices.SortFunc(cands, func(a, b tw) int {
+		if a.w != b.w {
+			if a.w > b.w {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(ix.terms[a.id].name, ix.terms[b.id].name)
+	})
+	out := make([]string, 0, n)
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, ix.terms[c.id].name)
+	}
+	return out
+}
+
+// SearchTermsScoped is SearchScoped over already analysed terms.
+func (ix *Index) SearchTermsScoped(terms []string, k int, allow Allow, docs int) []Hit {
+	hits, _ := ix.searchTerms(terms, k, allow, docs)
+	return hits
+}

@@ -8,10 +8,10 @@ package retrieve
 import (
 	"cmp"
 	"context"
-	"slices"
-	"strings"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 

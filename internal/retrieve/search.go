@@ -29,6 +29,9 @@ const (
 	SignalLexical = "lexical"
 	SignalDense   = "dense"
 	SignalGraph   = "graph"
+	// SignalFeedback is the expanded lexical query; it is reported under
+	// explain but is part of the lexical signal for requests.
+	SignalFeedback = "lexical_feedback"
 )
 
 // Filter is what a query may see. The service builds it from the
@@ -70,11 +73,17 @@ type Query struct {
 	RecencyWeight   float64
 	// Pool is the candidate count per signal (default by route).
 	Pool int
+	// Feedback, when > 0, adds a pseudo-relevance-feedback lexical list
+	// with this fusion weight: the query expanded by FeedbackTerms terms
+	// drawn from its FeedbackDocs best lexical matches.
+	Feedback      float64
+	FeedbackDocs  int
+	FeedbackTerms int
 	// Context, when > 0, spreads this fraction of an episode's fused score
 	// to the turns just before and after it in its session: the answer to
 	// a question often sits in the reply to the turn that matched it.
 	Context float64
-	Now  time.Time
+	Now     time.Time
 }
 
 // SignalScore is one signal's view of a result.
@@ -237,10 +246,30 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if want(SignalLexical) {
 		res.Signals = append(res.Signals, SignalLexical)
 		wg.Go(func() {
-			hits := e.lex.SearchScoped(q.Text, pool, lexical.Allow(allow), e.scopeDocs(q.Filter))
+			docs := e.scopeDocs(q.Filter)
+			terms := lexical.Analyze(q.Text, true)
+			hits := e.lex.SearchTermsScoped(terms, pool, lexical.Allow(allow), docs)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
 				keys[i], sc[i] = h.Key, float64(h.Score)
+			}
+			if q.Feedback > 0 && len(hits) > 0 {
+				// Pseudo-relevance feedback: the query plus the terms that
+				// characterise its best matches, searched again.
+				top := min(len(hits), q.FeedbackDocs)
+				w := make([]float64, top)
+				for i := range w {
+					w[i] = sc[i] / sc[0]
+				}
+				exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
+				if len(exp) > 0 {
+					hits2 := e.lex.SearchTermsScoped(append(slices.Clone(terms), exp...), pool, lexical.Allow(allow), docs)
+					k2, s2 := make([]uint32, len(hits2)), make([]float64, len(hits2))
+					for i, h := range hits2 {
+						k2[i], s2[i] = h.Key, float64(h.Score)
+					}
+					add(SignalFeedback, k2, s2)
+				}
 			}
 			add(SignalLexical, keys, sc)
 		})
@@ -300,6 +329,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			if v, ok := q.Weights[sig]; ok {
 				w = v
 			}
+		}
+		if sig == SignalFeedback {
+			w = q.Feedback
 		}
 		for i, k := range keys {
 			fused[k] += w / (q.RRFK + float64(i+1))
