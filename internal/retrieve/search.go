@@ -234,6 +234,23 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	add := func(sig string, keys []uint32, sc []float64) {
+		// Indexes break score ties by key, which depends on load order;
+		// ties must fall by record id so every backend ranks alike.
+		idx := make([]int, len(keys))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool {
+			if sc[idx[a]] != sc[idx[b]] {
+				return sc[idx[a]] > sc[idx[b]]
+			}
+			return e.docs[keys[idx[a]]].id < e.docs[keys[idx[b]]].id
+		})
+		k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
+		for i, j := range idx {
+			k2[i], s2[i] = keys[j], sc[j]
+		}
+		keys, sc = k2, s2
 		mu.Lock()
 		lists[sig] = keys
 		m := make(map[uint32]float64, len(keys))
