@@ -265,3 +265,24 @@ func TestVerifierDetectsTruncatedHead(t *testing.T) {
 		t.Fatalf("err = %v, want break at seq 1", err)
 	}
 }
+
+func TestCanonicalBodyMatchesGenericCanonicalization(t *testing.T) {
+	for _, e := range []Entry{
+		{ID: "id-1", Seq: 1, TS: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), ActorKind: "agent", ActorID: "a\u2028<b>&\"q\"", Event: "record.write", PrevHash: GenesisHash},
+		{ID: "ü", Seq: 1 << 40, TS: time.Unix(0, 0), ActorKind: "system", ActorID: "\x01\x1f", Event: "e", PrevHash: GenesisHash},
+	} {
+		payload := []byte(`{"b":[1,2.5,"x"],"a":{"z":null,"y":true}}`)
+		cp, err := canonicalPayload(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Canonical(hashedEntry{ID: e.ID, Seq: e.Seq, TS: FormatTS(e.TS), ActorKind: e.ActorKind, ActorID: e.ActorID,
+			Event: e.Event, Payload: cp, PrevHash: e.PrevHash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := canonicalBody(e, cp); string(got) != string(want) {
+			t.Fatalf("canonicalBody:\n got %s\nwant %s", got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,9 +18,13 @@ import (
 )
 
 // runBench runs a retrieval benchmark: `memgate bench locomo|longmemeval
-// --data FILE`. Unless --data-dir is given it works in a fresh temporary
-// data directory, removed afterwards, so it never touches the user's data.
+// --data FILE`, or the latency benchmark: `memgate bench latency`. Unless
+// --data-dir is given it works in a fresh temporary data directory,
+// removed afterwards, so it never touches the user's data.
 func runBench(env Env, args []string) error {
+	if len(args) > 0 && args[0] == bench.Latency {
+		return runBenchLatency(env, args[1:])
+	}
 	start := time.Now()
 	fs, cfg := flags(env, "bench", false)
 	var (
@@ -41,7 +46,8 @@ func runBench(env Env, args []string) error {
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
+			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var name string
@@ -56,8 +62,11 @@ func runBench(env Env, args []string) error {
 	} else if fs.NArg() > 0 {
 		return usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
+	if name == bench.Latency {
+		return usagef("bench: name latency first: memgate bench latency --records N [flags]")
+	}
 	if name != bench.LoCoMo && name != bench.LongMemEval {
-		return usagef("bench: name a benchmark: memgate bench locomo|longmemeval --data FILE")
+		return usagef("bench: name a benchmark: memgate bench locomo|longmemeval --data FILE, or memgate bench latency --records N")
 	}
 	if data == "" {
 		return usagef("bench: --data FILE is required")
@@ -173,4 +182,157 @@ func runBench(env Env, args []string) error {
 	sum := bench.Summarize(ds, res)
 	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: data, Embedder: embedder,
 		Wall: time.Since(start), JSONOnly: jsonOnly})
+}
+
+// defaultLatencyData is the corpus of `memgate bench latency` when --data
+// is not given: the development copy of LongMemEval beside the project.
+const defaultLatencyData = "../shared/bench/longmemeval_s-dev60.json"
+
+// runBenchLatency runs `memgate bench latency`: N records made from the
+// turns of a LongMemEval file written through the write path, embedded,
+// searched through the search path with the exact and the approximate
+// vector index, then a cold start.
+func runBenchLatency(env Env, args []string) error {
+	start := time.Now()
+	fs, cfg := flags(env, "bench latency", false)
+	var (
+		data, profileDir                  string
+		records, queries, writers, warmup int
+		k                                 int
+		jsonOnly                          bool
+	)
+	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
+	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
+	fs.IntVar(&queries, "queries", 300, "timed queries per search mode")
+	fs.IntVar(&warmup, "warmup", 20, "untimed warm-up queries per search mode")
+	fs.IntVar(&k, "k", 10, "results asked per search (1-100)")
+	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
+	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
+	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
+			"Writes N records made from real conversation turns through the write path, embeds them, times\n"+
+			"searches (lexical, dense, hybrid; exact and HNSW vector index) and a cold start. Works in a fresh\n"+
+			"temporary data directory unless --data-dir names a new or empty one.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("bench latency: unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case records < 1 || records > 10_000_000:
+		return usagef("bench latency: --records must be between 1 and 10000000")
+	case queries < 1 || queries > 100_000:
+		return usagef("bench latency: --queries must be between 1 and 100000")
+	case warmup < 0:
+		return usagef("bench latency: --warmup must not be negative")
+	case k < 1 || k > core.MaxK:
+		return usagef("bench latency: --k must be between 1 and %d", core.MaxK)
+	case writers < 1 || writers > 16:
+		return usagef("bench latency: --writers must be between 1 and 16")
+	}
+	if data == "" {
+		data = defaultLatencyData
+		if _, err := os.Stat(data); err != nil {
+			return usagef("bench latency: no --data given and the default %s is not there: pass --data FILE, a LongMemEval JSON file", data)
+		}
+	}
+	f, err := os.Open(data)
+	if err != nil {
+		return usagef("bench latency: %v", err)
+	}
+	ds, err := bench.LoadLongMemEval(f)
+	f.Close()
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	// The data directory: a new or empty one when named, else temporary.
+	dirGiven := false
+	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
+	openEnv := env
+	if dirGiven {
+		if _, err := os.Stat(cfg.DBPath()); err == nil {
+			return usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
+		}
+	} else {
+		tmp, err := os.MkdirTemp("", "memgate-bench-latency-")
+		if err != nil {
+			return fmt.Errorf("bench: temporary data directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		cfg.DataDir = tmp
+		openEnv.Stderr = io.Discard // the throwaway operator token
+	}
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return fmt.Errorf("bench: profile directory: %w", err)
+		}
+	}
+
+	ctx := env.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	open := func(ctx context.Context, mode retrieve.VectorMode) (*bench.Opened, error) {
+		c := *cfg
+		if mode != "" {
+			c.VectorIndex = string(mode)
+		}
+		lh := &loadTook{}
+		a, err := openWith(ctx, openEnv, &c, slog.New(lh), nil, true)
+		if err != nil {
+			return nil, err
+		}
+		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took}, nil
+	}
+	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, K: k, Writers: writers,
+		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir}
+	if warmup == 0 {
+		o.Warmup = -1 // none
+	}
+	if !jsonOnly {
+		o.Progress, o.ProgressLines = env.Stderr, !isTerminal(env.Stderr)
+	}
+	res, err := bench.RunLatency(ctx, ds, o)
+	if err != nil {
+		return err
+	}
+	res.Wall = time.Since(start)
+	return bench.RenderLatency(env.Stdout, res, bench.LatencyRender{Data: data, JSONOnly: jsonOnly})
+}
+
+// isTerminal reports whether w is a character device (a terminal), where
+// a progress bar can redraw itself in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// loadTook is a log handler that keeps only the "took" of openWith's
+// "search index loaded" line: how long loading the index took.
+type loadTook struct{ took time.Duration }
+
+func (h *loadTook) Enabled(context.Context, slog.Level) bool { return true }
+func (h *loadTook) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *loadTook) WithGroup(string) slog.Handler            { return h }
+func (h *loadTook) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "search index loaded" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "took" {
+				h.took, _ = time.ParseDuration(a.Value.String())
+			}
+			return true
+		})
+	}
+	return nil
 }

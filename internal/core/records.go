@@ -133,6 +133,16 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		return WriteResult{}, err
 	}
 
+	// Step 5's similarity search runs before the transaction, on the read
+	// pool; only a hit is re-verified under the writer.
+	var found similarity
+	if !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) || slices.Contains(s.policy.Conflicts.Types, r.Type) {
+		var err error
+		if found, err = s.checkSimilar(ctx, s.store, p.Workspace, p, r); err != nil {
+			return WriteResult{}, storeErr(err, "record")
+		}
+	}
+
 	var res WriteResult
 	var changed []memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
@@ -176,7 +186,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		}
 
 		if out.Decision != memory.DecisionQuarantined {
-			sim, err := s.checkSimilar(ctx, tx, p.Workspace, p, r)
+			sim, err := recheck(ctx, tx, p.Workspace, found)
 			if err != nil {
 				return err
 			}

@@ -27,9 +27,11 @@ type similarity struct {
 
 // checkSimilar looks for a near-duplicate or a contradicted record among
 // the live records of the same type and exact scope (SPEC §4 step 5).
-// Similarity is over analysed terms, so the check never waits on an
-// embedder.
-func (s *Service) checkSimilar(ctx context.Context, tx store.Tx, ws string, p memory.Principal, r memory.Record) (similarity, error) {
+// Similarity is over words, so the check never waits on an embedder. It
+// reads through rd, normally the read pool before the write transaction
+// begins, so the single writer is not held while candidates are compared;
+// the write re-verifies a hit inside its transaction (recheck).
+func (s *Service) checkSimilar(ctx context.Context, rd store.Reader, ws string, p memory.Principal, r memory.Record) (similarity, error) {
 	pol := s.policy
 	near := pol.Duplicates.Near && !slices.Contains(pol.Duplicates.IgnoreTypes, r.Type)
 	conflicts := pol.Conflicts.Detect && r.Supersedes == nil && slices.Contains(pol.Conflicts.Types, r.Type)
@@ -39,14 +41,14 @@ func (s *Service) checkSimilar(ctx context.Context, tx store.Tx, ws string, p me
 	af := accessFilter(p, true)
 	f := retrieve.Filter{Workspace: ws, Types: []memory.Type{r.Type}, Statuses: []memory.Status{memory.Active},
 		Scope: r.Scope, Access: af.Levels, OwnAgent: af.OwnAgent}
-	ids := s.index.Candidates(f, r.Content, 5)
+	ids := s.index.Candidates(f, r.Content, 3)
 	if len(ids) == 0 {
 		return similarity{}, nil
 	}
 	mine := termSet(r.Content)
 	var out similarity
 	for _, id := range ids {
-		c, err := tx.GetRecord(ctx, ws, id)
+		c, err := rd.GetRecord(ctx, ws, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -117,4 +119,29 @@ func conflictOutcome(pol gate.Policy, out gate.Outcome) gate.Outcome {
 		out.Decision, out.Status, out.Reason, out.ApprovalKind = memory.DecisionQueued, memory.Provisional, reasonConflict, memory.ApprovalConflict
 	}
 	return out
+}
+
+// recheck confirms, inside the write transaction, that the records found
+// by checkSimilar are still live at the version seen; a hit that changed
+// meanwhile is dropped (the write then proceeds as new).
+func recheck(ctx context.Context, tx store.Tx, ws string, sim similarity) (similarity, error) {
+	for _, pp := range []**memory.Record{&sim.duplicate, &sim.conflict} {
+		if *pp == nil {
+			continue
+		}
+		cur, err := tx.GetRecord(ctx, ws, (*pp).ID)
+		if errors.Is(err, store.ErrNotFound) {
+			*pp = nil
+			continue
+		}
+		if err != nil {
+			return similarity{}, err
+		}
+		if cur.Version != (*pp).Version || cur.Status != memory.Active {
+			*pp = nil
+			continue
+		}
+		*pp = &cur
+	}
+	return sim, nil
 }

@@ -10,14 +10,16 @@ const (
 	KindNone   = "none"
 	KindLocal  = "local"
 	KindOpenAI = "openai"
+	KindUSE    = "use"
 )
 
 // Config selects and configures an embedder.
 type Config struct {
-	// Kind is "none" (or empty), "local" or "openai".
+	// Kind is "none" (or empty), "local", "openai" or "use".
 	Kind string
 	// Path is the word-vector file of the local embedder (word2vec text
-	// format, plain or gzip).
+	// format, plain or gzip), or for "use" the USE Lite model directory
+	// (see LoadUSELite).
 	Path string
 	// OpenAI configures the "openai" kind.
 	OpenAI OpenAIConfig
@@ -38,6 +40,15 @@ func New(cfg Config) (Embedder, error) {
 			return nil, err
 		}
 		return s, nil
+	case KindUSE:
+		if cfg.Path == "" {
+			return nil, errors.New(`embed: embedder kind "use" needs Path, the USE Lite model directory`)
+		}
+		u, err := LoadUSELite(cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		return u, nil
 	case KindOpenAI:
 		o, err := NewOpenAI(cfg.OpenAI)
 		if err != nil {
@@ -45,6 +56,6 @@ func New(cfg Config) (Embedder, error) {
 		}
 		return o, nil
 	default:
-		return nil, fmt.Errorf("embed: unknown embedder kind %q, want none, local or openai", cfg.Kind)
+		return nil, fmt.Errorf("embed: unknown embedder kind %q, want none, local or openai, or use", cfg.Kind)
 	}
 }

@@ -379,9 +379,19 @@ func (e *Engine) Stats() Stats {
 // lexically against text. The write path uses it to find near-duplicates
 // and contradictions without waiting for an embedder.
 func (e *Engine) Candidates(f Filter, text string, k int) []string {
+	// A near-duplicate or a contradiction shares most words with text, so
+	// it contains some of text's rarest terms: searching those alone finds
+	// it without walking the postings of common words on every write.
+	terms := lexical.Analyze(text, true)
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	slices.SortStableFunc(terms, func(a, b string) int { return cmp.Compare(e.lex.DocFreq(a), e.lex.DocFreq(b)) })
+	if len(terms) > 6 {
+		terms = terms[:6]
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	hits := e.lex.Search(text, k, lexical.Allow(e.allow(f)))
+	hits := e.lex.SearchTerms(terms, k, lexical.Allow(e.allow(f)))
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = e.docs[h.Key].id

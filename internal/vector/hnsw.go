@@ -81,7 +81,11 @@ type HNSW struct {
 	entry    uint32            // entry point (a node on the top layer), noNode if empty
 	maxLevel int
 
-	searchers sync.Pool // *searcher
+	// Idle per-search scratch spaces. Not a sync.Pool: that is emptied by
+	// every GC cycle, and a searcher's visited array is 2 bytes per node
+	// (2 MB at 1M nodes), too costly to reallocate mid-search.
+	freeMu sync.Mutex
+	free   []*searcher
 
 	// Filtered-search fallbacks taken (for tests and diagnostics).
 	widened, scanned atomic.Uint64
@@ -232,6 +236,9 @@ func (h *HNSW) randomLevel() int {
 // Chunks grow geometrically up to their fixed size, so small indexes stay
 // small and full chunks carry no spare capacity.
 func (h *HNSW) appendNode(key uint32, level int, v []float32, del bool) uint32 {
+	if h.n >= math.MaxInt32 {
+		panic("vector: HNSW index is full (2^31-1 nodes including tombstones)")
+	}
 	id := uint32(h.n)
 	c := int(id >> chunkBits)
 	if c == len(h.vecs) {
@@ -281,7 +288,7 @@ func (h *HNSW) insert(key uint32, v []float32) {
 	}
 	q := h.vec(id)
 	s := h.getSearcher()
-	defer h.searchers.Put(s)
+	defer h.putSearcher(s)
 	cur := cand{h.entry, dot(q, h.vec(h.entry))}
 	for l := h.maxLevel; l > level; l-- {
 		cur = h.greedy(s, q, cur, l)
@@ -486,7 +493,7 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 	}
 	k = min(k, live)
 	s := h.getSearcher()
-	defer h.searchers.Put(s)
+	defer h.putSearcher(s)
 
 	cur := cand{h.entry, dot(q, h.vec(h.entry))}
 	for l := h.maxLevel; l > 0; l-- {
@@ -592,10 +599,27 @@ type searcher struct {
 }
 
 func (h *HNSW) getSearcher() *searcher {
-	if s, ok := h.searchers.Get().(*searcher); ok {
+	h.freeMu.Lock()
+	if n := len(h.free); n > 0 {
+		s := h.free[n-1]
+		h.free[n-1] = nil
+		h.free = h.free[:n-1]
+		h.freeMu.Unlock()
 		return s
 	}
+	h.freeMu.Unlock()
 	return &searcher{ids: make([]uint32, 0, h.m0+1), scores: make([]float32, h.m0+1)}
+}
+
+// maxIdleSearchers bounds the scratch spaces kept between searches.
+const maxIdleSearchers = 64
+
+func (h *HNSW) putSearcher(s *searcher) {
+	h.freeMu.Lock()
+	if len(h.free) < maxIdleSearchers {
+		h.free = append(h.free, s)
+	}
+	h.freeMu.Unlock()
 }
 
 // nextEpoch starts a new visited set for an index of n nodes.

@@ -60,6 +60,7 @@ func pageLimit(n int) int {
 }
 
 func (c *conn) GetApproval(ctx context.Context, ws, id string) (memory.Approval, error) {
+	ctx = c.detach(ctx)
 	a, err := scanApproval(c.stmt(ctx, stGetApproval).QueryRowContext(ctx, ws, id))
 	if err != nil {
 		return memory.Approval{}, mapErr("sqlite: get approval "+id, err)
@@ -68,6 +69,7 @@ func (c *conn) GetApproval(ctx context.Context, ws, id string) (memory.Approval,
 }
 
 func (c *conn) ListApprovals(ctx context.Context, ws string, status memory.ApprovalStatus, after string, limit int) ([]memory.Approval, error) {
+	ctx = c.detach(ctx)
 	limit = pageLimit(limit)
 	var (
 		rows *sql.Rows
@@ -88,6 +90,7 @@ func (c *conn) ListApprovals(ctx context.Context, ws string, status memory.Appro
 // ListExpiredApprovals reads every workspace: the expiry job is the one
 // caller and works across them.
 func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit int) ([]memory.Approval, error) {
+	ctx = c.detach(ctx)
 	rows, err := c.stmt(ctx, stListExpiredApprovals).QueryContext(ctx, string(memory.ApprovalOpen), micros(now), pageLimit(limit))
 	out, err := scanApprovals(rows, err)
 	if err != nil {
@@ -97,6 +100,7 @@ func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit in
 }
 
 func (t *tx) InsertApproval(ctx context.Context, a memory.Approval) error {
+	ctx = t.detach(ctx)
 	_, err := t.stmt(ctx, stInsertApproval).ExecContext(ctx,
 		a.ID, a.Workspace, a.RecordID, string(a.Kind), a.Reason, string(a.Status),
 		micros(a.CreatedAt), micros(a.ExpiresAt), nullMicros(a.DecidedAt), a.DecidedBy)
@@ -104,6 +108,7 @@ func (t *tx) InsertApproval(ctx context.Context, a memory.Approval) error {
 }
 
 func (t *tx) UpdateApproval(ctx context.Context, a memory.Approval) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: update approval " + a.ID
 	res, err := t.stmt(ctx, stUpdateApproval).ExecContext(ctx,
 		string(a.Status), nullMicros(a.DecidedAt), a.DecidedBy, a.Workspace, a.ID)

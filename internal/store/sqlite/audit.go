@@ -10,6 +10,7 @@ import (
 )
 
 func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit int) ([]audit.Entry, error) {
+	ctx = c.detach(ctx)
 	rows, err := c.stmt(ctx, stListAudit).QueryContext(ctx, ws, afterSeq, pageLimit(limit))
 	if err != nil {
 		return nil, mapErr("sqlite: list audit", err)
@@ -39,6 +40,7 @@ func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit i
 // head is read and advanced in this transaction, and write transactions
 // are serialised, so the chain cannot fork.
 func (t *tx) AppendAudit(ctx context.Context, ws string, e audit.Entry) (audit.Entry, error) {
+	ctx = t.detach(ctx)
 	op := "sqlite: append audit entry " + e.ID
 	var (
 		seq  int64

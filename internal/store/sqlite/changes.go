@@ -13,6 +13,7 @@ func (t *tx) logChange(ctx context.Context, ws, id string) error {
 }
 
 func (c *conn) ListChanges(ctx context.Context, after int64, limit int) ([]store.Change, error) {
+	ctx = c.detach(ctx)
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
@@ -33,6 +34,7 @@ func (c *conn) ListChanges(ctx context.Context, after int64, limit int) ([]store
 }
 
 func (c *conn) ChangeHead(ctx context.Context) (int64, error) {
+	ctx = c.detach(ctx)
 	var seq sql.NullInt64
 	err := c.db.QueryRowContext(ctx, "SELECT max(seq) FROM record_changes").Scan(&seq)
 	return seq.Int64, mapErr("sqlite: change head", err)

@@ -25,6 +25,7 @@ func scanWorkspace(sc scanner) (memory.Workspace, error) {
 }
 
 func (c *conn) GetWorkspace(ctx context.Context, id string) (memory.Workspace, error) {
+	ctx = c.detach(ctx)
 	w, err := scanWorkspace(c.stmt(ctx, stGetWorkspace).QueryRowContext(ctx, id))
 	if err != nil {
 		return memory.Workspace{}, mapErr("sqlite: get workspace "+id, err)
@@ -33,6 +34,7 @@ func (c *conn) GetWorkspace(ctx context.Context, id string) (memory.Workspace, e
 }
 
 func (c *conn) ListWorkspaces(ctx context.Context) ([]memory.Workspace, error) {
+	ctx = c.detach(ctx)
 	rows, err := c.stmt(ctx, stListWorkspaces).QueryContext(ctx)
 	if err != nil {
 		return nil, mapErr("sqlite: list workspaces", err)
@@ -53,6 +55,7 @@ func (c *conn) ListWorkspaces(ctx context.Context) ([]memory.Workspace, error) {
 }
 
 func (t *tx) CreateWorkspace(ctx context.Context, w memory.Workspace) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: create workspace " + w.ID
 	settings, err := jsonObject("settings", w.Settings)
 	if err != nil {
@@ -80,6 +83,7 @@ func scanPrincipal(sc scanner) (memory.Principal, error) {
 }
 
 func (c *conn) GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error) {
+	ctx = c.detach(ctx)
 	p, err := scanPrincipal(c.stmt(ctx, stGetPrincipal).QueryRowContext(ctx, ws, id))
 	if err != nil {
 		return memory.Principal{}, mapErr("sqlite: get principal "+id, err)
@@ -88,6 +92,7 @@ func (c *conn) GetPrincipal(ctx context.Context, ws, id string) (memory.Principa
 }
 
 func (c *conn) GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error) {
+	ctx = c.detach(ctx)
 	p, err := scanPrincipal(c.stmt(ctx, stGetPrincipalByName).QueryRowContext(ctx, ws, name))
 	if err != nil {
 		return memory.Principal{}, mapErr("sqlite: get principal by name", err)
@@ -98,6 +103,7 @@ func (c *conn) GetPrincipalByName(ctx context.Context, ws, name string) (memory.
 // FindPrincipal looks a principal up by id in every workspace; it is the
 // one read that is not scoped to a workspace (token authentication).
 func (c *conn) FindPrincipal(ctx context.Context, id string) (memory.Principal, error) {
+	ctx = c.detach(ctx)
 	p, err := scanPrincipal(c.stmt(ctx, stFindPrincipal).QueryRowContext(ctx, id))
 	if err != nil {
 		return memory.Principal{}, mapErr("sqlite: find principal "+id, err)
@@ -108,6 +114,7 @@ func (c *conn) FindPrincipal(ctx context.Context, id string) (memory.Principal, 
 // ListPrincipals lists a workspace's principals of one kind ("" for every
 // kind) in creation order.
 func (c *conn) ListPrincipals(ctx context.Context, ws string, kind memory.PrincipalKind) ([]memory.Principal, error) {
+	ctx = c.detach(ctx)
 	var (
 		rows *sql.Rows
 		err  error
@@ -136,6 +143,7 @@ func (c *conn) ListPrincipals(ctx context.Context, ws string, kind memory.Princi
 }
 
 func (t *tx) InsertPrincipal(ctx context.Context, p memory.Principal) error {
+	ctx = t.detach(ctx)
 	_, err := t.stmt(ctx, stInsertPrincipal).ExecContext(ctx,
 		p.ID, p.Workspace, string(p.Kind), p.Name, string(p.Trust), p.TokenHash,
 		micros(p.CreatedAt), nullMicros(p.RevokedAt))
@@ -143,6 +151,7 @@ func (t *tx) InsertPrincipal(ctx context.Context, p memory.Principal) error {
 }
 
 func (t *tx) RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: revoke principal " + id
 	res, err := t.stmt(ctx, stRevokePrincipal).ExecContext(ctx, micros(at), ws, id)
 	if err != nil {

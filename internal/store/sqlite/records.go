@@ -110,6 +110,7 @@ func scanRecords(rows *sql.Rows, capHint int) ([]memory.Record, error) {
 }
 
 func (c *conn) GetRecord(ctx context.Context, ws, id string) (memory.Record, error) {
+	ctx = c.detach(ctx)
 	r, err := scanRecord(c.stmt(ctx, stGetRecord).QueryRowContext(ctx, ws, id))
 	if err != nil {
 		return memory.Record{}, mapErr("sqlite: get record "+id, err)
@@ -118,6 +119,7 @@ func (c *conn) GetRecord(ctx context.Context, ws, id string) (memory.Record, err
 }
 
 func (c *conn) GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error) {
+	ctx = c.detach(ctx)
 	r, err := scanRecord(c.stmt(ctx, stGetRecordVersion).QueryRowContext(ctx, ws, id, version))
 	if err != nil {
 		return memory.Record{}, mapErr(fmt.Sprintf("sqlite: get record %s version %d", id, version), err)
@@ -126,6 +128,7 @@ func (c *conn) GetRecordVersion(ctx context.Context, ws, id string, version int)
 }
 
 func (c *conn) GetRecordKnownAt(ctx context.Context, ws, id string, t time.Time) (memory.Record, error) {
+	ctx = c.detach(ctx)
 	r, err := scanRecord(c.stmt(ctx, stGetRecordKnownAt).QueryRowContext(ctx, ws, id, micros(t)))
 	if err != nil {
 		return memory.Record{}, mapErr("sqlite: get record "+id+" known at "+t.UTC().Format(time.RFC3339Nano), err)
@@ -134,6 +137,7 @@ func (c *conn) GetRecordKnownAt(ctx context.Context, ws, id string, t time.Time)
 }
 
 func (c *conn) ListVersions(ctx context.Context, ws, id string) ([]memory.Record, error) {
+	ctx = c.detach(ctx)
 	rows, err := c.stmt(ctx, stListVersions).QueryContext(ctx, ws, id)
 	if err != nil {
 		return nil, mapErr("sqlite: list versions of "+id, err)
@@ -149,6 +153,7 @@ func (c *conn) ListVersions(ctx context.Context, ws, id string) ([]memory.Record
 }
 
 func (c *conn) FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, sc memory.Scope) (memory.Record, error) {
+	ctx = c.detach(ctx)
 	row := c.stmt(ctx, stFindDuplicate).QueryRowContext(ctx, ws, contentSHA256, string(typ),
 		string(memory.Active), string(memory.Provisional),
 		sc.UserID, sc.AgentID, sc.AppID, sc.ProjectID, sc.SessionID)
@@ -162,6 +167,7 @@ func (c *conn) FindDuplicate(ctx context.Context, ws string, typ memory.Type, co
 // ListRecords builds one SELECT from q. Values are always bound as
 // parameters; only fixed SQL fragments are concatenated.
 func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) ([]memory.Record, error) {
+	ctx = c.detach(ctx)
 	if len(q.Access.Levels) == 0 && q.Access.OwnAgent == "" {
 		// An empty access filter admits nothing, never everything.
 		return []memory.Record{}, nil
@@ -287,6 +293,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 }
 
 func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: insert record " + r.ID
 	if r.Version != 1 {
 		return fmt.Errorf("%s: version is %d, want 1", op, r.Version)
@@ -321,6 +328,7 @@ func (t *tx) insertEntities(ctx context.Context, ws, id string, entities []strin
 }
 
 func (t *tx) UpdateRecord(ctx context.Context, ws string, r memory.Record, expectedVersion int) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: update record " + r.ID
 	if r.Version != expectedVersion+1 {
 		return fmt.Errorf("%s: version is %d, want expected version %d + 1", op, r.Version, expectedVersion)
@@ -385,6 +393,7 @@ func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, 
 }
 
 func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error {
+	ctx = t.detach(ctx)
 	op := "sqlite: purge record " + id
 	head, err := t.GetRecord(ctx, ws, id)
 	if err != nil {
@@ -407,6 +416,7 @@ func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 const touchChunk = 500
 
 func (t *tx) TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error {
+	ctx = t.detach(ctx)
 	for len(ids) > 0 {
 		n := min(len(ids), touchChunk)
 		args := make([]any, 0, n+2)

@@ -51,6 +51,12 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Group commit: Tx hands its function to the writer goroutine, which
+	// runs whatever has queued up in one SQLite transaction.
+	queue   chan *txReq
+	closing chan struct{}
+	writerD sync.WaitGroup
 }
 
 var _ store.Store = (*Store)(nil)
@@ -111,6 +117,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.conn = conn{db: r, pre: rstmts}
+	s.queue = make(chan *txReq, maxBatch)
+	s.closing = make(chan struct{})
+	s.writerD.Go(s.writer)
 	return s, nil
 }
 
@@ -170,6 +179,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.closing != nil {
+			close(s.closing)
+			s.writerD.Wait()
+		}
 		// Let SQLite refresh planner statistics where they went stale, as
 		// its documentation advises before closing; failure is harmless.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -191,35 +204,6 @@ func (s *Store) Close() error {
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
-}
-
-// Tx runs fn in one IMMEDIATE write transaction on the writer connection
-// and commits it if fn returns nil. If fn returns an error the transaction
-// is rolled back and that error returned unchanged; if fn panics it is
-// rolled back and the panic continues. Transactions are serialised: a Tx
-// waits (honouring ctx) while another is running, so fn must not call Tx
-// itself.
-func (s *Store) Tx(ctx context.Context, fn func(store.Tx) error) error {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return mapErr("sqlite: begin", err)
-	}
-	t := &tx{}
-	t.conn = conn{db: sqlTx, tx: sqlTx, pre: s.wstmts, cache: t.cache[:]}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = sqlTx.Rollback()
-		}
-	}()
-	if err := fn(t); err != nil {
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return mapErr("sqlite: commit", err)
-	}
-	committed = true
-	return nil
 }
 
 // Checkpoint copies the write-ahead log into the database file and
@@ -278,3 +262,14 @@ type tx struct {
 }
 
 var _ store.Tx = (*tx)(nil)
+
+// detach strips cancellation from the context of statements run inside a
+// write transaction: SQLite answers an interrupted write by rolling back
+// the whole transaction, which under group commit is shared with other
+// callers. Reads on the pool stay cancellable.
+func (c *conn) detach(ctx context.Context) context.Context {
+	if c.tx == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}

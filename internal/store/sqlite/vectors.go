@@ -37,6 +37,7 @@ func decodeVec(b []byte, dst []float32) ([]float32, error) {
 }
 
 func (c *conn) ScanRecords(ctx context.Context, fn func(ws string, r memory.Record) error) error {
+	ctx = c.detach(ctx)
 	rows, err := c.db.QueryContext(ctx, "SELECT workspace_id, "+recordSelect+" FROM records ORDER BY id")
 	if err != nil {
 		return mapErr("sqlite: scan records", err)
@@ -66,6 +67,7 @@ func (p prefixScanner) Scan(dest ...any) error {
 }
 
 func (c *conn) ListMissingVectors(ctx context.Context, model, after string, limit int) ([]store.VectorTask, error) {
+	ctx = c.detach(ctx)
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
@@ -92,6 +94,7 @@ func (c *conn) ListMissingVectors(ctx context.Context, model, after string, limi
 }
 
 func (c *conn) CountVectors(ctx context.Context, model string) (have, total int, err error) {
+	ctx = c.detach(ctx)
 	err = c.db.QueryRowContext(ctx, `
 		SELECT count(*),
 		       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM record_vectors v
@@ -102,6 +105,7 @@ func (c *conn) CountVectors(ctx context.Context, model string) (have, total int,
 }
 
 func (c *conn) ScanVectors(ctx context.Context, model string, fn func(ws, id string, vec []float32) error) error {
+	ctx = c.detach(ctx)
 	rows, err := c.db.QueryContext(ctx, `
 		SELECT v.workspace_id, v.record_id, v.vec FROM record_vectors v
 		JOIN records r ON r.workspace_id = v.workspace_id AND r.id = v.record_id
@@ -131,6 +135,7 @@ func (c *conn) ScanVectors(ctx context.Context, model string, fn func(ws, id str
 }
 
 func (c *conn) GetCachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	ctx = c.detach(ctx)
 	out := make(map[string][]float32, len(hashes))
 	for len(hashes) > 0 {
 		n := min(len(hashes), 500)
@@ -168,6 +173,7 @@ func (c *conn) GetCachedEmbeddings(ctx context.Context, model string, hashes []s
 }
 
 func (t *tx) PutVectors(ctx context.Context, model string, vs []store.Vector) error {
+	ctx = t.detach(ctx)
 	for _, v := range vs {
 		_, err := t.db.ExecContext(ctx, `
 			INSERT INTO record_vectors (workspace_id, record_id, model, content_sha256, dim, vec)
@@ -185,6 +191,7 @@ func (t *tx) PutVectors(ctx context.Context, model string, vs []store.Vector) er
 }
 
 func (t *tx) PutCachedEmbeddings(ctx context.Context, model string, byHash map[string][]float32) error {
+	ctx = t.detach(ctx)
 	for h, v := range byHash {
 		_, err := t.db.ExecContext(ctx, `
 			INSERT INTO embedding_cache (model, content_sha256, dim, vec) VALUES (?, ?, ?, ?)

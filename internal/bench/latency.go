@@ -1,0 +1,1122 @@
+package bench
+
+// The latency benchmark (`memgate bench latency`): it fills a data
+// directory with N records made from real conversation turns through the
+// service's write path, embeds them, times searches through the service's
+// search path with the exact and the approximate vector index, and times a
+// cold start. Unlike the retrieval benchmarks it scores speed, not recall.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+)
+
+// Latency is the name of the latency benchmark.
+const Latency = "latency"
+
+// Opened is a data directory opened the way the CLI opens it: store,
+// search index loaded, service bootstrapped.
+type Opened struct {
+	Service *core.Service
+	Index   *retrieve.Engine
+	Close   func() error
+	// IndexLoad, when known, is how long loading the search index took
+	// (part of opening).
+	IndexLoad time.Duration
+}
+
+// Opener opens the benchmark's data directory. mode selects the vector
+// index; "" means the configured one.
+type Opener func(ctx context.Context, mode retrieve.VectorMode) (*Opened, error)
+
+// LatencyOptions configure RunLatency.
+type LatencyOptions struct {
+	// Records is how many records to write (N).
+	Records int
+	// Queries is how many timed queries each search mode runs (default
+	// 300); Warmup untimed ones run first (default 20).
+	Queries int
+	Warmup  int
+	// K is the number of results asked per search (default 10).
+	K int
+	// Writers write concurrently (default 3, 1 to 16).
+	Writers int
+	// Principal writes and searches; the CLI uses the local operator.
+	Principal memory.Principal
+	// Open opens the data directory; it is called once for the write and
+	// search phases and once per vector index for the cold start.
+	Open Opener
+	// DataDir is measured for the size on disk.
+	DataDir string
+	// Progress, when set, receives progress bars: redrawn in place with
+	// \r at most 5 times a second, or, with ProgressLines, as a plain line
+	// every 10 seconds (for logs).
+	Progress      io.Writer
+	ProgressLines bool
+	// ProfileDir, when set, receives CPU profiles of the phases:
+	// write.pprof, embed.pprof, search.pprof (samples labelled mode=...)
+	// and load.pprof (the cold starts).
+	ProfileDir string
+	// Seed varies the queries (default 1).
+	Seed uint64
+}
+
+// Percentiles summarise latencies (nearest rank).
+type Percentiles struct {
+	N                   int
+	P50, P95, P99, Mean time.Duration
+}
+
+func summarise(lat []time.Duration) Percentiles {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	p := Percentiles{N: len(s), P50: percentile(s, 0.50), P95: percentile(s, 0.95), P99: percentile(s, 0.99)}
+	var total time.Duration
+	for _, d := range s {
+		total += d
+	}
+	if len(s) > 0 {
+		p.Mean = total / time.Duration(len(s))
+	}
+	return p
+}
+
+// ModeResult is one search mode's figures.
+type ModeResult struct {
+	Name    string
+	Signals []string // requested; nil means all available
+	Lat     Percentiles
+	Errors  int
+	// Hits is the mean number of results per query.
+	Hits float64
+}
+
+// ColdStart is one reopening of the data directory.
+type ColdStart struct {
+	Mode        retrieve.VectorMode
+	Took        time.Duration
+	IndexLoad   time.Duration // of Took; 0 when the opener does not say
+	Docs        int
+	Vectors     int
+	VectorIndex string
+	RSSMiB      float64
+	HeapMiB     float64
+}
+
+// LatencyResult is what RunLatency measured.
+type LatencyResult struct {
+	Records   int
+	Turns     int // distinct turns the corpus is made of
+	Questions int // benchmark questions available as queries
+	Embedder  string
+	Writers   int
+
+	// Write phase. Decisions counts write decisions by kind (rejections
+	// included); they add up to Records.
+	Decisions    map[string]int
+	Reasons      map[string]int
+	Quarantined  int
+	Types        map[string]int // records written by type
+	WriteWall    time.Duration
+	WritePerS    float64 // median of per-chunk rates
+	WriteChunks  int
+	WriteOverall float64 // Records / WriteWall
+	WriteLat     Percentiles
+	Docs         int // index heads after the write phase
+
+	// Embedding.
+	Embedded  int
+	EmbedWall time.Duration
+	Vectors   int
+
+	// Search phase.
+	VectorIndex string // the service's vector index as configured
+	AltIndex    string // the second engine's
+	AltLoad     time.Duration
+	Queries     int
+	Scoped      int
+	FromTurns   int
+	K           int
+	Warmup      int
+	Modes       []ModeResult
+	// Recall10 is the mean fraction of the exact dense top 10 that the
+	// approximate dense search also returns; Overlap10 the same for hybrid.
+	Recall10, Overlap10 float64
+	RecallN             int
+
+	// Cold start.
+	BaseRSSMiB float64 // after closing everything, before reopening
+	Cold       []ColdStart
+	DBFiles    map[string]int64
+	DBBytes    int64
+
+	Wall time.Duration
+}
+
+// Mode returns the named mode's result, or nil.
+func (r *LatencyResult) Mode(name string) *ModeResult {
+	for i := range r.Modes {
+		if r.Modes[i].Name == name {
+			return &r.Modes[i]
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------
+// Corpus.
+
+const (
+	latScopes    = 100
+	latMaxBase   = 1900 // bytes kept of a turn; the variation adds < 150
+	latMaxRecord = 2048
+	latChunk     = 10_000
+	latQueryLen  = 8 // words of a turn-derived query
+)
+
+// latCorpus turns the distinct turns of a benchmark file into any number
+// of distinct, realistic record contents.
+type latCorpus struct {
+	turns     []string // distinct turn contents, file order, ≤ latMaxBase bytes
+	questions []string
+	seen      map[uint64]struct{}
+}
+
+func newLatCorpus(ds *Dataset) (*latCorpus, error) {
+	c := &latCorpus{seen: map[uint64]struct{}{}}
+	have := map[string]bool{}
+	qs := map[string]bool{}
+	for _, conv := range ds.Convs {
+		for _, t := range conv.Turns {
+			s := cutWords(strings.TrimSpace(t.Content), latMaxBase)
+			if s == "" || have[s] {
+				continue
+			}
+			have[s] = true
+			c.turns = append(c.turns, s)
+		}
+		for _, q := range conv.Questions {
+			if q.Text != "" && !qs[q.Text] {
+				qs[q.Text] = true
+				c.questions = append(c.questions, q.Text)
+			}
+		}
+	}
+	if len(c.turns) == 0 {
+		return nil, errors.New("bench: the benchmark file has no turns")
+	}
+	return c, nil
+}
+
+// cutWords shortens s to at most n bytes, at a space when there is one.
+func cutWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = truncate(s, n)
+	if i := strings.LastIndexByte(s, ' '); i > n/2 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
+// mix is SplitMix64's finaliser: a fixed, well-spread hash of x.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// plainWords returns the words of a turn made of letters only (no digits,
+// so no PII-looking runs), without its role prefix.
+func plainWords(turn string) []string {
+	var out []string
+	for i, f := range strings.Fields(turn) {
+		if i == 0 && strings.HasSuffix(f, ":") {
+			continue // "user:", "assistant:"
+		}
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) })
+		if len(w) < 2 || len(w) > 20 || strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// text returns record i's content. The first pass over the corpus writes
+// the turns as they are; later passes append three to six words of
+// another turn chosen by a fixed hash of i. Contents are distinct: a
+// rare collision takes the next choice. Calls must come in order of i.
+func (c *latCorpus) text(i int) string {
+	L := len(c.turns)
+	base := c.turns[i%L]
+	s := base
+	for salt := uint64(0); ; salt++ {
+		if i >= L || salt > 0 {
+			h := mix(uint64(i)<<8 | salt)
+			var words []string
+			for try := range uint64(8) {
+				words = plainWords(c.turns[(h+try*7919)%uint64(L)])
+				if len(words) >= 3 {
+					break
+				}
+			}
+			if len(words) > 0 {
+				n := min(len(words), 3+int(h>>40)%4)
+				at := int(h>>48) % (len(words) - n + 1)
+				s = base + " " + strings.Join(words[at:at+n], " ")
+			}
+		}
+		h := fnv.New64a()
+		io.WriteString(h, s)
+		sum := h.Sum64()
+		if _, dup := c.seen[sum]; !dup || salt >= 16 {
+			c.seen[sum] = struct{}{}
+			return truncate(s, latMaxRecord)
+		}
+	}
+}
+
+// latType is record i's type: blocks of 100 (one per scope) alternate
+// between episodes and beliefs, so every scope holds both.
+func latType(i int) memory.Type {
+	if (i/latScopes)%2 == 1 {
+		return memory.Belief
+	}
+	return memory.Episode
+}
+
+func latProject(i int) string { return "p" + strconv.Itoa(i%latScopes) }
+
+type latQuery struct {
+	text    string
+	project string // "" = unscoped
+	turn    bool
+}
+
+// queries draws q queries: the benchmark's questions (up to half) and
+// the first words of random written turns; nine in ten are scoped to one
+// project (a turn-derived query to a project that holds its turn).
+func (c *latCorpus) queries(q, written int, seed uint64) []latQuery {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	var out []latQuery
+	qs := slices.Clone(c.questions)
+	rng.Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
+	for _, t := range qs[:min(len(qs), q/2)] {
+		if retrieve.Route(t) == retrieve.RouteSkip {
+			continue
+		}
+		lq := latQuery{text: truncate(t, 4096)}
+		if rng.IntN(10) != 0 {
+			lq.project = "p" + strconv.Itoa(rng.IntN(latScopes))
+		}
+		out = append(out, lq)
+	}
+	for tries := 0; len(out) < q && tries < 100*q; tries++ {
+		i := rng.IntN(written)
+		f := strings.Fields(c.turns[i%len(c.turns)])
+		if len(f) > 0 && strings.HasSuffix(f[0], ":") {
+			f = f[1:]
+		}
+		f = f[:min(len(f), latQueryLen)]
+		t := strings.Join(f, " ")
+		if len(f) < 4 || retrieve.Route(t) == retrieve.RouteSkip {
+			continue
+		}
+		lq := latQuery{text: t, turn: true}
+		if rng.IntN(10) != 0 {
+			lq.project = latProject(i)
+		}
+		out = append(out, lq)
+	}
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// ---------------------------------------------------------------------
+// Progress.
+
+type progress struct {
+	w     io.Writer
+	lines bool
+	what  string
+	total int
+	start time.Time
+	done  atomic.Int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func startProgress(w io.Writer, lines bool, what string, total int) *progress {
+	p := &progress{w: w, lines: lines, what: what, total: total, start: time.Now(), stop: make(chan struct{})}
+	if w == nil {
+		return p
+	}
+	every := 200 * time.Millisecond // at most 5 redraws a second
+	if lines {
+		every = 10 * time.Second
+	}
+	p.wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.draw(false)
+			}
+		}
+	})
+	return p
+}
+
+func (p *progress) add(n int) { p.done.Add(int64(n)) }
+
+func (p *progress) draw(final bool) {
+	done := int(p.done.Load())
+	el := time.Since(p.start)
+	rate := 0.0
+	if s := el.Seconds(); s > 0 {
+		rate = float64(done) / s
+	}
+	pct := 100.0
+	if p.total > 0 {
+		pct = min(100, 100*float64(done)/float64(p.total))
+	}
+	eta := "-"
+	if final {
+		eta = "done in " + el.Round(100*time.Millisecond).String()
+	} else if rate > 0 && done < p.total {
+		eta = "ETA " + time.Duration(float64(p.total-done)/rate*float64(time.Second)).Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%-6s %d/%d %5.1f%% %7.0f/s %s", p.what, done, p.total, pct, rate, eta)
+	if p.lines {
+		fmt.Fprintf(p.w, "bench: %s\n", line)
+		return
+	}
+	const width = 30
+	fill := int(pct / 100 * width)
+	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
+	end := ""
+	if final {
+		end = "\n"
+	}
+	fmt.Fprintf(p.w, "\r[%s] %s\x1b[K%s", bar, line, end)
+}
+
+func (p *progress) finish() {
+	if p.w == nil {
+		return
+	}
+	close(p.stop)
+	p.wg.Wait()
+	p.draw(true)
+}
+
+// ---------------------------------------------------------------------
+// Measurements.
+
+// procStatusMiB reads a kB field (VmRSS, VmHWM) of /proc/self/status in
+// MiB; 0 where there is none.
+func procStatusMiB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+func heapInUseMiB() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapInuse) / (1 << 20)
+}
+
+// dirFiles returns the sizes of the regular files in dir.
+func dirFiles(dir string) (map[string]int64, int64) {
+	out := map[string]int64{}
+	var total int64
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out, 0
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			out[e.Name()] = fi.Size()
+			total += fi.Size()
+		}
+	}
+	return out, total
+}
+
+// profile starts a CPU profile into dir/name; the returned func stops it.
+func profile(dir, name string) (func() error, error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+// ---------------------------------------------------------------------
+// The run.
+
+// RunLatency runs the latency benchmark over the turns and questions of
+// ds (a LongMemEval or LoCoMo dataset) in the data directory o.Open opens,
+// which should be empty.
+func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyResult, error) {
+	start := time.Now()
+	if o.Records <= 0 {
+		return nil, errors.New("bench: latency: records must be positive")
+	}
+	if o.Open == nil {
+		return nil, errors.New("bench: latency: no opener")
+	}
+	if o.Queries <= 0 {
+		o.Queries = 300
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 20
+	}
+	if o.K <= 0 {
+		o.K = 10
+	}
+	o.K = min(o.K, core.MaxK)
+	if o.Writers <= 0 {
+		o.Writers = 3
+	}
+	o.Writers = min(o.Writers, 16)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	corpus, err := newLatCorpus(ds)
+	if err != nil {
+		return nil, err
+	}
+	res := &LatencyResult{Records: o.Records, Turns: len(corpus.turns), Questions: len(corpus.questions), Writers: o.Writers,
+		Decisions: map[string]int{}, Reasons: map[string]int{}, Types: map[string]int{}, K: o.K, Warmup: o.Warmup, Embedder: "none"}
+
+	prim, err := o.Open(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			prim.Close()
+		}
+	}()
+	emb := prim.Index.Embedder()
+	if emb != nil {
+		res.Embedder = emb.Model()
+	}
+
+	// 1-2. Write phase.
+	stop, err := profile(o.ProfileDir, "write.pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+	res.Docs = prim.Index.Stats().Docs
+
+	// 3. Embedding.
+	if emb != nil {
+		if stop, err = profile(o.ProfileDir, "embed.pprof"); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		bar := startProgress(o.Progress, o.ProgressLines, "embed", res.Docs)
+		for {
+			n, err := prim.Service.EmbedPending(ctx, 4096)
+			if err != nil {
+				bar.finish()
+				stop()
+				return nil, fmt.Errorf("bench: embedding: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+			res.Embedded += n
+			bar.add(n)
+		}
+		bar.finish()
+		res.EmbedWall = time.Since(t0)
+		if err := stop(); err != nil {
+			return nil, err
+		}
+	}
+	st := prim.Index.Stats()
+	res.Vectors, res.VectorIndex = st.Vectors, st.VectorIndex
+
+	// 4. Search phase: the service as opened, and a second engine with
+	// the other vector index over the same store behind a second service.
+	services := map[string]*core.Service{}
+	services[res.VectorIndex] = prim.Service
+	if emb != nil {
+		alt := retrieve.VectorApprox
+		if res.VectorIndex == "hnsw" {
+			alt = retrieve.VectorExact
+		}
+		t0 := time.Now()
+		ix := retrieve.New(retrieve.Options{Embedder: emb, Vectors: alt})
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "bench: loading a second search index (%s) over the store...\n", alt)
+		}
+		if _, err := ix.Load(ctx, prim.Service.Store()); err != nil {
+			return nil, fmt.Errorf("bench: loading the %s index: %w", alt, err)
+		}
+		res.AltLoad = time.Since(t0)
+		res.AltIndex = ix.Stats().VectorIndex
+		services[res.AltIndex] = core.New(core.Options{Store: prim.Service.Store(), Policy: prim.Service.Policy(), Index: ix})
+	}
+	if stop, err = profile(o.ProfileDir, "search.pprof"); err != nil {
+		return nil, err
+	}
+	if err := latSearch(ctx, services, emb != nil, corpus, o, res); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+
+	// 5. Cold start.
+	services = nil
+	closed = true
+	if err := prim.Close(); err != nil {
+		return nil, fmt.Errorf("bench: closing: %w", err)
+	}
+	prim = nil
+	corpus = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	res.BaseRSSMiB = procStatusMiB("VmRSS")
+	if stop, err = profile(o.ProfileDir, "load.pprof"); err != nil {
+		return nil, err
+	}
+	for _, mode := range []retrieve.VectorMode{retrieve.VectorExact, retrieve.VectorApprox} {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "bench: cold start with the %s vector index...\n", mode)
+		}
+		t0 := time.Now()
+		h, err := o.Open(ctx, mode)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		cs := ColdStart{Mode: mode, Took: time.Since(t0), IndexLoad: h.IndexLoad}
+		st := h.Index.Stats()
+		cs.Docs, cs.Vectors, cs.VectorIndex = st.Docs, st.Vectors, st.VectorIndex
+		cs.HeapMiB = heapInUseMiB()
+		cs.RSSMiB = procStatusMiB("VmRSS")
+		if mode == retrieve.VectorApprox {
+			res.DBFiles, res.DBBytes = dirFiles(o.DataDir) // open: db + wal + shm
+		}
+		if err := h.Close(); err != nil {
+			stop()
+			return nil, fmt.Errorf("bench: closing: %w", err)
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		res.Cold = append(res.Cold, cs)
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+type writeJob struct {
+	i    int
+	text string
+}
+
+// latWrite writes the records through svc with o.Writers writers.
+func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOptions, res *LatencyResult) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan writeJob, 256)
+	go func() {
+		defer close(jobs)
+		for i := range o.Records {
+			select {
+			case jobs <- writeJob{i, c.text(i)}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		lats     = make([]time.Duration, 0, o.Records)
+		marks    []time.Time // completion time of every latChunk-th write
+		done     int
+	)
+	bar := startProgress(o.Progress, o.ProgressLines, "write", o.Records)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range o.Writers {
+		wg.Go(func() {
+			local := make([]time.Duration, 0, 1024)
+			flush := func() {
+				mu.Lock()
+				lats = append(lats, local...)
+				mu.Unlock()
+				local = local[:0]
+			}
+			defer flush()
+			for j := range jobs {
+				typ := latType(j.i)
+				req := core.WriteRequest{Type: typ, Content: j.text,
+					Scope: memory.Scope{AppID: AppID, ProjectID: latProject(j.i)}}
+				t0 := time.Now()
+				wr, err := svc.Write(ctx, o.Principal, req)
+				d := time.Since(t0)
+				now := time.Now()
+				local = append(local, d)
+				if len(local) == cap(local) {
+					flush()
+				}
+				mu.Lock()
+				if err != nil {
+					fe := fault.As(err)
+					if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
+						if firstErr == nil {
+							firstErr = fmt.Errorf("bench: writing record %d: %w", j.i, err)
+							cancel()
+						}
+						mu.Unlock()
+						return
+					}
+					reason, _ := fe.Details["reason"].(string)
+					if reason == "" {
+						reason = string(fe.Code)
+					}
+					res.Decisions[memory.DecisionRejected]++
+					res.Reasons[memory.DecisionRejected+"/"+reason]++
+				} else {
+					res.Decisions[wr.Decision]++
+					if wr.Decision != memory.DecisionAccepted {
+						res.Reasons[wr.Decision+"/"+wr.Reason]++
+					}
+					if wr.Record.Status == memory.Quarantined {
+						res.Quarantined++
+					}
+				}
+				res.Types[string(typ)]++
+				done++
+				if done%latChunk == 0 {
+					marks = append(marks, now)
+				}
+				mu.Unlock()
+				bar.add(1)
+			}
+		})
+	}
+	wg.Wait()
+	bar.finish()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res.WriteWall = time.Since(start)
+	res.WriteLat = summarise(lats)
+	res.WriteOverall = float64(o.Records) / res.WriteWall.Seconds()
+	var rates []float64
+	prev := start
+	for _, m := range marks {
+		if d := m.Sub(prev).Seconds(); d > 0 {
+			rates = append(rates, latChunk/d)
+		}
+		prev = m
+	}
+	res.WriteChunks = len(rates)
+	if len(rates) == 0 {
+		res.WritePerS = res.WriteOverall
+	} else {
+		slices.Sort(rates)
+		res.WritePerS = rates[len(rates)/2]
+		if len(rates)%2 == 0 {
+			res.WritePerS = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
+		}
+	}
+	return nil
+}
+
+type latMode struct {
+	name    string
+	index   string // vector index of the service it runs on
+	signals []string
+}
+
+// latSearch times every mode over the same queries, single-threaded. The
+// modes take turns query by query, so a noisy neighbour slows them alike.
+func latSearch(ctx context.Context, services map[string]*core.Service, dense bool, c *latCorpus, o LatencyOptions, res *LatencyResult) error {
+	qs := c.queries(o.Queries, o.Records, o.Seed)
+	res.Queries = len(qs)
+	for _, q := range qs {
+		if q.project != "" {
+			res.Scoped++
+		}
+		if q.turn {
+			res.FromTurns++
+		}
+	}
+	modes := []latMode{{"lexical", res.VectorIndex, []string{retrieve.SignalLexical}}}
+	if dense {
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"dense_" + ix, ix, []string{retrieve.SignalDense}})
+		}
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"hybrid_" + ix, ix, nil})
+		}
+	} else {
+		modes = append(modes, latMode{"hybrid", res.VectorIndex, nil}) // lexical only: no embedder
+	}
+	search := func(m latMode, q latQuery) (core.SearchResponse, time.Duration, error) {
+		req := core.SearchRequest{Query: q.text, K: o.K, Signals: m.signals}
+		if q.project != "" {
+			req.Scope = memory.Scope{AppID: AppID, ProjectID: q.project}
+		}
+		var sr core.SearchResponse
+		var err error
+		t0 := time.Now()
+		pprof.Do(ctx, pprof.Labels("mode", m.name), func(ctx context.Context) {
+			sr, err = services[m.index].Search(ctx, o.Principal, req)
+		})
+		return sr, time.Since(t0), err
+	}
+	// Warm-up: each mode's first queries, untimed.
+	for _, m := range modes {
+		for i := range min(o.Warmup, len(qs)) {
+			if _, _, err := search(m, qs[i]); err != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	lats := make([][]time.Duration, len(modes))
+	ids := make([][][]string, len(modes))
+	hits := make([]int, len(modes))
+	res.Modes = make([]ModeResult, len(modes))
+	bar := startProgress(o.Progress, o.ProgressLines, "search", len(qs)*len(modes))
+	for qi, q := range qs {
+		for r := range modes {
+			mi := (qi + r) % len(modes)
+			m := modes[mi]
+			sr, d, err := search(m, q)
+			if ctx.Err() != nil {
+				bar.finish()
+				return ctx.Err()
+			}
+			lats[mi] = append(lats[mi], d)
+			if err != nil {
+				res.Modes[mi].Errors++
+			}
+			var got []string
+			for _, h := range sr.Results {
+				got = append(got, h.Record.ID)
+			}
+			ids[mi] = append(ids[mi], got)
+			hits[mi] += len(got)
+			bar.add(1)
+		}
+	}
+	bar.finish()
+	for i, m := range modes {
+		res.Modes[i].Name, res.Modes[i].Signals, res.Modes[i].Lat = m.name, m.signals, summarise(lats[i])
+		if len(qs) > 0 {
+			res.Modes[i].Hits = float64(hits[i]) / float64(len(qs))
+		}
+	}
+	overlap := func(exact, approx string) (float64, int) {
+		ei := slices.IndexFunc(modes, func(m latMode) bool { return m.name == exact })
+		ai := slices.IndexFunc(modes, func(m latMode) bool { return m.name == approx })
+		if ei < 0 || ai < 0 {
+			return 0, 0
+		}
+		sum, n := 0.0, 0
+		for q := range ids[ei] {
+			e := ids[ei][q][:min(10, len(ids[ei][q]))]
+			if len(e) == 0 {
+				continue
+			}
+			a := ids[ai][q][:min(10, len(ids[ai][q]))]
+			found := 0
+			for _, id := range e {
+				if slices.Contains(a, id) {
+					found++
+				}
+			}
+			sum += float64(found) / float64(len(e))
+			n++
+		}
+		if n == 0 {
+			return 0, 0
+		}
+		return sum / float64(n), n
+	}
+	res.Recall10, res.RecallN = overlap("dense_exact", "dense_hnsw")
+	res.Overlap10, _ = overlap("hybrid_exact", "hybrid_hnsw")
+	return nil
+}
+
+// ---------------------------------------------------------------------
+// Report.
+
+// LatencyLatJSON is one latency distribution in the JSON line.
+type LatencyLatJSON struct {
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+}
+
+func latJSON(p Percentiles) *LatencyLatJSON {
+	return &LatencyLatJSON{P50: round4(ms(p.P50)), P95: round4(ms(p.P95)), P99: round4(ms(p.P99))}
+}
+
+// LatencyJSON is the machine-readable summary printed last.
+type LatencyJSON struct {
+	Bench    string  `json:"bench"`
+	Records  int     `json:"records"`
+	Embedder string  `json:"embedder"`
+	WallS    float64 `json:"wall_s"`
+	Write    struct {
+		PerS float64 `json:"per_s"`
+		LatencyLatJSON
+		OverallPerS float64 `json:"overall_per_s"`
+		Writers     int     `json:"writers"`
+		S           float64 `json:"s"`
+	} `json:"write"`
+	Search struct {
+		Lexical     *LatencyLatJSON `json:"lexical,omitempty"`
+		DenseExact  *LatencyLatJSON `json:"dense_exact,omitempty"`
+		DenseHNSW   *LatencyLatJSON `json:"dense_hnsw,omitempty"`
+		HybridExact *LatencyLatJSON `json:"hybrid_exact,omitempty"`
+		HybridHNSW  *LatencyLatJSON `json:"hybrid_hnsw,omitempty"`
+		Hybrid      *LatencyLatJSON `json:"hybrid,omitempty"` // without an embedder
+	} `json:"search"`
+	Recall10   *float64           `json:"hnsw_recall@10"`
+	ColdStartS map[string]float64 `json:"cold_start_s"`
+	RSSMiB     float64            `json:"rss_mib"`
+	HeapMiB    float64            `json:"heap_mib"`
+	DBMiB      float64            `json:"db_mib"`
+
+	// Details.
+	Decisions   map[string]int     `json:"decisions"`
+	Types       map[string]int     `json:"types"`
+	Quarantined int                `json:"quarantined"`
+	Docs        int                `json:"docs"`
+	Vectors     int                `json:"vectors"`
+	Embed       map[string]float64 `json:"embed,omitempty"`
+	VectorIndex string             `json:"vector_index"`
+	Queries     int                `json:"queries"`
+	Scoped      int                `json:"scoped_queries"`
+	K           int                `json:"k"`
+	Overlap10   *float64           `json:"hybrid_hnsw_overlap@10,omitempty"`
+	SearchErr   int                `json:"search_errors"`
+	ColdRSS     map[string]float64 `json:"cold_rss_mib"`
+	ColdHeap    map[string]float64 `json:"cold_heap_mib"`
+	ColdIndex   map[string]float64 `json:"cold_index_load_s,omitempty"`
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// BuildLatencyJSON assembles the summary line. rss_mib and heap_mib are
+// the larger of the two cold starts.
+func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
+	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()),
+		ColdStartS: map[string]float64{}, DBMiB: round4(mib(r.DBBytes)), Decisions: r.Decisions, Types: r.Types,
+		Quarantined: r.Quarantined, Docs: r.Docs, Vectors: r.Vectors, VectorIndex: r.VectorIndex, Queries: r.Queries,
+		Scoped: r.Scoped, K: r.K, ColdRSS: map[string]float64{}, ColdHeap: map[string]float64{}}
+	j.Write.PerS = round4(r.WritePerS)
+	j.Write.LatencyLatJSON = *latJSON(r.WriteLat)
+	j.Write.OverallPerS = round4(r.WriteOverall)
+	j.Write.Writers = r.Writers
+	j.Write.S = round4(r.WriteWall.Seconds())
+	for _, m := range r.Modes {
+		l := latJSON(m.Lat)
+		j.SearchErr += m.Errors
+		switch m.Name {
+		case "lexical":
+			j.Search.Lexical = l
+		case "dense_exact":
+			j.Search.DenseExact = l
+		case "dense_hnsw":
+			j.Search.DenseHNSW = l
+		case "hybrid_exact":
+			j.Search.HybridExact = l
+		case "hybrid_hnsw":
+			j.Search.HybridHNSW = l
+		case "hybrid":
+			j.Search.Hybrid = l
+		}
+	}
+	if r.RecallN > 0 {
+		v := round4(r.Recall10)
+		j.Recall10 = &v
+		o := round4(r.Overlap10)
+		j.Overlap10 = &o
+	}
+	if r.Embedder != "none" {
+		j.Embed = map[string]float64{"vectors": float64(r.Embedded), "s": round4(r.EmbedWall.Seconds()),
+			"per_s": round4(perSec(r.Embedded, r.EmbedWall))}
+	}
+	for _, c := range r.Cold {
+		j.ColdStartS[string(c.Mode)] = round4(c.Took.Seconds())
+		j.ColdRSS[string(c.Mode)] = round4(c.RSSMiB)
+		j.ColdHeap[string(c.Mode)] = round4(c.HeapMiB)
+		if c.IndexLoad > 0 {
+			if j.ColdIndex == nil {
+				j.ColdIndex = map[string]float64{}
+			}
+			j.ColdIndex[string(c.Mode)] = round4(c.IndexLoad.Seconds())
+		}
+		j.RSSMiB = max(j.RSSMiB, round4(c.RSSMiB))
+		j.HeapMiB = max(j.HeapMiB, round4(c.HeapMiB))
+	}
+	return j
+}
+
+// LatencyRender describes the run for the printed report.
+type LatencyRender struct {
+	Data     string
+	JSONOnly bool
+}
+
+// RenderLatency prints the human tables (unless JSONOnly) and then, last,
+// the JSON summary line.
+func RenderLatency(w io.Writer, r *LatencyResult, ro LatencyRender) error {
+	bw := bufio.NewWriter(w)
+	if !ro.JSONOnly {
+		renderLatencyText(bw, r, ro)
+	}
+	line, err := json.Marshal(BuildLatencyJSON(r))
+	if err != nil {
+		return err
+	}
+	bw.Write(line)
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
+	fmt.Fprintf(w, "memgate bench latency: %d records from %s\n", r.Records, ro.Data)
+	fmt.Fprintf(w, "  %d distinct turns (varied past the first pass), %d scopes, episodes and beliefs; %d benchmark questions\n",
+		r.Turns, latScopes, r.Questions)
+	fmt.Fprintf(w, "  embedder %s; the service's vector index: %s\n", r.Embedder, r.VectorIndex)
+
+	fmt.Fprintf(w, "\nwrite (core.Service.Write as the local operator, %d concurrent writers)\n", r.Writers)
+	fmt.Fprintf(w, "  decisions:")
+	for _, k := range slices.Sorted(maps.Keys(r.Decisions)) {
+		fmt.Fprintf(w, " %s %d", k, r.Decisions[k])
+	}
+	fmt.Fprintf(w, "  (types:")
+	for _, k := range slices.Sorted(maps.Keys(r.Types)) {
+		fmt.Fprintf(w, " %s %d", k, r.Types[k])
+	}
+	fmt.Fprintf(w, ")\n")
+	for _, k := range slices.Sorted(maps.Keys(r.Reasons)) {
+		fmt.Fprintf(w, "    %-36s %d\n", k, r.Reasons[k])
+	}
+	fmt.Fprintf(w, "  quarantined (stored, not searchable): %d; index heads after writing: %d\n", r.Quarantined, r.Docs)
+	chunks := fmt.Sprintf("median of %d chunks of %d", r.WriteChunks, latChunk)
+	if r.WriteChunks == 0 {
+		chunks = "fewer than one chunk: overall"
+	}
+	fmt.Fprintf(w, "  throughput %9.0f writes/s  (%s; overall %.0f/s over %.1fs)\n", r.WritePerS, chunks, r.WriteOverall, r.WriteWall.Seconds())
+	fmt.Fprintf(w, "  latency    p50 %.2fms  p95 %.2fms  p99 %.2fms  mean %.2fms\n",
+		ms(r.WriteLat.P50), ms(r.WriteLat.P95), ms(r.WriteLat.P99), ms(r.WriteLat.Mean))
+
+	if r.Embedder != "none" {
+		fmt.Fprintf(w, "\nembed (EmbedPending to completion)\n")
+		fmt.Fprintf(w, "  %d vectors in %.1fs (%.0f vectors/s); %d vectors indexed\n", r.Embedded, r.EmbedWall.Seconds(),
+			perSec(r.Embedded, r.EmbedWall), r.Vectors)
+		if r.AltIndex != "" {
+			fmt.Fprintf(w, "  second engine (%s) loaded over the same store in %.1fs\n", r.AltIndex, r.AltLoad.Seconds())
+		}
+	}
+
+	fmt.Fprintf(w, "\nsearch (core.Service.Search, k %d; %d queries: %d benchmark questions, %d turn-derived; %d scoped to one project, %d unscoped;\n",
+		r.K, r.Queries, r.Queries-r.FromTurns, r.FromTurns, r.Scoped, r.Queries-r.Scoped)
+	fmt.Fprintf(w, "        single-threaded, modes interleaved, after %d warm-up queries per mode)\n", r.Warmup)
+	fmt.Fprintf(w, "  %-14s %9s %9s %9s %9s %7s %6s\n", "mode", "p50 ms", "p95 ms", "p99 ms", "mean ms", "hits", "errors")
+	for _, m := range r.Modes {
+		fmt.Fprintf(w, "  %-14s %9.2f %9.2f %9.2f %9.2f %7.1f %6d\n", m.Name, ms(m.Lat.P50), ms(m.Lat.P95), ms(m.Lat.P99),
+			ms(m.Lat.Mean), m.Hits, m.Errors)
+	}
+	if r.RecallN > 0 {
+		fmt.Fprintf(w, "  hnsw recall@10 vs exact (dense): %.4f over %d queries; hybrid top-10 overlap %.4f\n", r.Recall10, r.RecallN, r.Overlap10)
+	}
+
+	fmt.Fprintf(w, "\ncold start (everything closed; reopen the store, load the index, bootstrap check)\n")
+	fmt.Fprintf(w, "  rss before reopening: %.1f MiB\n", r.BaseRSSMiB)
+	fmt.Fprintf(w, "  %-8s %9s %9s %9s %9s %9s %9s\n", "index", "seconds", "index s", "docs", "vectors", "rss MiB", "heap MiB")
+	for _, c := range r.Cold {
+		fmt.Fprintf(w, "  %-8s %9.2f %9.2f %9d %9d %9.1f %9.1f\n", c.Mode, c.Took.Seconds(), c.IndexLoad.Seconds(), c.Docs, c.Vectors, c.RSSMiB, c.HeapMiB)
+	}
+	fmt.Fprintf(w, "  (seconds: the whole open, embedder load included; index s: loading the search index)\n")
+	fmt.Fprintf(w, "  on disk: %.1f MiB", mib(r.DBBytes))
+	for _, k := range slices.Sorted(maps.Keys(r.DBFiles)) {
+		fmt.Fprintf(w, "  %s %.1f", k, mib(r.DBFiles[k]))
+	}
+	fmt.Fprintf(w, "\n\nwall %.1fs\n\n", r.Wall.Seconds())
+}

@@ -1,0 +1,532 @@
+package lexical
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Snapshot format (fixed-width integers little-endian; "uv" is an
+// encoding/binary unsigned varint):
+//
+//	magic     [8]byte "MGLEXIDX"
+//	version   u32     snapshotVersion
+//	analyzer  u32     fingerprint of Analyze (analyzerFingerprint)
+//	length    u64     payload bytes
+//	crc       u32     CRC-32C of version, analyzer, length and payload
+//	payload:
+//	  k1, b   u64     float64 bits
+//	  stem    u8      0 or 1
+//	  keys    uv      key slots (documents and absent keys below the largest)
+//	  terms   uv      terms in the dictionary
+//	  posts   uv      postings (Σ distinct terms over the documents)
+//	  terms × (uv name length, name bytes)             term id = position
+//	  keys  × (uv 0 when absent, else 1 + distinct terms, then
+//	           uv docLen and per term, ascending by id:
+//	           uv id − previous id − 1 (id for the first), uv tf)
+//
+// The snapshot is canonical rather than a memory image: it holds each
+// document's distinct terms and term frequencies, and the reader rebuilds
+// the postings lists (sorted, no tombstones, no unsorted tail), the
+// document arena (compact) and the counters from them. Term ids are
+// renumbered densely in their existing order. So what a snapshot holds of a
+// removed document is nothing at all — no tombstoned posting, no arena
+// garbage, no orphaned dictionary entry — and a reader cannot be handed a
+// postings list that disagrees with the documents, since it derives one
+// from the other. Searches on the restored index return bit-identical
+// results: scores depend on the live postings, document lengths and
+// counters only, never on term ids or on list layout.
+//
+// The whole snapshot is checksummed and every count is checked against the
+// bytes that carry it before anything is allocated from it, so a truncated
+// or damaged snapshot yields an error wrapping ErrCorrupt, never a panic
+// or an outsized allocation. A snapshot of another format version, or one
+// whose terms were produced by a different analyser (see
+// analyzerFingerprint), yields ErrIncompatible: its terms would not match
+// the queries this build analyses. ReadIndex consumes exactly the
+// snapshot's bytes, so a snapshot may be followed by other data.
+
+// ErrCorrupt is wrapped by the errors ReadIndex returns for a truncated or
+// damaged snapshot, or for input that is not a lexical snapshot.
+var ErrCorrupt = errors.New("lexical: corrupt snapshot")
+
+// ErrIncompatible is wrapped by the errors ReadIndex returns for an intact
+// snapshot this build cannot use (another format version or analyser).
+var ErrIncompatible = errors.New("lexical: incompatible snapshot")
+
+const (
+	snapshotVersion = 1
+	headerSize      = 28
+	// maxPayload bounds the declared payload size (1 TiB).
+	maxPayload = 1 << 40
+	// readChunk is the most ReadIndex allocates ahead of the bytes it has
+	// actually received.
+	readChunk = 1 << 20
+)
+
+var (
+	snapshotMagic = [8]byte{'M', 'G', 'L', 'E', 'X', 'I', 'D', 'X'}
+	castagnoli    = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// analyzerProbe exercises every rule of Analyze: tokenisation, case
+// folding, apostrophes, single characters, stop words, digits, CJK and the
+// stemmer's suffix classes. Its analysis changes whenever those rules do.
+const analyzerProbe = "The QUICK brown fox's friends don't jump over O'Neill's students' dogs; " +
+	"a b c 7 8 9 x y z. It was, and is, not never nor cannot: they'd we're I'm you've. " +
+	"running runs ran runner connected connection connections connecting happily happiness " +
+	"studies studying studied cats ponies agreed agreement generously caresses flies dies " +
+	"meeting meetings hoped hopping sized relational conditional rational valenci hesitanci " +
+	"digitizer conformabli radicalli differentli vileli analogousli vietnamization predication " +
+	"operator feudalism decisiveness hopefulness callousness formaliti sensitiviti sensibiliti " +
+	"triplicate formative formalize electriciti electrical hopeful goodness revival allowance " +
+	"inference airliner gyroscopic adjustable defensible irritant replacement adjustment " +
+	"dependent adoption homologou communism activate angulariti homologous effective bowdlerize " +
+	"probate rate cease controll roll 2023 covid19 1990s 3d v2 ÇA Straße ÉCOLE naïve Ångström " +
+	"İstanbul ΑΘΗΝΑ Москва 東京タワー 서울특별시 ｆｕｌｌｗｉｄｔｈ e\u0301te\u0301 ’quoted’ rock’n’roll ‘x’ ＇y＇ " +
+	"über-cool e-mail co-operate 50% $100 foo_bar foo.bar foo/bar"
+
+var analyzerFP = sync.OnceValue(func() uint32 {
+	var sb strings.Builder
+	for _, stem := range []bool{false, true} {
+		for _, t := range Analyze(analyzerProbe, stem) {
+			sb.WriteString(t)
+			sb.WriteByte(0)
+		}
+		sb.WriteByte(1)
+	}
+	return crc32.Checksum([]byte(sb.String()), castagnoli)
+})
+
+// analyzerFingerprint identifies this build's analyser: a checksum of
+// Analyze's output, with and without stemming, on a probe text that
+// exercises each of its rules. A snapshot records it, and ReadIndex refuses
+// a snapshot whose terms came from a different analyser. It catches any
+// change of analysis visible on the probe; a change it cannot see must
+// bump snapshotVersion.
+func analyzerFingerprint() uint32 { return analyzerFP() }
+
+// Options returns the index's (normalised) options.
+func (ix *Index) Options() Options {
+	return Options{K1: ix.k1, B: ix.b, Stem: ix.stem}
+}
+
+// Has reports whether a document is stored under key.
+func (ix *Index) Has(key uint32) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.has(key)
+}
+
+// WriteTo writes a snapshot of the index (see ReadIndex). It holds the
+// read lock while it runs, so searches continue but Add and Remove wait.
+// The snapshot is encoded in memory (a few bytes per posting) and then
+// written with one Write call.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	ix.mu.RLock()
+	payload, err := ix.encodeLocked()
+	ix.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
+	var hdr [headerSize]byte
+	copy(hdr[:], snapshotMagic[:])
+	binary.LittleEndian.PutUint32(hdr[8:], snapshotVersion)
+	binary.LittleEndian.PutUint32(hdr[12:], analyzerFingerprint())
+	binary.LittleEndian.PutUint64(hdr[16:], uint64(len(payload)))
+	sum := crc32.Update(crc32.Checksum(hdr[8:24], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(hdr[24:], sum)
+	n, err := w.Write(hdr[:])
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := w.Write(payload)
+	return int64(n + m), err
+}
+
+// encodeLocked builds the payload; the caller holds the read lock.
+func (ix *Index) encodeLocked() ([]byte, error) {
+	// Dense ids for the live terms in their current order, so each
+	// document's terms (ascending ids in the arena) stay ascending.
+	newID := make([]uint32, len(ix.terms))
+	nterms, nameBytes := 0, 0
+	for id := range ix.terms {
+		t := &ix.terms[id]
+		newID[id] = absent
+		if t.df() > 0 {
+			newID[id] = uint32(nterms)
+			nterms++
+			nameBytes += len(t.name)
+		}
+	}
+	// The term frequencies live in the postings; gather them in arena
+	// order: the j-th distinct term of key is at tfs[start[key]+j].
+	// Visiting the terms by ascending id visits each document's terms in
+	// arena order.
+	start := make([]uint32, len(ix.docs)+1)
+	posts := uint64(0)
+	for key, d := range ix.docs {
+		start[key] = uint32(posts)
+		if d.off != absent {
+			posts += uint64(d.n)
+		}
+		if posts >= uint64(absent) {
+			return nil, fmt.Errorf("lexical: snapshot: too many postings")
+		}
+	}
+	start[len(ix.docs)] = uint32(posts)
+	next := slices.Clone(start[:len(ix.docs)])
+	tfs := make([]uint16, posts)
+	for id := range ix.terms {
+		t := &ix.terms[id]
+		for i, key := range t.keys {
+			tf := t.tfs[i]
+			if tf == 0 {
+				continue
+			}
+			if int(key) >= len(ix.docs) || ix.docs[key].off == absent {
+				return nil, fmt.Errorf("lexical: snapshot: term %q has a posting for absent key %d", t.name, key)
+			}
+			d, slot := ix.docs[key], next[key]
+			if j := slot - start[key]; j >= d.n || ix.arena[d.off+j] != uint32(id) {
+				return nil, fmt.Errorf("lexical: snapshot: postings of key %d disagree with its terms", key)
+			}
+			tfs[slot] = tf
+			next[key] = slot + 1
+		}
+	}
+	for key := range ix.docs {
+		if next[key] != start[key+1] {
+			return nil, fmt.Errorf("lexical: snapshot: key %d lacks postings", key)
+		}
+	}
+
+	buf := make([]byte, 0, 64+2*nterms+nameBytes+3*len(ix.docs)+4*int(posts))
+	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(ix.k1))
+	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(ix.b))
+	if ix.stem {
+		buf = append(buf, 1)
+	} else {
+		buf = append(buf, 0)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(ix.docs)))
+	buf = binary.AppendUvarint(buf, uint64(nterms))
+	buf = binary.AppendUvarint(buf, posts)
+	for id := range ix.terms {
+		if newID[id] != absent {
+			buf = binary.AppendUvarint(buf, uint64(len(ix.terms[id].name)))
+		}
+	}
+	for id := range ix.terms {
+		if newID[id] != absent {
+			buf = append(buf, ix.terms[id].name...)
+		}
+	}
+	for key, d := range ix.docs {
+		if d.off == absent {
+			buf = append(buf, 0)
+			continue
+		}
+		buf = binary.AppendUvarint(buf, uint64(d.n)+1)
+		buf = binary.AppendUvarint(buf, uint64(ix.docLen[key]))
+		prev := int64(-1)
+		for j, old := range ix.arena[d.off : d.off+d.n] {
+			id := int64(newID[old])
+			buf = binary.AppendUvarint(buf, uint64(id-prev-1))
+			buf = binary.AppendUvarint(buf, uint64(tfs[start[key]+uint32(j)]))
+			prev = id
+		}
+	}
+	return buf, nil
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}
+
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return corrupt("truncated")
+	}
+	return err
+}
+
+// readPayload reads n bytes. It allocates at most readChunk beyond the
+// bytes received so far (the buffer doubles as data arrives), so a header
+// that lies about the length cannot make the reader reserve memory the
+// stream does not carry.
+func readPayload(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, min(n, readChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(n-len(buf), len(buf)))
+		}
+		m := min(n, cap(buf)) - len(buf)
+		k, err := io.ReadFull(r, buf[len(buf):len(buf)+m])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			return nil, readErr(err)
+		}
+	}
+	return buf, nil
+}
+
+// ReadIndex reads a snapshot written by WriteTo. The index it returns
+// answers every search exactly as the snapshotted one did and takes further
+// Adds and Removes. A truncated or damaged snapshot gives an error wrapping
+// ErrCorrupt, one written by an incompatible build an error wrapping
+// ErrIncompatible.
+func ReadIndex(r io.Reader) (*Index, error) {
+	var hdr [headerSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, readErr(err)
+	}
+	if [8]byte(hdr[:8]) != snapshotMagic {
+		return nil, corrupt("not a lexical snapshot")
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrIncompatible, v, snapshotVersion)
+	}
+	length := binary.LittleEndian.Uint64(hdr[16:])
+	if length > maxPayload || length > math.MaxInt {
+		return nil, corrupt("payload of %d bytes", length)
+	}
+	payload, err := readPayload(r, int(length))
+	if err != nil {
+		return nil, err
+	}
+	if crc32.Update(crc32.Checksum(hdr[8:24], castagnoli), castagnoli, payload) != binary.LittleEndian.Uint32(hdr[24:]) {
+		return nil, corrupt("checksum mismatch")
+	}
+	if fp := binary.LittleEndian.Uint32(hdr[12:]); fp != analyzerFingerprint() {
+		return nil, fmt.Errorf("%w: written by a build with a different analyser", ErrIncompatible)
+	}
+	return decodeIndex(payload)
+}
+
+// decoder reads a payload; the first error sticks and ends every read.
+type decoder struct {
+	b   []byte
+	p   int
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = corrupt("%s at byte %d", what, d.p)
+	}
+	d.p = len(d.b)
+}
+
+func (d *decoder) uv() uint64 {
+	if d.p < len(d.b) {
+		if c := d.b[d.p]; c < 0x80 {
+			d.p++
+			return uint64(c)
+		}
+	}
+	v, n := binary.Uvarint(d.b[d.p:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.p += n
+	return v
+}
+
+func (d *decoder) u64() uint64 {
+	if len(d.b)-d.p < 8 {
+		d.fail("truncated")
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b[d.p:])
+	d.p += 8
+	return v
+}
+
+func (d *decoder) u8() uint8 {
+	if d.p >= len(d.b) {
+		d.fail("truncated")
+		return 0
+	}
+	d.p++
+	return d.b[d.p-1]
+}
+
+func (d *decoder) rest() uint64 { return uint64(len(d.b) - d.p) }
+
+func decodeIndex(payload []byte) (*Index, error) {
+	d := &decoder{b: payload}
+	k1 := math.Float64frombits(d.u64())
+	b := math.Float64frombits(d.u64())
+	stem := d.u8()
+	nkeys, nterms, nposts := d.uv(), d.uv(), d.uv()
+	if d.err != nil {
+		return nil, d.err
+	}
+	switch rest := d.rest(); {
+	case !(k1 > 0) || math.IsInf(k1, 0) || !(b >= 0 && b <= 1) || stem > 1:
+		return nil, corrupt("options k1=%v b=%v stem=%d", k1, b, stem)
+	// Every key takes at least one byte, every term one length byte and
+	// every posting two bytes.
+	case nkeys > rest || nkeys >= uint64(absent):
+		return nil, corrupt("%d keys", nkeys)
+	case nterms > rest || nterms >= uint64(absent):
+		return nil, corrupt("%d terms", nterms)
+	case nposts > rest/2 || nposts >= uint64(absent):
+		return nil, corrupt("%d postings", nposts)
+	}
+
+	// Term names: lengths, then the bytes, converted with one allocation.
+	lens := make([]uint32, nterms)
+	nameBytes := uint64(0)
+	for i := range lens {
+		n := d.uv()
+		if n > d.rest() {
+			d.fail("term name length")
+		}
+		nameBytes += n
+		lens[i] = uint32(n)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if nameBytes > d.rest() {
+		return nil, corrupt("term names of %d bytes", nameBytes)
+	}
+	blob := string(d.b[d.p : d.p+int(nameBytes)])
+	d.p += int(nameBytes)
+	terms := make([]term, nterms)
+	off := 0
+	for i, n := range lens {
+		terms[i].name = blob[off : off+int(n)]
+		off += int(n)
+	}
+	lens = nil
+	// The dictionary is built while the documents are decoded.
+	dictc := make(chan error, 1)
+	dict := make(map[string]uint32, nterms)
+	go func() {
+		for i := range terms {
+			name := terms[i].name
+			if _, dup := dict[name]; dup {
+				dictc <- corrupt("term %q twice", name)
+				return
+			}
+			dict[name] = uint32(i)
+		}
+		dictc <- nil
+	}()
+	ix, err := decodeDocs(d, k1, b, stem == 1, int(nkeys), terms, uint32(nposts))
+	if derr := <-dictc; err == nil {
+		err = derr
+	}
+	if err != nil {
+		return nil, err
+	}
+	ix.dict = dict
+	return ix, nil
+}
+
+func decodeDocs(d *decoder, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
+	nterms := uint64(len(terms))
+	ix.docs = make([]docRef, nkeys)
+	ix.docLen = make([]uint32, nkeys)
+	ix.lenCode = make([]uint8, nkeys)
+	arena := make([]uint32, nposts)
+	tfs := make([]uint16, nposts)
+	df := make([]uint32, nterms)
+	p := uint32(0)
+	for key := range ix.docs {
+		s := d.uv()
+		if s == 0 {
+			ix.docs[key] = docRef{off: absent}
+			continue
+		}
+		cnt, dl := s-1, d.uv()
+		if cnt > uint64(nposts-p) || dl > math.MaxUint32 {
+			d.fail("document size")
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		prev, sum, clipped := int64(-1), uint64(0), false
+		for j := p; j < p+uint32(cnt); j++ {
+			delta, tf := d.uv(), d.uv()
+			if delta >= nterms || uint64(prev+1)+delta >= nterms || tf == 0 || tf > maxTF {
+				d.fail("posting")
+				return nil, d.err
+			}
+			id := prev + 1 + int64(delta)
+			arena[j], tfs[j] = uint32(id), uint16(tf)
+			df[id]++
+			sum += tf
+			clipped = clipped || tf == maxTF
+			prev = id
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		// docLen counts tokens, the tfs count each distinct one (capped).
+		if sum > dl || (sum != dl && !clipped) {
+			return nil, corrupt("key %d: length %d, term frequencies sum to %d", key, dl, sum)
+		}
+		ix.docs[key] = docRef{off: p, n: uint32(cnt)}
+		ix.docLen[key] = uint32(dl)
+		ix.lenCode[key] = uint8(min(dl, 255))
+		ix.n++
+		ix.total += dl
+		p += uint32(cnt)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if p != nposts {
+		return nil, corrupt("%d postings, header says %d", p, nposts)
+	}
+	if d.rest() != 0 {
+		return nil, corrupt("%d trailing bytes", d.rest())
+	}
+	// Postings: one slab per column, each list a full slice of it (an
+	// append reallocates rather than spill into the next list), filled by
+	// ascending key so every list is sorted.
+	keySlab := make([]uint32, nposts)
+	tfSlab := make([]uint16, nposts)
+	next := df // reused: counts become fill positions
+	o := uint32(0)
+	for id, c := range df {
+		if c == 0 {
+			return nil, corrupt("term %q has no documents", terms[id].name)
+		}
+		t := &terms[id]
+		t.keys = keySlab[o : o+c : o+c]
+		t.tfs = tfSlab[o : o+c : o+c]
+		t.sorted = int(c)
+		next[id] = o
+		o += c
+	}
+	for key, r := range ix.docs {
+		if r.off == absent {
+			continue
+		}
+		for j := r.off; j < r.off+r.n; j++ {
+			id := arena[j]
+			q := next[id]
+			keySlab[q], tfSlab[q] = uint32(key), tfs[j]
+			next[id] = q + 1
+		}
+	}
+	for id := range terms {
+		t := &terms[id]
+		t.maxKey = t.keys[len(t.keys)-1]
+	}
+	ix.arena = arena
+	return ix, nil
+}

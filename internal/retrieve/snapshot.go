@@ -1,0 +1,1465 @@
+package retrieve
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/vector"
+)
+
+// # Snapshots
+//
+// A snapshot is the engine's in-memory state written to one file, so a
+// restart restores it in about a second instead of rebuilding the indexes
+// from the database (Load: the lexical build alone takes seconds at 1M
+// records, an HNSW build minutes). It is derived data: deleting it only
+// makes the next start slow.
+//
+// It records the change-log position its state reflects (changeSeq,
+// captured under the same lock as the state), so after ReadSnapshot the
+// caller runs CatchUp, which applies every change after it: a snapshot of
+// any age restores to the current database state. Restore does both and
+// then checks that the snapshot belongs to this database.
+//
+// Forgotten records. Forgetting erases a record's content from the
+// database; a snapshot written before the forget still holds what the
+// index derived from it (its terms, entities, content hash and vector).
+// The engine reports ForgetPending after applying a forget, and the server
+// rewrites the snapshot at once; a process that restores a snapshot and
+// finds, on catch-up, records forgotten since, deletes the file. A written
+// snapshot holds nothing of a forgotten record but its key (workspace and
+// id, which the database's tombstone keeps too): the lexical snapshot is
+// canonical (no tombstoned postings), the exact vector index stores live
+// vectors only, and an HNSW graph that may still route through a forgotten
+// record's vector (HNSW removal leaves a tombstone node with its vector)
+// is not written at all — the snapshot then stores the live vectors and
+// the graph is rebuilt from them on restore (slow once; the next snapshot
+// holds the clean graph again).
+//
+// Format (little-endian; uv: unsigned varint, sv: zig-zag varint):
+//
+//	magic    [8]byte "MGENGSNP"
+//	version  u32
+//	head     section: snapHead
+//	docs     section: the documents, keys and a string table
+//	lexical  a lexical.Index snapshot
+//	vectors  by head.kind: nothing, a vector.Exact or vector.HNSW snapshot,
+//	         or live-vector chunk sections ending with an empty one
+//	end      [8]byte "MGSNPEND"
+//
+// A section is u64 length, u32 CRC-32C of the payload, payload; every count
+// inside is checked against the bytes that carry it before allocating. The
+// lexical and vector snapshots carry their own checksums. Sessions and the
+// scope counters are rebuilt from the documents.
+
+// Snapshot errors. Any error from ReadSnapshot, LoadSnapshot or Restore
+// means: discard the engine and Load a new one.
+var (
+	// ErrSnapshotCorrupt: the snapshot is truncated or damaged.
+	ErrSnapshotCorrupt = errors.New("retrieve: corrupt index snapshot")
+	// ErrSnapshotMismatch: the snapshot is intact but cannot be used here:
+	// another format version, analyser, embedder model or dimension,
+	// vector index kind or HNSW configuration, or another database.
+	ErrSnapshotMismatch = errors.New("retrieve: index snapshot does not match")
+)
+
+const (
+	snapVersion = 1
+	maxHead     = 1 << 20
+	maxSection  = 1 << 40
+	// sectionChunk is the most a section read allocates beyond the bytes
+	// received so far.
+	sectionChunk = 1 << 20
+	// liveChunk is the number of vectors per live-vector section.
+	liveChunk = 4096
+)
+
+// Vector index kinds in a snapshot.
+const (
+	kindNone  = 0
+	kindExact = 1
+	kindHNSW  = 2
+	kindLive  = 3 // live vectors; the HNSW graph is rebuilt on read
+)
+
+var (
+	snapMagic  = [8]byte{'M', 'G', 'E', 'N', 'G', 'S', 'N', 'P'}
+	snapEnd    = [8]byte{'M', 'G', 'S', 'N', 'P', 'E', 'N', 'D'}
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+func snapCorrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrSnapshotCorrupt}, args...)...)
+}
+
+func snapMismatch(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrSnapshotMismatch}, args...)...)
+}
+
+// ---- bookkeeping --------------------------------------------------------------
+
+// mark is what a snapshot reflects, to tell whether the engine moved on.
+type mark struct {
+	seq     int64 // change position
+	vectors int   // vectors held (the embedding job adds some without a change)
+	dead    int   // key slots of forgotten records
+}
+
+// persistState is an engine's snapshot bookkeeping. It lives beside the
+// Engine, keyed weakly by it, so the snapshot code stays in this file.
+type persistState struct {
+	save sync.Mutex // serialises SaveSnapshot
+
+	mu    sync.Mutex
+	base  mark // of the snapshot last saved or loaded
+	saved bool // base is set
+	// graph is the HNSW index graphBase describes: when it was built or
+	// restored clean, graphBase key slots were dead, and none of them has
+	// a node in it. More dead slots than that may mean tombstone nodes that
+	// still hold a forgotten record's vector.
+	graph     vectorIndex
+	graphBase int
+}
+
+var persistStates sync.Map // weak.Pointer[Engine] → *persistState
+
+func (e *Engine) persist() *persistState {
+	k := weak.Make(e)
+	if v, ok := persistStates.Load(k); ok {
+		return v.(*persistState)
+	}
+	v, loaded := persistStates.LoadOrStore(k, &persistState{})
+	if !loaded {
+		runtime.AddCleanup(e, func(k weak.Pointer[Engine]) { persistStates.Delete(k) }, k)
+	}
+	return v.(*persistState)
+}
+
+// markLocked describes the current state; the caller holds e.mu.
+func (e *Engine) markLocked() mark {
+	m := mark{seq: e.changeSeq, dead: e.deadLocked()}
+	if e.vecs != nil {
+		m.vectors = e.vecs.Len()
+	}
+	return m
+}
+
+func (e *Engine) deadLocked() int {
+	n := 0
+	for i := range e.docs {
+		if !e.docs[i].alive {
+			n++
+		}
+	}
+	return n
+}
+
+// SnapshotStatus describes the engine relative to its last snapshot.
+type SnapshotStatus struct {
+	// Saved: a snapshot was saved or loaded by this engine.
+	Saved bool
+	// Dirty: the indexes changed since (always true when not Saved).
+	Dirty bool
+	// Forgotten counts records forgotten since: the snapshot file still
+	// holds their derived data and should be rewritten promptly.
+	Forgotten int
+	// Seq is the change-log position the engine has applied.
+	Seq int64
+}
+
+// SnapshotStatus reports whether the indexes changed since the snapshot
+// last saved (SaveSnapshot) or loaded (ReadSnapshot, LoadSnapshot).
+func (e *Engine) SnapshotStatus() SnapshotStatus {
+	ps := e.persist()
+	e.mu.RLock()
+	m := e.markLocked()
+	e.mu.RUnlock()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	st := SnapshotStatus{Saved: ps.saved, Seq: m.seq}
+	st.Dirty = !ps.saved || m != ps.base
+	if ps.saved && m.dead > ps.base.dead {
+		st.Forgotten = m.dead - ps.base.dead
+	}
+	return st
+}
+
+// Dirty reports whether the indexes changed since the last snapshot saved
+// or loaded, or none was.
+func (e *Engine) Dirty() bool { return e.SnapshotStatus().Dirty }
+
+// ForgetPending reports whether records were forgotten since the last
+// snapshot saved or loaded: the snapshot file still holds their terms and
+// vectors, and should be rewritten (SaveSnapshot) or deleted promptly.
+func (e *Engine) ForgetPending() bool { return e.SnapshotStatus().Forgotten > 0 }
+
+// ---- sections -------------------------------------------------------------------
+
+func writeSection(w io.Writer, payload []byte) error {
+	var hdr [12]byte
+	binary.LittleEndian.PutUint64(hdr[0:], uint64(len(payload)))
+	binary.LittleEndian.PutUint32(hdr[8:], crc32.Checksum(payload, castagnoli))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
+	return err
+}
+
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return snapCorrupt("truncated")
+	}
+	return err
+}
+
+// readSection reads and verifies one section, allocating as the bytes
+// arrive (never more than sectionChunk ahead of them).
+func readSection(r io.Reader, limit uint64) ([]byte, error) {
+	var hdr [12]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, readErr(err)
+	}
+	n := binary.LittleEndian.Uint64(hdr[0:])
+	if n > limit || n > math.MaxInt {
+		return nil, snapCorrupt("section of %d bytes", n)
+	}
+	buf := make([]byte, 0, min(int(n), sectionChunk))
+	for len(buf) < int(n) {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(int(n)-len(buf), len(buf)))
+		}
+		m := min(int(n), cap(buf)) - len(buf)
+		k, err := io.ReadFull(r, buf[len(buf):len(buf)+m])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			return nil, readErr(err)
+		}
+	}
+	if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(hdr[8:]) {
+		return nil, snapCorrupt("section checksum mismatch")
+	}
+	return buf, nil
+}
+
+// dec reads a section payload; the first error sticks.
+type dec struct {
+	b   []byte
+	p   int
+	err error
+}
+
+func (d *dec) fail(what string) {
+	if d.err == nil {
+		d.err = snapCorrupt("%s at byte %d", what, d.p)
+	}
+	d.p = len(d.b)
+}
+
+func (d *dec) uv() uint64 {
+	if d.p < len(d.b) {
+		if c := d.b[d.p]; c < 0x80 {
+			d.p++
+			return uint64(c)
+		}
+	}
+	v, n := binary.Uvarint(d.b[d.p:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.p += n
+	return v
+}
+
+func (d *dec) sv() int64 {
+	v, n := binary.Varint(d.b[d.p:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.p += n
+	return v
+}
+
+func (d *dec) bytes(n int) []byte {
+	if n < 0 || n > len(d.b)-d.p {
+		d.fail("truncated")
+		return nil
+	}
+	d.p += n
+	return d.b[d.p-n : d.p]
+}
+
+func (d *dec) u8() uint8 {
+	if b := d.bytes(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *dec) u32() uint32 {
+	if b := d.bytes(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (d *dec) u64() uint64 {
+	if b := d.bytes(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (d *dec) str(limit int) string {
+	n := d.uv()
+	if n > uint64(limit) {
+		d.fail("string length")
+		return ""
+	}
+	return string(d.bytes(int(n)))
+}
+
+func (d *dec) rest() uint64 { return uint64(len(d.b) - d.p) }
+
+// ---- head -----------------------------------------------------------------------
+
+// snapHead describes a snapshot; it is read first, so a snapshot for
+// another configuration is rejected before its bulk is read.
+type snapHead struct {
+	mark
+	model     string
+	dim       int
+	kind      uint8
+	hnsw      vector.HNSWConfig // Options.HNSW the vector index was built with
+	graphBase int
+	docs      int // key slots
+	alive     int
+	written   time.Time
+}
+
+func (h *snapHead) encode() []byte {
+	var b []byte
+	b = binary.AppendVarint(b, h.seq)
+	b = binary.AppendUvarint(b, uint64(h.vectors))
+	b = binary.AppendUvarint(b, uint64(h.dead))
+	b = binary.AppendUvarint(b, uint64(len(h.model)))
+	b = append(b, h.model...)
+	b = binary.AppendUvarint(b, uint64(h.dim))
+	b = append(b, h.kind)
+	b = binary.AppendVarint(b, int64(h.hnsw.M))
+	b = binary.AppendVarint(b, int64(h.hnsw.EfConstruction))
+	b = binary.AppendVarint(b, int64(h.hnsw.EfSearch))
+	b = binary.AppendVarint(b, h.hnsw.Seed)
+	b = binary.AppendUvarint(b, uint64(h.graphBase))
+	b = binary.AppendUvarint(b, uint64(h.docs))
+	b = binary.AppendUvarint(b, uint64(h.alive))
+	b = binary.AppendVarint(b, h.written.UnixMicro())
+	return b
+}
+
+func decodeHead(p []byte) (snapHead, error) {
+	d := &dec{b: p}
+	var h snapHead
+	h.seq = d.sv()
+	vectors, dead := d.uv(), d.uv()
+	h.model = d.str(maxHead)
+	dim := d.uv()
+	h.kind = d.u8()
+	h.hnsw = vector.HNSWConfig{M: int(d.sv()), EfConstruction: int(d.sv()), EfSearch: int(d.sv()), Seed: d.sv()}
+	graphBase, docs, alive := d.uv(), d.uv(), d.uv()
+	h.written = time.UnixMicro(d.sv())
+	if d.err != nil {
+		return h, d.err
+	}
+	if d.rest() != 0 || h.seq < 0 || h.kind > kindLive || dim > 1<<16 || docs >= math.MaxUint32 ||
+		alive > docs || dead != docs-alive || vectors > alive || graphBase > dead {
+		return h, snapCorrupt("head")
+	}
+	h.vectors, h.dead, h.dim = int(vectors), int(dead), int(dim)
+	h.graphBase, h.docs, h.alive = int(graphBase), int(docs), int(alive)
+	return h, nil
+}
+
+// ---- write ----------------------------------------------------------------------
+
+// WriteSnapshot writes the engine's state to w (see "Snapshots" above). It
+// holds the read lock while it runs, so the state is consistent with the
+// change position it records: searches continue, writes wait. Unlike
+// SaveSnapshot it does not count as a saved snapshot for SnapshotStatus.
+func (e *Engine) WriteSnapshot(w io.Writer) error {
+	_, err := e.writeSnapshot(w)
+	return err
+}
+
+func (e *Engine) writeSnapshot(w io.Writer) (mark, error) {
+	ps := e.persist()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if len(e.keys) != len(e.docs) || len(e.docs) >= math.MaxUint32 {
+		return mark{}, fmt.Errorf("retrieve: snapshot: %d keys for %d documents", len(e.keys), len(e.docs))
+	}
+	h := snapHead{mark: e.markLocked(), docs: len(e.docs), hnsw: e.opts.HNSW, written: time.Now()}
+	h.alive = h.docs - h.dead
+	if emb := e.opts.Embedder; emb != nil {
+		h.model, h.dim = emb.Model(), emb.Dim()
+	}
+	switch v := e.vecs.(type) {
+	case nil:
+		h.kind = kindNone
+	case *vector.Exact:
+		h.kind = kindExact
+	case *vector.HNSW:
+		h.kind = kindHNSW
+		ps.mu.Lock()
+		if ps.graph == e.vecs {
+			h.graphBase = ps.graphBase
+		}
+		ps.mu.Unlock()
+		h.graphBase = min(h.graphBase, h.dead)
+		if v.Deleted() > 0 && h.dead > h.graphBase {
+			h.kind = kindLive // the graph may hold forgotten vectors
+		}
+	default:
+		return mark{}, fmt.Errorf("retrieve: snapshot: unknown vector index %T", v)
+	}
+	if h.kind != kindNone && h.model == "" {
+		return mark{}, errors.New("retrieve: snapshot: vectors without an embedder")
+	}
+	var hdr [12]byte
+	copy(hdr[:], snapMagic[:])
+	binary.LittleEndian.PutUint32(hdr[8:], snapVersion)
+	if _, err := w.Write(hdr[:]); err != nil {
+		return mark{}, err
+	}
+	if err := writeSection(w, h.encode()); err != nil {
+		return mark{}, err
+	}
+	docs, err := e.encodeDocsLocked()
+	if err != nil {
+		return mark{}, err
+	}
+	if err := writeSection(w, docs); err != nil {
+		return mark{}, err
+	}
+	docs = nil
+	if _, err := e.lex.WriteTo(w); err != nil {
+		return mark{}, err
+	}
+	switch h.kind {
+	case kindExact, kindHNSW:
+		if _, err := e.vecs.(io.WriterTo).WriteTo(w); err != nil {
+			return mark{}, err
+		}
+	case kindLive:
+		if err := e.writeLiveLocked(w, h.dim, h.vectors); err != nil {
+			return mark{}, err
+		}
+	}
+	if _, err := w.Write(snapEnd[:]); err != nil {
+		return mark{}, err
+	}
+	return h.mark, nil
+}
+
+// writeLiveLocked writes the vectors of live documents in key order, in
+// sections of liveChunk: key u32, dim float32s each; an empty section ends.
+func (e *Engine) writeLiveLocked(w io.Writer, dim, want int) error {
+	buf := make([]byte, 0, liveChunk*(4+4*dim))
+	n, total := 0, 0
+	for key := range e.docs {
+		if !e.docs[key].alive {
+			continue
+		}
+		v, ok := e.vecs.Vector(uint32(key))
+		if !ok {
+			continue
+		}
+		total++
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(key))
+		for _, x := range v {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+		}
+		if n++; n == liveChunk {
+			if err := writeSection(w, buf); err != nil {
+				return err
+			}
+			buf, n = buf[:0], 0
+		}
+	}
+	if total != want {
+		return fmt.Errorf("retrieve: snapshot: %d vectors of live documents, index holds %d", total, want)
+	}
+	if n > 0 {
+		if err := writeSection(w, buf); err != nil {
+			return err
+		}
+	}
+	return writeSection(w, nil)
+}
+
+// Document flags.
+const (
+	docAlive = 1 << iota
+	docUUID  // id stored as 16 bytes
+	docHex   // content hash stored as 32 bytes
+)
+
+// strTable numbers the strings of the documents. Consecutive documents
+// mostly share them, so each field remembers its last string.
+type strTable struct {
+	idx   map[string]uint32
+	list  []string
+	bytes int
+}
+
+type strField struct {
+	last string
+	idx  uint32
+	ok   bool
+}
+
+func (t *strTable) id(f *strField, s string) uint32 {
+	if f.ok && f.last == s {
+		return f.idx
+	}
+	i, ok := t.idx[s]
+	if !ok {
+		i = uint32(len(t.list))
+		t.idx[s] = i
+		t.list = append(t.list, s)
+		t.bytes += len(s)
+	}
+	f.last, f.idx, f.ok = s, i, true
+	return i
+}
+
+// encodeDocsLocked encodes the documents:
+//
+//	strings  uv count, uv length each, then the bytes
+//	docs     uv count, then per key slot a flags byte and
+//	  live:  uv string ids of ws, type, status, access, agent, category and
+//	         the five scope keys; id (16 bytes, or uv length + bytes);
+//	         sv validFrom, validUntil, invalidated, eventTime; u32
+//	         confidence bits; content hash (32 bytes, or uv length + bytes);
+//	         uv entity count and a string id each
+//	  dead:  uv length + bytes of its key (workspace NUL id)
+func (e *Engine) encodeDocsLocked() ([]byte, error) {
+	tab := &strTable{idx: map[string]uint32{"": 0}, list: []string{""}}
+	var fields [12]strField
+	ids := make([]uint32, 0, 11*len(e.docs))
+	var deadKeys []string
+	for i := range e.docs {
+		d := &e.docs[i]
+		if !d.alive {
+			if deadKeys == nil {
+				deadKeys = make([]string, len(e.docs))
+				for k, key := range e.keys {
+					if !e.docs[key].alive {
+						deadKeys[key] = k
+					}
+				}
+			}
+			continue
+		}
+		ids = append(ids, tab.id(&fields[0], d.ws), tab.id(&fields[1], string(d.typ)), tab.id(&fields[2], string(d.status)),
+			tab.id(&fields[3], string(d.access)), tab.id(&fields[4], d.agent), tab.id(&fields[5], d.category),
+			tab.id(&fields[6], d.scope.UserID), tab.id(&fields[7], d.scope.AgentID), tab.id(&fields[8], d.scope.AppID),
+			tab.id(&fields[9], d.scope.ProjectID), tab.id(&fields[10], d.scope.SessionID))
+		for _, ent := range d.entities {
+			tab.id(&fields[11], ent)
+		}
+	}
+	buf := make([]byte, 0, 16+3*len(tab.list)+tab.bytes+len(e.docs)*90)
+	buf = binary.AppendUvarint(buf, uint64(len(tab.list)))
+	for _, s := range tab.list {
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+	}
+	for _, s := range tab.list {
+		buf = append(buf, s...)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(e.docs)))
+	var entField strField
+	for i := range e.docs {
+		d := &e.docs[i]
+		if !d.alive {
+			buf = append(buf, 0)
+			buf = binary.AppendUvarint(buf, uint64(len(deadKeys[i])))
+			buf = append(buf, deadKeys[i]...)
+			continue
+		}
+		var id [16]byte
+		var sha [32]byte
+		flags := byte(docAlive)
+		if packUUID(d.id, &id) {
+			flags |= docUUID
+		}
+		if unhexInto(sha[:], d.sha) {
+			flags |= docHex
+		}
+		buf = append(buf, flags)
+		for _, x := range ids[:11] {
+			buf = binary.AppendUvarint(buf, uint64(x))
+		}
+		ids = ids[11:]
+		if flags&docUUID != 0 {
+			buf = append(buf, id[:]...)
+		} else {
+			buf = binary.AppendUvarint(buf, uint64(len(d.id)))
+			buf = append(buf, d.id...)
+		}
+		buf = binary.AppendVarint(buf, d.validFrom)
+		buf = binary.AppendVarint(buf, d.validUntil)
+		buf = binary.AppendVarint(buf, d.invalidated)
+		buf = binary.AppendVarint(buf, d.eventTime)
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(d.confidence))
+		if flags&docHex != 0 {
+			buf = append(buf, sha[:]...)
+		} else {
+			buf = binary.AppendUvarint(buf, uint64(len(d.sha)))
+			buf = append(buf, d.sha...)
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(d.entities)))
+		for _, ent := range d.entities {
+			buf = binary.AppendUvarint(buf, uint64(tab.id(&entField, ent)))
+		}
+	}
+	return buf, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false // upper case is not canonical: kept as text
+}
+
+// unhexInto decodes lower-case hex s into dst if it is exactly that long.
+func unhexInto(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+// packUUID packs a canonical lower-case UUID.
+func packUUID(s string, dst *[16]byte) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	return unhexInto(dst[0:4], s[0:8]) && unhexInto(dst[4:6], s[9:13]) && unhexInto(dst[6:8], s[14:18]) &&
+		unhexInto(dst[8:10], s[19:23]) && unhexInto(dst[10:16], s[24:36])
+}
+
+func appendHex(b, src []byte) []byte {
+	for _, c := range src {
+		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return b
+}
+
+func appendUUID(b, u []byte) []byte {
+	b = appendHex(b, u[0:4])
+	b = append(b, '-')
+	b = appendHex(b, u[4:6])
+	b = append(b, '-')
+	b = appendHex(b, u[6:8])
+	b = append(b, '-')
+	b = appendHex(b, u[8:10])
+	b = append(b, '-')
+	return appendHex(b, u[10:16])
+}
+
+// ---- save / load files ------------------------------------------------------------
+
+// SaveSnapshot writes a snapshot to path atomically: to a temporary file in
+// the same directory (mode 0600), fsynced, then renamed over path, so a
+// crash leaves the previous snapshot or the new one, never a torn file.
+// Saves are serialised. Run it after CatchUp, so the file reflects every
+// forget the database has seen.
+func (e *Engine) SaveSnapshot(path string) error {
+	ps := e.persist()
+	ps.save.Lock()
+	defer ps.save.Unlock()
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	removeStaleTemps(dir, base)
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	m, err := e.writeSnapshot(bw)
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	ps.mu.Lock()
+	ps.base, ps.saved = m, true
+	ps.mu.Unlock()
+	return nil
+}
+
+// removeStaleTemps deletes temporary files an interrupted save left behind.
+// Recent ones may belong to a save in progress in another process.
+func removeStaleTemps(dir, base string) {
+	olds, _ := filepath.Glob(filepath.Join(dir, "."+base+".*.tmp"))
+	for _, p := range olds {
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(p)
+		}
+	}
+}
+
+// LoadSnapshot fills an empty engine from the snapshot file at path (see
+// ReadSnapshot). A missing file gives an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func (e *Engine) LoadSnapshot(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	if err := e.ReadSnapshot(br); err != nil {
+		return err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		e.log.Warn("index snapshot has trailing bytes", "path", path)
+	}
+	return nil
+}
+
+// ---- read -----------------------------------------------------------------------
+
+// ReadSnapshot fills an empty engine, created with the Options of the
+// engine that wrote the snapshot, from a snapshot written by WriteSnapshot
+// or SaveSnapshot. It rejects (ErrSnapshotMismatch) a snapshot of another
+// format version or analyser, of another embedder model or dimension, of
+// another vector index kind (auto mode: the kind Load would choose for
+// its vector count) or HNSW configuration; and a damaged one
+// (ErrSnapshotCorrupt). On error the engine is left empty. Afterwards run
+// CatchUp to apply the changes made after the snapshot, or use Restore.
+func (e *Engine) ReadSnapshot(r io.Reader) error {
+	e.mu.RLock()
+	empty := len(e.docs) == 0 && len(e.keys) == 0 && e.vecs == nil && e.lex.Len() == 0
+	e.mu.RUnlock()
+	if !empty {
+		return errors.New("retrieve: ReadSnapshot needs an empty engine")
+	}
+	var hdr [12]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return readErr(err)
+	}
+	if [8]byte(hdr[:8]) != snapMagic {
+		return snapCorrupt("not an index snapshot")
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapVersion {
+		return snapMismatch("format version %d, this build reads %d", v, snapVersion)
+	}
+	hp, err := readSection(r, maxHead)
+	if err != nil {
+		return err
+	}
+	h, err := decodeHead(hp)
+	if err != nil {
+		return err
+	}
+	if err := e.checkHead(&h); err != nil {
+		return err
+	}
+
+	// The documents are decoded (and sessions and counters rebuilt) while
+	// the indexes are read.
+	dp, err := readSection(r, maxSection)
+	if err != nil {
+		return err
+	}
+	type docsResult struct {
+		s   *docState
+		err error
+	}
+	docc := make(chan docsResult, 1)
+	go func() {
+		s, err := decodeDocs(dp, h.docs)
+		docc <- docsResult{s, err}
+	}()
+	lex, vecs, err := e.readIndexes(r, &h)
+	res := <-docc
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
+		return err
+	}
+	s := res.s
+	// The indexes must agree with the documents.
+	alive := 0
+	for key := range s.docs {
+		if s.docs[key].alive {
+			alive++
+		}
+		if s.docs[key].alive != lex.Has(uint32(key)) {
+			return snapCorrupt("key %d: document and lexical index disagree", key)
+		}
+	}
+	if alive != h.alive || lex.Len() != alive {
+		return snapCorrupt("%d live documents, lexical index holds %d, head says %d", alive, lex.Len(), h.alive)
+	}
+	if vecs != nil && vecs.Len() != h.vectors {
+		return snapCorrupt("%d vectors, head says %d", vecs.Len(), h.vectors)
+	}
+
+	e.mu.Lock()
+	if len(e.docs) != 0 || len(e.keys) != 0 || e.vecs != nil || e.lex.Len() != 0 {
+		e.mu.Unlock()
+		return errors.New("retrieve: engine changed during ReadSnapshot")
+	}
+	e.docs, e.keys, e.intern, e.sessions, e.counts = s.docs, s.keys, s.intern, s.sessions, s.counts
+	e.lex = lex
+	e.vecs, e.approx = nil, false
+	if vecs != nil {
+		e.vecs = vecs
+		_, e.approx = vecs.(*vector.HNSW)
+	}
+	e.changeSeq = h.seq
+	e.mu.Unlock()
+
+	ps := e.persist()
+	ps.mu.Lock()
+	ps.base, ps.saved = h.mark, true
+	ps.graph, ps.graphBase = nil, 0
+	if h.kind == kindHNSW {
+		ps.graph, ps.graphBase = vecs, h.graphBase
+	} else if h.kind == kindLive {
+		ps.graph, ps.graphBase = vecs, h.dead // rebuilt from live vectors only
+	}
+	ps.mu.Unlock()
+	return nil
+}
+
+// checkHead rejects a snapshot this engine's configuration cannot use.
+func (e *Engine) checkHead(h *snapHead) error {
+	model, dim := "", 0
+	if emb := e.opts.Embedder; emb != nil {
+		model, dim = emb.Model(), emb.Dim()
+	}
+	if h.model != model || (model != "" && h.dim != dim) {
+		return snapMismatch("built with embedder %q (%d dimensions), configured %q (%d)", h.model, h.dim, model, dim)
+	}
+	if h.kind == kindNone {
+		if h.vectors != 0 {
+			return snapCorrupt("vectors without an index")
+		}
+		return nil
+	}
+	if h.model == "" {
+		return snapCorrupt("vectors without an embedder")
+	}
+	want := e.opts.Vectors
+	if want == VectorAuto {
+		want = VectorExact
+		if h.vectors > e.opts.AutoThreshold {
+			want = VectorApprox
+		}
+	}
+	got := VectorExact
+	if h.kind == kindHNSW || h.kind == kindLive {
+		got = VectorApprox
+		if h.hnsw != e.opts.HNSW {
+			return snapMismatch("HNSW built with %+v, configured %+v", h.hnsw, e.opts.HNSW)
+		}
+	}
+	if got != want {
+		return snapMismatch("vector index %s, configuration wants %s for %d vectors", got, want, h.vectors)
+	}
+	return nil
+}
+
+// readIndexes reads the lexical and vector snapshots.
+func (e *Engine) readIndexes(r io.Reader, h *snapHead) (*lexical.Index, vectorIndex, error) {
+	lex, err := lexical.ReadIndex(r)
+	switch {
+	case errors.Is(err, lexical.ErrIncompatible):
+		return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotMismatch, err)
+	case errors.Is(err, lexical.ErrCorrupt):
+		return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+	case err != nil:
+		return nil, nil, err
+	}
+	if lex.Options() != lexical.New(lexical.DefaultOptions()).Options() {
+		return nil, nil, snapMismatch("lexical options %+v", lex.Options())
+	}
+	var vecs vectorIndex
+	var dim int
+	switch h.kind {
+	case kindExact:
+		x, err := vector.ReadExact(r)
+		if err != nil {
+			return nil, nil, vectorErr(err)
+		}
+		vecs, dim = x, x.Dim()
+	case kindHNSW:
+		g, err := vector.ReadHNSW(r)
+		if err != nil {
+			return nil, nil, vectorErr(err)
+		}
+		vecs, dim = g, g.Dim()
+	case kindLive:
+		if h.dim == 0 {
+			return nil, nil, snapCorrupt("dimension 0")
+		}
+		e.log.Info("rebuilding the HNSW graph from the snapshot's vectors", "vectors", h.vectors)
+		g := vector.NewHNSW(h.dim, e.opts.HNSW)
+		if err := readLive(r, h, g); err != nil {
+			return nil, nil, err
+		}
+		vecs, dim = g, h.dim
+	}
+	if vecs != nil && dim != h.dim {
+		return nil, nil, snapCorrupt("vectors of dimension %d, head says %d", dim, h.dim)
+	}
+	var end [8]byte
+	if _, err := io.ReadFull(r, end[:]); err != nil {
+		return nil, nil, readErr(err)
+	}
+	if end != snapEnd {
+		return nil, nil, snapCorrupt("bad end marker")
+	}
+	return lex, vecs, nil
+}
+
+func vectorErr(err error) error {
+	if errors.Is(err, vector.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+	}
+	return err
+}
+
+// readLive inserts the live-vector sections into g.
+func readLive(r io.Reader, h *snapHead, g *vector.HNSW) error {
+	rec := 4 + 4*h.dim
+	vec := make([]float32, h.dim)
+	seen, prev := 0, int64(-1)
+	for {
+		p, err := readSection(r, uint64(liveChunk*rec))
+		if err != nil {
+			return err
+		}
+		if len(p) == 0 {
+			break
+		}
+		if len(p)%rec != 0 {
+			return snapCorrupt("live vector section of %d bytes", len(p))
+		}
+		for ; len(p) > 0; p = p[rec:] {
+			key := binary.LittleEndian.Uint32(p)
+			if int64(key) <= prev || uint64(key) >= uint64(h.docs) || seen >= h.vectors {
+				return snapCorrupt("live vector key %d", key)
+			}
+			prev = int64(key)
+			seen++
+			for i := range vec {
+				vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4+4*i:]))
+			}
+			g.Add(key, vec)
+		}
+	}
+	if seen != h.vectors {
+		return snapCorrupt("%d live vectors, head says %d", seen, h.vectors)
+	}
+	return nil
+}
+
+// docState is the document half of an engine, decoded from a snapshot.
+type docState struct {
+	docs     []doc
+	keys     map[string]uint32
+	intern   map[string]string
+	sessions map[string][]uint32
+	counts   map[string]int
+}
+
+func decodeDocs(p []byte, ndocs int) (*docState, error) {
+	d := &dec{b: p}
+	nstr := d.uv()
+	if nstr == 0 || nstr > d.rest() {
+		return nil, snapCorrupt("%d strings", nstr)
+	}
+	lens := make([]uint32, nstr)
+	total := uint64(0)
+	for i := range lens {
+		n := d.uv()
+		if n > d.rest() {
+			d.fail("string length")
+		}
+		lens[i] = uint32(n)
+		total += n
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if total > d.rest() {
+		return nil, snapCorrupt("strings of %d bytes", total)
+	}
+	blob := string(d.bytes(int(total)))
+	tab := make([]string, nstr)
+	off := 0
+	for i, n := range lens {
+		tab[i] = blob[off : off+int(n)]
+		off += int(n)
+	}
+	if tab[0] != "" {
+		return nil, snapCorrupt("string table")
+	}
+	interned := make([]bool, nstr)
+	if n := d.uv(); n != uint64(ndocs) || n > d.rest()/2 {
+		return nil, snapCorrupt("%d documents, head says %d", n, ndocs)
+	}
+
+	docs := make([]doc, ndocs)
+	keyEnd := make([]int, ndocs)
+	keyBlob := make([]byte, 0, min(d.rest(), uint64(ndocs)*48))
+	shaEnd := make([]int, ndocs)
+	var shaBlob []byte
+	entStart := make([]int, ndocs+1)
+	var ents []string
+	str := func() string {
+		i := d.uv()
+		if i >= nstr {
+			d.fail("string id")
+			return ""
+		}
+		return tab[i]
+	}
+	istr := func() string { // an interned field
+		i := d.uv()
+		if i >= nstr {
+			d.fail("string id")
+			return ""
+		}
+		interned[i] = true
+		return tab[i]
+	}
+	for i := range docs {
+		entStart[i] = len(ents)
+		flags := d.u8()
+		if flags&docAlive == 0 {
+			if flags != 0 {
+				d.fail("flags")
+			}
+			n := d.uv()
+			keyBlob = append(keyBlob, d.bytes(int(min(n, d.rest()+1)))...)
+			keyEnd[i], shaEnd[i] = len(keyBlob), len(shaBlob)
+			if d.err != nil {
+				return nil, d.err
+			}
+			continue
+		}
+		if flags >= docHex<<1 {
+			d.fail("flags")
+		}
+		x := &docs[i]
+		x.alive = true
+		x.ws = istr()
+		x.typ, x.status, x.access = memory.Type(str()), memory.Status(str()), memory.Access(str())
+		x.agent, x.category = istr(), istr()
+		x.scope = memory.Scope{UserID: istr(), AgentID: istr(), AppID: istr(), ProjectID: istr(), SessionID: istr()}
+		keyBlob = append(keyBlob, x.ws...)
+		keyBlob = append(keyBlob, 0)
+		if flags&docUUID != 0 {
+			if b := d.bytes(16); b != nil {
+				keyBlob = appendUUID(keyBlob, b)
+			}
+		} else {
+			n := d.uv()
+			keyBlob = append(keyBlob, d.bytes(int(min(n, d.rest()+1)))...)
+		}
+		keyEnd[i] = len(keyBlob)
+		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.sv(), d.sv(), d.sv(), d.sv()
+		x.confidence = math.Float32frombits(d.u32())
+		if flags&docHex != 0 {
+			if b := d.bytes(32); b != nil {
+				shaBlob = appendHex(shaBlob, b)
+			}
+		} else {
+			n := d.uv()
+			shaBlob = append(shaBlob, d.bytes(int(min(n, d.rest()+1)))...)
+		}
+		shaEnd[i] = len(shaBlob)
+		ne := d.uv()
+		if ne > d.rest() {
+			d.fail("entities")
+		}
+		for range ne {
+			ents = append(ents, str())
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	entStart[ndocs] = len(ents)
+	if d.err != nil {
+		return nil, d.err
+	}
+	if d.rest() != 0 {
+		return nil, snapCorrupt("%d trailing bytes", d.rest())
+	}
+
+	s := &docState{docs: docs, keys: make(map[string]uint32, ndocs), intern: map[string]string{}}
+	keyStr, shaStr := string(keyBlob), string(shaBlob)
+	keyBlob, shaBlob = nil, nil
+	ko, so := 0, 0
+	for i := range docs {
+		k := keyStr[ko:keyEnd[i]]
+		ko = keyEnd[i]
+		x := &docs[i]
+		if x.alive {
+			x.id = k[len(x.ws)+1:]
+			x.sha = shaStr[so:shaEnd[i]]
+			if a, b := entStart[i], entStart[i+1]; b > a {
+				x.entities = ents[a:b:b]
+			}
+		}
+		so = shaEnd[i]
+		if k == "" {
+			return nil, snapCorrupt("key %d has no name", i)
+		}
+		if _, dup := s.keys[k]; dup {
+			return nil, snapCorrupt("key %q twice", k)
+		}
+		s.keys[k] = uint32(i)
+	}
+	for i, ok := range interned {
+		if ok && tab[i] != "" {
+			s.intern[tab[i]] = tab[i]
+		}
+	}
+	s.rebuild()
+	return s, nil
+}
+
+// rebuild derives the session lists and the scope counters from the
+// documents, as linkSession and count would have built them.
+func (s *docState) rebuild() {
+	type sessionKey struct{ ws, id string }
+	groups := map[sessionKey][]uint32{}
+	type countKey struct {
+		kind byte
+		ws   string
+		v    string
+	}
+	counts := map[countKey]int{}
+	// Consecutive documents mostly share workspace and scope: count runs.
+	var run *doc
+	runLen := 0
+	flush := func() {
+		if runLen == 0 {
+			return
+		}
+		counts[countKey{'w', run.ws, ""}] += runLen
+		for _, kv := range [...]struct {
+			k byte
+			v string
+		}{{'u', run.scope.UserID}, {'a', run.scope.AgentID}, {'p', run.scope.AppID}, {'j', run.scope.ProjectID}, {'s', run.scope.SessionID}} {
+			if kv.v != "" {
+				counts[countKey{kv.k, run.ws, kv.v}] += runLen
+			}
+		}
+		runLen = 0
+	}
+	for key := range s.docs {
+		d := &s.docs[key]
+		if !d.alive {
+			continue
+		}
+		if runLen > 0 && (d.ws != run.ws || d.scope != run.scope) {
+			flush()
+		}
+		run = d
+		runLen++
+		if d.typ == memory.Episode && d.scope.SessionID != "" {
+			sk := sessionKey{d.ws, d.scope.SessionID}
+			groups[sk] = append(groups[sk], uint32(key))
+		}
+	}
+	flush()
+	s.counts = make(map[string]int, len(counts))
+	for k, n := range counts {
+		if k.kind == 'w' {
+			s.counts["w\x00"+k.ws] = n
+		} else {
+			s.counts[string(k.kind)+"\x00"+k.ws+"\x00"+k.v] = n
+		}
+	}
+	s.sessions = make(map[string][]uint32, len(groups))
+	for sk, list := range groups {
+		slices.SortFunc(list, func(a, b uint32) int {
+			da, db := &s.docs[a], &s.docs[b]
+			if c := cmp.Compare(da.eventTime, db.eventTime); c != 0 {
+				return c
+			}
+			return strings.Compare(da.id, db.id)
+		})
+		s.sessions[sk.ws+"\x00"+sk.id] = list
+	}
+}
+
+// ---- restore ----------------------------------------------------------------------
+
+// RestoreStats reports what Restore did.
+type RestoreStats struct {
+	Records, Vectors int   // live records and vectors restored from the snapshot
+	Seq              int64 // the snapshot's change position
+	Written          time.Time
+	Applied          int // changes applied by catch-up
+	// Forgotten counts records forgotten after the snapshot was written:
+	// the file still holds their derived data (delete or rewrite it).
+	Forgotten     int
+	VectorsFilled int // vectors the snapshot lacked, read from the store
+	Read, Total   time.Duration
+}
+
+// Restore fills an empty engine from the snapshot at path, applies the
+// change log written since (CatchUp), checks that the snapshot belongs to
+// this database, and reads from the store any vector stored after the
+// snapshot was written (the embedding job's vectors do not go through the
+// change log). On any error the engine is in an unspecified state: discard
+// it and Load a new one.
+func (e *Engine) Restore(ctx context.Context, st store.Reader, path string) (RestoreStats, error) {
+	start := time.Now()
+	var rs RestoreStats
+	if err := e.LoadSnapshot(path); err != nil {
+		return rs, err
+	}
+	rs.Read = time.Since(start)
+	e.mu.RLock()
+	rs.Seq, rs.Records = e.changeSeq, len(e.docs)-e.deadLocked()
+	if e.vecs != nil {
+		rs.Vectors = e.vecs.Len()
+	}
+	e.mu.RUnlock()
+	head, err := st.ChangeHead(ctx)
+	if err != nil {
+		return rs, err
+	}
+	if head < rs.Seq {
+		return rs, snapMismatch("snapshot at change %d, the database's last change is %d", rs.Seq, head)
+	}
+	// The change at the snapshot's position must exist in this database,
+	// and the records of the last changes before it must match the index
+	// (checked after catch-up, below): a snapshot of another database, or
+	// of this one before it was restored from a backup, fails that.
+	var recent []store.Change
+	if rs.Seq > 0 {
+		chs, err := st.ListChanges(ctx, max(0, rs.Seq-16), 16)
+		if err != nil {
+			return rs, err
+		}
+		for _, ch := range chs {
+			if ch.Seq <= rs.Seq {
+				recent = append(recent, ch)
+			}
+		}
+		if len(recent) == 0 || recent[len(recent)-1].Seq != rs.Seq {
+			return rs, snapMismatch("the database has no change %d", rs.Seq)
+		}
+	}
+	ps := e.persist()
+	ps.mu.Lock()
+	dead0 := ps.base.dead
+	ps.mu.Unlock()
+	if rs.Applied, err = e.CatchUp(ctx, st); err != nil {
+		return rs, err
+	}
+	e.mu.RLock()
+	rs.Forgotten = max(0, e.deadLocked()-dead0)
+	e.mu.RUnlock()
+	if err := e.verify(ctx, st, recent); err != nil {
+		return rs, err
+	}
+	if rs.VectorsFilled, err = e.fillVectors(ctx, st); err != nil {
+		return rs, err
+	}
+	rs.Total = time.Since(start)
+	return rs, nil
+}
+
+// verify compares the records of the given changes, and of a spread of
+// live documents, with the store. A mismatch may be a write that landed
+// after catch-up: it catches up once more before giving up.
+func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Change) error {
+	type ref struct{ ws, id string }
+	var refs []ref
+	for _, ch := range changes {
+		refs = append(refs, ref{ch.Workspace, ch.RecordID})
+	}
+	e.mu.RLock()
+	if n := len(e.docs); n > 0 {
+		for i := range 16 {
+			d := &e.docs[i*n/16]
+			if d.alive {
+				refs = append(refs, ref{d.ws, d.id})
+			}
+		}
+	}
+	e.mu.RUnlock()
+	check := func(r ref) (bool, error) {
+		rec, err := st.GetRecord(ctx, r.ws, r.id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		key, ok := e.keys[r.ws+"\x00"+r.id]
+		alive := ok && e.docs[key].alive
+		if err != nil || rec.Status == memory.Forgotten {
+			return !alive, nil
+		}
+		return alive && e.docs[key].sha == rec.ContentSHA256 && e.docs[key].status == rec.Status, nil
+	}
+	var bad []ref
+	for _, r := range refs {
+		ok, err := check(r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			bad = append(bad, r)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	if _, err := e.CatchUp(ctx, st); err != nil {
+		return err
+	}
+	for _, r := range bad {
+		ok, err := check(r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return snapMismatch("record %s/%s differs from the database", r.ws, r.id)
+		}
+	}
+	return nil
+}
+
+// fillVectors adds the store's vectors of live documents that have none in
+// the index. They are vectors the embedding job stored after the snapshot
+// was written; only when the index lacks some does it ask the store.
+func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) {
+	emb := e.opts.Embedder
+	if emb == nil {
+		return 0, nil
+	}
+	e.mu.RLock()
+	alive, have := len(e.docs)-e.deadLocked(), 0
+	if e.vecs != nil {
+		have = e.vecs.Len()
+	}
+	e.mu.RUnlock()
+	if have >= alive {
+		return 0, nil
+	}
+	stored, _, err := st.CountVectors(ctx, emb.Model())
+	if err != nil || stored <= have {
+		return 0, err
+	}
+	type kv struct {
+		key uint32
+		vec []float32
+	}
+	var pending []kv
+	e.mu.RLock()
+	err = st.ScanVectors(ctx, emb.Model(), func(ws, id string, vec []float32) error {
+		if len(vec) != emb.Dim() {
+			return nil
+		}
+		key, ok := e.keys[ws+"\x00"+id]
+		if !ok || !e.docs[key].alive {
+			return nil
+		}
+		if e.vecs != nil {
+			if _, has := e.vecs.Vector(key); has {
+				return nil
+			}
+		}
+		pending = append(pending, kv{key, slices.Clone(vec)})
+		return nil
+	})
+	e.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.vecs == nil && len(pending) > 0 {
+		e.vecs, e.approx = e.newVectorIndex(len(pending))
+	}
+	for _, p := range pending {
+		if e.docs[p.key].alive {
+			e.vecs.Add(p.key, p.vec)
+		}
+	}
+	return len(pending), nil
+}
