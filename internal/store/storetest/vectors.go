@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +26,7 @@ func vectorTests() []struct {
 		{"EmbeddingCache", testEmbeddingCache},
 		{"PurgeDropsVectors", testPurgeDropsVectors},
 		{"ChangeLog", testChangeLog},
+		{"TxIndependence", testTxIndependence},
 	}
 }
 
@@ -222,5 +225,60 @@ func testChangeLog(t *testing.T, s store.Store) {
 	}
 	if rest, _ := s.ListChanges(ctx, chs[1].Seq, 1); len(rest) != 1 || rest[0].Seq != chs[2].Seq {
 		t.Fatalf("paging: %+v", rest)
+	}
+}
+
+// testTxIndependence: concurrent transactions commit or roll back
+// independently, whatever the backend batches together.
+func testTxIndependence(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	const n = 48
+	recs := make([]memory.Record, n)
+	for i := range recs {
+		recs[i] = NewRecord("independent " + string(rune('A'+i%26)) + string(rune('a'+i/26)))
+	}
+	errFail := errors.New("planned failure")
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	panicked := make([]bool, n)
+	for i := range n {
+		wg.Go(func() {
+			defer func() {
+				if recover() != nil {
+					panicked[i] = true
+				}
+			}()
+			results[i] = s.Tx(ctx, func(tx store.Tx) error {
+				if err := tx.InsertRecord(ctx, "a", recs[i]); err != nil {
+					return err
+				}
+				switch i % 4 {
+				case 1:
+					return errFail
+				case 3:
+					panic("planned panic")
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		_, err := s.GetRecord(ctx, "a", recs[i].ID)
+		switch i % 4 {
+		case 0, 2:
+			if results[i] != nil || err != nil {
+				t.Errorf("tx %d: result %v, get %v; want committed", i, results[i], err)
+			}
+		case 1:
+			if !errors.Is(results[i], errFail) || !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("tx %d: result %v, get %v; want its own error and nothing written", i, results[i], err)
+			}
+		case 3:
+			if !panicked[i] || !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("tx %d: panicked %v, get %v; want the panic re-raised and nothing written", i, panicked[i], err)
+			}
+		}
 	}
 }
