@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sort"
@@ -206,13 +207,42 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 			st.Close()
 			return nil, err
 		}
-		ix = retrieve.New(retrieve.Options{Embedder: emb, Vectors: retrieve.VectorMode(cfg.VectorIndex), Logger: log})
-		stats, err := ix.Load(ctx, st)
-		if err != nil {
-			st.Close()
-			return nil, fault.Wrap(fault.Unavailable, err, "cannot load the search index")
+		opts := retrieve.Options{Embedder: emb, Vectors: retrieve.VectorMode(cfg.VectorIndex), Logger: log}
+		// The snapshot serve keeps, plus the change log since, restores the
+		// index in a fraction of a rebuild. It is derived data: on any
+		// problem, rebuild from the database.
+		snap := indexSnapshot(cfg)
+		ix = retrieve.New(opts)
+		rs, err := ix.Restore(ctx, st, snap)
+		switch {
+		case err == nil:
+			log.Info("search index restored from snapshot", "records", rs.Records, "vectors", rs.Vectors,
+				"changes_applied", rs.Applied, "vectors_filled", rs.VectorsFilled, "took", rs.Total.String())
+			if rs.Forgotten > 0 {
+				// The file still holds derived data of records forgotten
+				// since it was written: delete it now (serve writes a new
+				// one at once; other commands never write one).
+				if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					log.Warn("cannot delete the stale search index snapshot", "path", snap, "err", err)
+				}
+			}
+		default:
+			if errors.Is(err, fs.ErrNotExist) {
+				log.Info("no search index snapshot; loading the index from the database")
+			} else {
+				log.Warn("search index snapshot not usable; loading the index from the database", "path", snap, "err", err)
+			}
+			if errors.Is(err, retrieve.ErrSnapshotCorrupt) {
+				os.Remove(snap)
+			}
+			ix = retrieve.New(opts)
+			stats, err := ix.Load(ctx, st)
+			if err != nil {
+				st.Close()
+				return nil, fault.Wrap(fault.Unavailable, err, "cannot load the search index")
+			}
+			log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 		}
-		log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 	}
 	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix})
 	token, created, err := svc.Bootstrap(ctx)

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/retrieve"
 )
 
 func runServe(env Env, args []string) error {
@@ -75,6 +78,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
 	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
 	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
+	wg.Go(func() { saveSnapshots(bg, a.index, indexSnapshot(cfg), log) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -91,6 +95,16 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	shutErr := srv.Shutdown(sctx)
 	stopBG()
 	wg.Wait()
+	// Requests and jobs have stopped: apply the last changes (other
+	// processes' too) and save the index for a fast next start.
+	cctx, cancelCatchUp := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	if _, err := a.index.CatchUp(cctx, a.store); err != nil {
+		log.Warn("index catch-up before the snapshot failed", "err", err)
+	}
+	cancelCatchUp()
+	if a.index.Dirty() {
+		saveSnapshot(a.index, indexSnapshot(cfg), "shutdown", log)
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fault.Wrap(fault.Unavailable, err, "server failed")
 	}
@@ -98,5 +112,60 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		return fault.Wrap(fault.Unavailable, shutErr, "graceful shutdown did not finish in %s", cfg.ShutdownTimeout)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// indexSnapshot is the search index snapshot in the data directory:
+// derived data (retrieve.Engine.SaveSnapshot) that every command restores
+// and only serve writes.
+func indexSnapshot(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "index.snapshot") }
+
+// Snapshot cadence: a changed index is saved every snapshotEvery; one that
+// has no snapshot yet, or has forgotten records since the last (whose
+// derived data the file still holds), at the next check.
+const (
+	snapshotCheck = 10 * time.Second
+	snapshotEvery = 5 * time.Minute
+)
+
+// saveSnapshots saves the index snapshot until ctx ends. It does not catch
+// up itself: Follow does, and two catch-ups must not run at once.
+func saveSnapshots(ctx context.Context, ix *retrieve.Engine, path string, log *slog.Logger) {
+	t := time.NewTicker(snapshotCheck)
+	defer t.Stop()
+	last, failed := time.Now(), false
+	for {
+		st := ix.SnapshotStatus()
+		urgent := !st.Saved || st.Forgotten > 0
+		if st.Dirty && (urgent && !failed || time.Since(last) >= snapshotEvery) {
+			why := "periodic"
+			switch {
+			case st.Forgotten > 0:
+				why = "forget"
+			case !st.Saved:
+				why = "first"
+			}
+			failed = saveSnapshot(ix, path, why, log) != nil
+			last = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func saveSnapshot(ix *retrieve.Engine, path, why string, log *slog.Logger) error {
+	start := time.Now()
+	if err := ix.SaveSnapshot(path); err != nil {
+		log.Warn("cannot save the search index snapshot", "path", path, "err", err)
+		return err
+	}
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	log.Info("search index snapshot saved", "reason", why, "bytes", size, "took", time.Since(start).String())
 	return nil
 }

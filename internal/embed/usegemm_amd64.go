@@ -2,13 +2,15 @@
 
 package embed
 
-import "unsafe"
-
 // useRowBlock is the number of rows the assembly kernel computes at once.
 const useRowBlock = 6
 
-// useHaveSIMD reports whether the AVX2+FMA kernel can run here.
-var useHaveSIMD = useDetectAVX2FMA()
+// useHaveSIMD reports whether the AVX2+FMA kernel can run here, and
+// useHaveAVX512 whether the AVX-512 one can too.
+var (
+	useHaveSIMD   = useDetectAVX2FMA()
+	useHaveAVX512 = useHaveSIMD && useDetectAVX512()
+)
 
 // useCPUID executes CPUID with the given leaf and sub-leaf.
 func useCPUID(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
@@ -22,6 +24,21 @@ func useXGETBV() (eax, edx uint32)
 //
 //go:noescape
 func useKernel6x16(a *float32, lda uintptr, b *float32, k uintptr, c *float32, ldc uintptr, bias *float32, add uintptr)
+
+// useKernel6x32 is useKernel6x16 over 32 columns with AVX-512: b is a
+// panel, and the next panel (columns 16..31) starts k·16 floats later.
+//
+//go:noescape
+func useKernel6x32(a *float32, lda uintptr, b *float32, k uintptr, c *float32, ldc uintptr, bias *float32, add uintptr)
+
+func useDetectAVX512() bool {
+	// The OS must save opmask and ZMM state (XCR0 bits 5–7) as well.
+	if xcr0, _ := useXGETBV(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, _, _ := useCPUID(7, 0)
+	return ebx7&(1<<16) != 0 // AVX512F
+}
 
 func useDetectAVX2FMA() bool {
 	maxLeaf, _, _, _ := useCPUID(0, 0)
@@ -44,9 +61,15 @@ func useDetectAVX2FMA() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }
 
-// useGemmSIMD runs the assembly kernel over every 6-row block of every
+// useGemmSIMD runs the assembly kernels over every 6-row block of every
 // panel. Shapes were checked by useGemm.
 func useGemmSIMD(c []float32, ldc int, a []float32, lda int, rows int, b *useMat, bias []float32, add bool) {
+	useGemmKernels(c, ldc, a, lda, rows, b, bias, add, useHaveAVX512)
+}
+
+// useGemmKernels is useGemmSIMD, with the AVX-512 kernel used for pairs of
+// panels when avx512 is set.
+func useGemmKernels(c []float32, ldc int, a []float32, lda int, rows int, b *useMat, bias []float32, add, avx512 bool) {
 	k := b.k
 	var addFlag uintptr
 	if add {
@@ -56,11 +79,23 @@ func useGemmSIMD(c []float32, ldc int, a []float32, lda int, rows int, b *useMat
 		useGemmGo(c, ldc, a, lda, rows, b, bias, add)
 		return
 	}
-	for p := 0; p < b.n/usePanel; p++ {
-		panel := unsafe.Pointer(&b.panels[p*k*usePanel])
+	np := b.n / usePanel
+	p := 0
+	if avx512 {
+		for ; p+1 < np; p += 2 {
+			panel := &b.panels[p*k*usePanel]
+			j0 := p * usePanel
+			for r := 0; r < rows; r += useRowBlock {
+				useKernel6x32(&a[r*lda], uintptr(lda), panel, uintptr(k),
+					&c[r*ldc+j0], uintptr(ldc), &bias[j0], addFlag)
+			}
+		}
+	}
+	for ; p < np; p++ {
+		panel := &b.panels[p*k*usePanel]
 		j0 := p * usePanel
 		for r := 0; r < rows; r += useRowBlock {
-			useKernel6x16(&a[r*lda], uintptr(lda), (*float32)(panel), uintptr(k),
+			useKernel6x16(&a[r*lda], uintptr(lda), panel, uintptr(k),
 				&c[r*ldc+j0], uintptr(ldc), &bias[j0], addFlag)
 		}
 	}

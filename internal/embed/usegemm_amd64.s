@@ -116,3 +116,101 @@ store:
 	VMOVUPS Y11, 32(R10)(R9*2)
 	VZEROUPPER
 	RET
+
+// func useKernel6x32(a *float32, lda uintptr, b *float32, k uintptr, c *float32, ldc uintptr, bias *float32, add uintptr)
+//
+// The AVX-512 kernel: two adjacent panels at once (the second starts k·16
+// floats after the first). Z0..Z11 accumulate rows 0..5, two ZMM
+// registers of 16 columns per row. k must be at least 1.
+TEXT ·useKernel6x32(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), BX
+	MOVQ k+24(FP), CX
+	MOVQ CX, R11
+	SHLQ $6, R11
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	MOVQ bias+48(FP), AX
+
+	// DI addresses row 3 of a; R11 is the distance between the panels.
+	LEAQ (SI)(R8*2), DI
+	ADDQ R8, DI
+
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+
+loop512:
+	VMOVUPS (BX), Z12
+	VMOVUPS (BX)(R11*1), Z13
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS Z12, Z14, Z0
+	VFMADD231PS Z13, Z14, Z1
+	VBROADCASTSS (SI)(R8*1), Z15
+	VFMADD231PS Z12, Z15, Z2
+	VFMADD231PS Z13, Z15, Z3
+	VBROADCASTSS (SI)(R8*2), Z16
+	VFMADD231PS Z12, Z16, Z4
+	VFMADD231PS Z13, Z16, Z5
+	VBROADCASTSS (DI), Z17
+	VFMADD231PS Z12, Z17, Z6
+	VFMADD231PS Z13, Z17, Z7
+	VBROADCASTSS (DI)(R8*1), Z18
+	VFMADD231PS Z12, Z18, Z8
+	VFMADD231PS Z13, Z18, Z9
+	VBROADCASTSS (DI)(R8*2), Z19
+	VFMADD231PS Z12, Z19, Z10
+	VFMADD231PS Z13, Z19, Z11
+	ADDQ $4, SI
+	ADDQ $4, DI
+	ADDQ $64, BX
+	DECQ CX
+	JNZ  loop512
+
+	// R10 addresses row 3 of c.
+	LEAQ (DX)(R9*2), R10
+	ADDQ R9, R10
+
+	MOVQ add+56(FP), AX
+	TESTQ AX, AX
+	JZ   store512
+	VADDPS (DX), Z0, Z0
+	VADDPS 64(DX), Z1, Z1
+	VADDPS (DX)(R9*1), Z2, Z2
+	VADDPS 64(DX)(R9*1), Z3, Z3
+	VADDPS (DX)(R9*2), Z4, Z4
+	VADDPS 64(DX)(R9*2), Z5, Z5
+	VADDPS (R10), Z6, Z6
+	VADDPS 64(R10), Z7, Z7
+	VADDPS (R10)(R9*1), Z8, Z8
+	VADDPS 64(R10)(R9*1), Z9, Z9
+	VADDPS (R10)(R9*2), Z10, Z10
+	VADDPS 64(R10)(R9*2), Z11, Z11
+
+store512:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R9*1)
+	VMOVUPS Z3, 64(DX)(R9*1)
+	VMOVUPS Z4, (DX)(R9*2)
+	VMOVUPS Z5, 64(DX)(R9*2)
+	VMOVUPS Z6, (R10)
+	VMOVUPS Z7, 64(R10)
+	VMOVUPS Z8, (R10)(R9*1)
+	VMOVUPS Z9, 64(R10)(R9*1)
+	VMOVUPS Z10, (R10)(R9*2)
+	VMOVUPS Z11, 64(R10)(R9*2)
+	VZEROUPPER
+	RET

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // USELiteModel is the Model() id of the USE Lite embedder.
@@ -23,9 +24,9 @@ const USELiteModel = "use-lite"
 // (see USELite).
 const useMaxTextBytes = 8 << 10
 
-// USELite is a local, network-free sentence embedder: a pure-Go forward
-// pass of the Universal Sentence Encoder Lite model (Cer et al., 2018) as
-// published for TensorFlow.js — a graph model (model.json with its weight
+// USELite is a local, network-free sentence embedder: a forward pass in
+// Go (no cgo, no runtime) of the Universal Sentence Encoder Lite model
+// (Cer et al., 2018) as published for TensorFlow.js — a graph model (model.json with its weight
 // shards) and the 8,000-piece SentencePiece vocabulary (vocab.json).
 //
 // # Architecture
@@ -50,15 +51,19 @@ const useMaxTextBytes = 8 << 10
 //   - Pooling: the mean of the token states, then a 512→512 dense layer
 //     with tanh, then L2 normalisation (with the graph's ε = 1e-12).
 //
-// Matrix products use AVX2+FMA assembly on amd64 (a portable Go kernel
-// elsewhere). Vectors match the TensorFlow.js runtime to float32 rounding.
+// Matrix products run on Go assembly kernels on amd64 (AVX-512 where the
+// CPU and OS have it, else AVX2+FMA) and on a portable Go kernel elsewhere
+// or with the purego build tag. Token ids match the TensorFlow.js
+// package's tokenizer exactly and vectors match its runtime to float32
+// rounding (|diff| ≤ 6e-7, cosine ≥ 0.9999999 on the texts tested).
 //
 // # Texts
 //
 // The model sees at most the first 128 tokens of a text; the rest is
 // ignored. Only the part of a text that can reach those tokens is read:
-// up to its 128th space (each space starts a new token), and at most the
-// first 8 KiB of a text with fewer spaces.
+// up to its 128th space (each space starts a new token, so this changes
+// nothing), and at most the first 8 KiB of a text with fewer spaces (for
+// such a text the last tokens may differ from the reference's).
 //
 // An empty text has no tokens; like the reference, it gets the model's
 // vector for an empty sequence (the mean of no states is the zero vector,
@@ -468,6 +473,14 @@ type useManifest struct {
 	} `json:"weightsManifest"`
 }
 
+// useLittleEndian reports whether float32s in memory have the byte order
+// of the shards, which can then be copied as they are. (Offsets into the
+// shard buffer are multiples of 4, and the buffer is allocated aligned.)
+var useLittleEndian = func() bool {
+	x := uint32(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
 // readUSEWeights reads the weights manifest of dir/model.json and the
 // shards it names.
 func readUSEWeights(dir string) (useWeights, error) {
@@ -520,6 +533,10 @@ func readUSEWeights(dir string) (useWeights, error) {
 			switch spec.Dtype {
 			case "float32":
 				t.f = make([]float32, n)
+				if useLittleEndian && n > 0 {
+					copy(t.f, unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n))
+					break
+				}
 				for i := range t.f {
 					t.f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 				}

@@ -54,9 +54,11 @@ func loadUSELiteForTest(tb testing.TB) *USELite {
 // in-memory IOHandler, builds the sparse inputs {indices: [[0, j]...],
 // values: ids} as the package's embed() does, and runs executeAsync.
 //
-// Against the full 512-d reference vectors of these texts (and the long
-// one below) this implementation had max |diff| 3.1e-7 and min cosine
-// 0.99999996.
+// Against the full 512-d reference vectors of these texts, the long one
+// below and 59 more (random mixes of words, symbols and scripts, up to 367
+// tokens) the ids were all equal, and the vectors had max |diff| 5.1e-7
+// (6.1e-7 with the portable kernel) and min cosine 0.99999995; see
+// TestUSELiteAgainstFullReference to repeat that.
 var useLiteRef = []struct {
 	text string
 	ids  []int32
@@ -302,8 +304,8 @@ func TestUSELiteTruncation(t *testing.T) {
 
 func TestUSELiteDeterministicAndConcurrent(t *testing.T) {
 	m := loadUSELiteForTest(t)
-	texts := make([]string, 0, 40)
-	for i := range 40 {
+	texts := make([]string, 0, 12)
+	for i := range 12 {
 		c := useLiteRef[i%len(useLiteRef)]
 		texts = append(texts, fmt.Sprintf("%s %d", c.text, i))
 	}
@@ -317,8 +319,8 @@ func TestUSELiteDeterministicAndConcurrent(t *testing.T) {
 		want[i] = v[0]
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for g := range 4 {
+	errs := make(chan error, 3)
+	for g := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -513,7 +515,7 @@ func TestUSENFKC(t *testing.T) {
 // TestUSEGemm checks both kernels against a float64 product.
 func TestUSEGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, sh := range [][3]int{{6, 1, 16}, {6, 7, 32}, {12, 64, 48}, {30, 256, 512}, {6, 1536, 16}} {
+	for _, sh := range [][3]int{{6, 1, 16}, {6, 7, 32}, {12, 64, 48}, {18, 300, 64}, {6, 1536, 16}} {
 		rows, k, n := sh[0], sh[1], sh[2]
 		lda, ldc := k+3, n+5
 		a := make([]float32, (rows-1)*lda+k)
@@ -535,9 +537,7 @@ func TestUSEGemm(t *testing.T) {
 				useGemm(c, ldc, a, lda, rows, mat, bias, add)
 			},
 		}
-		if useHaveSIMD {
-			kernels["simd"] = func(c []float32, add bool) { useGemmSIMD(c, ldc, a, lda, rows, mat, bias, add) }
-		}
+		useSIMDKernels(kernels, ldc, a, lda, rows, mat, bias)
 		for name, kern := range kernels {
 			for _, add := range []bool{false, true} {
 				c := slices.Clone(c0)

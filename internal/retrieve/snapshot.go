@@ -461,7 +461,6 @@ func (e *Engine) writeSnapshot(w io.Writer) (mark, error) {
 	if err := writeSection(w, docs); err != nil {
 		return mark{}, err
 	}
-	docs = nil
 	if _, err := e.lex.WriteTo(w); err != nil {
 		return mark{}, err
 	}
@@ -1269,8 +1268,7 @@ func (s *docState) rebuild() {
 type RestoreStats struct {
 	Records, Vectors int   // live records and vectors restored from the snapshot
 	Seq              int64 // the snapshot's change position
-	Written          time.Time
-	Applied          int // changes applied by catch-up
+	Applied          int   // changes applied by catch-up
 	// Forgotten counts records forgotten after the snapshot was written:
 	// the file still holds their derived data (delete or rewrite it).
 	Forgotten     int
@@ -1404,26 +1402,81 @@ func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Ch
 	return nil
 }
 
-// fillVectors adds the store's vectors of live documents that have none in
-// the index. They are vectors the embedding job stored after the snapshot
-// was written; only when the index lacks some does it ask the store.
+// fillVectors gives live documents without a vector the vector the store
+// has for them: ones the embedding job stored after the snapshot was
+// written (its vectors do not go through the change log). The job caches
+// every embedding it computes by content hash, so they are looked up there,
+// for the documents lacking a vector only; if some still lack one and the
+// store holds more vectors than the index, the store's vectors are scanned.
 func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) {
 	emb := e.opts.Embedder
 	if emb == nil {
 		return 0, nil
 	}
 	e.mu.RLock()
-	alive, have := len(e.docs)-e.deadLocked(), 0
+	need := len(e.docs) - e.deadLocked()
+	if e.vecs != nil {
+		need -= e.vecs.Len()
+	}
+	// Newest first: documents written since the snapshot are the likely
+	// ones, so the search usually stops early.
+	var lack []uint32
+	var shas []string
+	for key := len(e.docs) - 1; key >= 0 && len(lack) < need; key-- {
+		if !e.docs[key].alive {
+			continue
+		}
+		if e.vecs != nil {
+			if _, ok := e.vecs.Vector(uint32(key)); ok {
+				continue
+			}
+		}
+		lack = append(lack, uint32(key))
+		shas = append(shas, e.docs[key].sha)
+	}
+	e.mu.RUnlock()
+	if len(lack) == 0 {
+		return 0, nil
+	}
+	filled := 0
+	for i := 0; i < len(lack); i += 500 {
+		j := min(len(lack), i+500)
+		cached, err := st.GetCachedEmbeddings(ctx, emb.Model(), shas[i:j])
+		if err != nil {
+			return filled, err
+		}
+		e.mu.Lock()
+		for k := i; k < j; k++ {
+			v, ok := cached[shas[k]]
+			d := &e.docs[lack[k]]
+			if !ok || len(v) != emb.Dim() || !d.alive || d.sha != shas[k] {
+				continue
+			}
+			if e.vecs == nil {
+				e.vecs, e.approx = e.newVectorIndex(len(lack))
+			}
+			e.vecs.Add(lack[k], v)
+			filled++
+		}
+		e.mu.Unlock()
+	}
+	if filled == len(lack) {
+		return filled, nil
+	}
+	// Some documents still lack a vector: usually the store has none for
+	// them either (not embedded yet); make sure.
+	stored, _, err := st.CountVectors(ctx, emb.Model())
+	if err != nil {
+		return filled, err
+	}
+	e.mu.RLock()
+	have := 0
 	if e.vecs != nil {
 		have = e.vecs.Len()
 	}
 	e.mu.RUnlock()
-	if have >= alive {
-		return 0, nil
-	}
-	stored, _, err := st.CountVectors(ctx, emb.Model())
-	if err != nil || stored <= have {
-		return 0, err
+	if stored <= have {
+		return filled, nil
 	}
 	type kv struct {
 		key uint32
@@ -1449,17 +1502,19 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 	})
 	e.mu.RUnlock()
 	if err != nil {
-		return 0, err
+		return filled, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.vecs == nil && len(pending) > 0 {
-		e.vecs, e.approx = e.newVectorIndex(len(pending))
-	}
 	for _, p := range pending {
-		if e.docs[p.key].alive {
-			e.vecs.Add(p.key, p.vec)
+		if !e.docs[p.key].alive {
+			continue
 		}
+		if e.vecs == nil {
+			e.vecs, e.approx = e.newVectorIndex(len(pending))
+		}
+		e.vecs.Add(p.key, p.vec)
+		filled++
 	}
-	return len(pending), nil
+	return filled, nil
 }

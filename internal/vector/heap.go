@@ -211,15 +211,33 @@ func (h *maxHeap) pop() cand {
 	return top
 }
 
-// sortCandsDesc orders candidates best first.
+// drainDesc empties the heap into out, best first.
+//
+//go:norace
+func (h *minHeap) drainDesc(out []cand) []cand {
+	n := len(*h)
+	if cap(out) < n {
+		out = make([]cand, n, 2*n)
+	}
+	out = out[:n]
+	for i := n - 1; i >= 0; i-- {
+		out[i] = h.pop()
+	}
+	return out
+}
+
+// sortCandsDesc orders a short candidate list best first (insertion sort;
+// the lists sorted are link lists of at most 2*M+1 entries).
+//
+//go:norace
 func sortCandsDesc(c []cand) {
-	slices.SortFunc(c, func(a, b cand) int {
-		switch {
-		case candWorse(b, a):
-			return -1
-		case candWorse(a, b):
-			return 1
+	for i := 1; i < len(c); i++ {
+		x := c[i]
+		j := i
+		for j > 0 && candWorse(c[j-1], x) {
+			c[j] = c[j-1]
+			j--
 		}
-		return 0
-	})
+		c[j] = x
+	}
 }

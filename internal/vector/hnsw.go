@@ -296,8 +296,7 @@ func (h *HNSW) insert(key uint32, v []float32) {
 	s.eps = append(s.eps[:0], cur)
 	for l := min(level, h.maxLevel); l >= 0; l-- {
 		h.searchLayer(s, q, s.eps, h.efC, l)
-		s.eps = append(s.eps[:0], s.w...)
-		sortCandsDesc(s.eps)
+		s.eps = s.w.drainDesc(s.eps)
 		// Tombstones route searches but do not receive new links, unless
 		// nothing else was found.
 		pool := s.eps
@@ -477,9 +476,10 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, eps []cand, ef, level int) 
 // Deleted and filtered-out nodes are traversed but never returned. When the
 // beam holds fewer than k acceptable nodes, the search is repeated with a
 // wider beam (at least doubled, more when the fraction of acceptable nodes
-// seen predicts it), and when the beam would need to cover a large part of
-// the graph it falls back to an exact scan of the acceptable nodes. So a
-// selective filter still yields k results when k exist.
+// seen predicts it), up to a cap of Len()/256 (or efSearch, if larger);
+// past the cap it falls back to an exact scan of the acceptable nodes. So a
+// selective filter still yields k results when k exist, and a very
+// selective one gets exact results.
 func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 	checkDim(h.dim, q)
 	if k <= 0 {
@@ -500,8 +500,11 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 		cur = h.greedy(s, q, cur, l)
 	}
 	filtered := allow != nil || h.nDeleted > 0
-	// Past this width a beam search costs about as much as a scan.
-	efCap := max(h.n/32, h.efSearch, k)
+	// Past this width a beam search costs more than a scan: a beam step
+	// (heap work, a cache miss, several scores) costs dozens of sequential
+	// scores per unit of ef, while a scan costs one allow call per node
+	// plus one score per allowed node.
+	efCap := max(h.n/256, h.efSearch, k)
 	ef := max(h.efSearch, k)
 	for {
 		s.eps = append(s.eps[:0], cur)
@@ -522,13 +525,14 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 		if ok >= k || len(s.w) == h.n {
 			return t.sorted()
 		}
-		// Too few acceptable nodes in the beam. If ok of len(s.w) were
-		// acceptable, about k·len(s.w)/ok are needed (plus a margin); widen
-		// at least twofold. If even the cap would not do, or the beam has
-		// already reached every node it can, scan.
+		// Too few acceptable nodes in the beam: widen it at least twofold.
+		// If ok of len(s.w) nodes were acceptable, aim for a beam holding
+		// about 2k acceptable ones, so the k returned come from its
+		// reliable head rather than its tail. If the cap would not do, or
+		// the beam has already reached every node it can, scan.
 		next := 8 * ef
 		if ok > 0 {
-			next = max(2*ef, 5*k*len(s.w)/(4*ok)+1)
+			next = max(2*ef, 2*k*len(s.w)/ok)
 		}
 		if next > efCap || len(s.w) < ef {
 			h.scanned.Add(1)
