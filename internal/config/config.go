@@ -40,7 +40,8 @@ type Config struct {
 	// (MEMGATE_EXPIRY_INTERVAL).
 	ExpiryInterval time.Duration `json:"expiry_interval"`
 
-	// Embedder is none, local or openai (MEMGATE_EMBEDDER).
+	// Embedder is none, local (word vectors), use (the USE-Lite sentence
+	// encoder) or openai (MEMGATE_EMBEDDER).
 	Embedder string `json:"embedder"`
 	// EmbedderPath is the word-vector file of the local embedder
 	// (MEMGATE_EMBEDDER_PATH), word2vec text format, plain or gzip.
@@ -104,8 +105,8 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env MEMGATE_LOG_LEVEL)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "normal or full (env MEMGATE_SQLITE_SYNC)")
 	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace to act on (env MEMGATE_WORKSPACE)")
-	fs.StringVar(&c.Embedder, "embedder", c.Embedder, "none, local or openai (env MEMGATE_EMBEDDER)")
-	fs.StringVar(&c.EmbedderPath, "embedder-path", c.EmbedderPath, "word vectors for the local embedder (env MEMGATE_EMBEDDER_PATH)")
+	fs.StringVar(&c.Embedder, "embedder", c.Embedder, "none, local, use or openai (env MEMGATE_EMBEDDER)")
+	fs.StringVar(&c.EmbedderPath, "embedder-path", c.EmbedderPath, "word-vector file (local) or model directory (use) (env MEMGATE_EMBEDDER_PATH)")
 	fs.StringVar(&c.EmbedderURL, "embedder-url", c.EmbedderURL, "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (env MEMGATE_EMBEDDER_URL)")
 	fs.StringVar(&c.EmbedderModel, "embedder-model", c.EmbedderModel, "remote embedding model (env MEMGATE_EMBEDDER_MODEL)")
 	fs.StringVar(&c.VectorIndex, "vector-index", c.VectorIndex, "auto, exact or hnsw (env MEMGATE_VECTOR_INDEX)")
@@ -160,16 +161,16 @@ func (c *Config) Validate() error {
 	}
 	switch c.Embedder {
 	case "none":
-	case "local":
+	case "local", "use":
 		if c.EmbedderPath == "" {
-			return fmt.Errorf("embedder-path: required by the local embedder")
+			return fmt.Errorf("embedder-path: required by the %s embedder", c.Embedder)
 		}
 	case "openai":
 		if c.EmbedderURL == "" || c.EmbedderModel == "" {
 			return fmt.Errorf("embedder-url and embedder-model: required by the openai embedder")
 		}
 	default:
-		return fmt.Errorf("embedder: must be none, local or openai")
+		return fmt.Errorf("embedder: must be none, local, use or openai")
 	}
 	switch c.VectorIndex {
 	case "auto", "exact", "hnsw":
