@@ -111,18 +111,28 @@ func opener(dir string, emb embed.Embedder) Opener {
 		if err != nil {
 			return nil, err
 		}
-		ix := retrieve.New(retrieve.Options{Embedder: emb, Vectors: mode})
-		stats, err := ix.Load(ctx, st)
-		if err != nil {
-			st.Close()
-			return nil, err
+		opts := retrieve.Options{Embedder: emb, Vectors: mode}
+		ix := retrieve.New(opts)
+		restored := false
+		rs, err := ix.Restore(ctx, st, filepath.Join(dir, "index.snapshot"))
+		took := rs.Total
+		if err == nil {
+			restored = true
+		} else {
+			ix = retrieve.New(opts)
+			stats, err := ix.Load(ctx, st)
+			if err != nil {
+				st.Close()
+				return nil, err
+			}
+			took = stats.Total
 		}
 		svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix})
 		if _, _, err := svc.Bootstrap(ctx); err != nil {
 			st.Close()
 			return nil, err
 		}
-		return &Opened{Service: svc, Index: ix, Close: st.Close, IndexLoad: stats.Total}, nil
+		return &Opened{Service: svc, Index: ix, Close: st.Close, IndexLoad: took, Restored: restored}, nil
 	}
 }
 
@@ -230,20 +240,21 @@ func checkLatencyLine(t *testing.T, out string, res *LatencyResult, dense bool) 
 		if !ok || s["p50_ms"].(float64) <= 0 || s["p50_ms"].(float64) > s["p99_ms"].(float64) {
 			t.Errorf("search %s: %v", m, search[m])
 		}
-		if mr := res.Mode(m); mr == nil || mr.Lat.N != res.Queries || mr.Errors != 0 || mr.Hits == 0 {
+		if mr := res.Mode(m); mr == nil || mr.Lat.N != res.Queries || mr.Errors != 0 || mr.Hits == 0 ||
+			mr.Scoped.N+mr.Unscoped.N != res.Rounds*res.Queries || mr.Scoped.N == 0 {
 			t.Errorf("mode %s: %+v", m, mr)
 		}
 	}
-	if j["queries"] != 30.0 || res.Queries != 30 {
+	if j["queries"] != 30.0 || res.Queries != 30 || j["search_rounds"] != float64(res.Rounds) || res.Rounds < 1 {
 		t.Errorf("queries %v", j["queries"])
 	}
-	cold := j["cold_start_s"].(map[string]any)
-	if cold["exact"].(float64) <= 0 || cold["hnsw"].(float64) <= 0 {
-		t.Errorf("cold start %v", cold)
+	cold, rebuild := j["cold_start_s"].(map[string]any), j["cold_rebuild_s"].(map[string]any)
+	if cold["exact"].(float64) <= 0 || cold["hnsw"].(float64) <= 0 || rebuild["exact"].(float64) <= 0 || rebuild["hnsw"].(float64) <= 0 {
+		t.Errorf("cold start %v, rebuild %v", cold, rebuild)
 	}
 	for _, c := range res.Cold {
-		if c.Docs != int(j["docs"].(float64)) {
-			t.Errorf("cold start %s loaded %d docs", c.Mode, c.Docs)
+		if c.Rebuild.Docs != int(j["docs"].(float64)) || c.Rebuild.Restored || c.Rebuild.IndexLoad <= 0 {
+			t.Errorf("cold start %s: %+v", c.Mode, c.Rebuild)
 		}
 	}
 	if j["rss_mib"].(float64) <= 0 || j["heap_mib"].(float64) <= 0 || j["db_mib"].(float64) <= 0 {
@@ -284,9 +295,13 @@ func TestLatencyWithEmbedder(t *testing.T) {
 	dir := t.TempDir()
 	var progress bytes.Buffer
 	profiles := t.TempDir()
-	res, err := RunLatency(context.Background(), ds, LatencyOptions{Records: 300, Queries: 30, Warmup: 5, Writers: 2,
+	res, err := RunLatency(context.Background(), ds, LatencyOptions{Records: 300, Queries: 30, Warmup: 5, Writers: 2, Rounds: 2,
 		Principal: core.LocalOperator(memory.DefaultWorkspace), Open: opener(dir, hashEmbedder{}), DataDir: dir,
-		Progress: &progress, ProfileDir: profiles})
+		Progress: &progress, ProfileDir: profiles,
+		Snapshot: func(ix *retrieve.Engine) (string, error) {
+			path := filepath.Join(dir, "index.snapshot")
+			return path, ix.SaveSnapshot(path)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,9 +317,15 @@ func TestLatencyWithEmbedder(t *testing.T) {
 	if res.Embedded != res.Docs || res.Vectors != res.Docs || res.VectorIndex != "exact" || res.AltIndex != "hnsw" {
 		t.Errorf("embedded %d, vectors %d, docs %d, indexes %s/%s", res.Embedded, res.Vectors, res.Docs, res.VectorIndex, res.AltIndex)
 	}
+	if _, err := os.Stat(filepath.Join(dir, "index.snapshot")); err == nil {
+		t.Error("the index snapshot was left behind")
+	}
+	snaps, _ := j["snapshot"].(map[string]any)
 	for _, c := range res.Cold {
-		if c.Vectors != res.Docs || string(c.Mode) != c.VectorIndex || c.IndexLoad <= 0 {
-			t.Errorf("cold start %+v", c)
+		r := c.Restore
+		if c.Rebuild.Vectors != res.Docs || string(c.Mode) != c.Rebuild.VectorIndex || r == nil || !r.Restored ||
+			r.Docs != res.Docs || r.Vectors != res.Docs || r.VectorIndex != string(c.Mode) || c.SnapshotBytes == 0 || snaps[string(c.Mode)] == nil {
+			t.Errorf("cold start %s: rebuild %+v restore %+v snapshot %d bytes", c.Mode, c.Rebuild, r, c.SnapshotBytes)
 		}
 	}
 	p := progress.String()

@@ -198,13 +198,14 @@ func runBenchLatency(env Env, args []string) error {
 	var (
 		data, profileDir                  string
 		records, queries, writers, warmup int
-		k                                 int
+		k, rounds                         int
 		jsonOnly                          bool
 	)
 	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
 	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
 	fs.IntVar(&queries, "queries", 300, "timed queries per search mode")
 	fs.IntVar(&warmup, "warmup", 20, "untimed warm-up queries per search mode")
+	fs.IntVar(&rounds, "rounds", 3, "times the timed queries are repeated; figures are medians over rounds")
 	fs.IntVar(&k, "k", 10, "results asked per search (1-100)")
 	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
 	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
@@ -229,6 +230,8 @@ func runBenchLatency(env Env, args []string) error {
 		return usagef("bench latency: --queries must be between 1 and 100000")
 	case warmup < 0:
 		return usagef("bench latency: --warmup must not be negative")
+	case rounds < 1 || rounds > 100:
+		return usagef("bench latency: --rounds must be between 1 and 100")
 	case k < 1 || k > core.MaxK:
 		return usagef("bench latency: --k must be between 1 and %d", core.MaxK)
 	case writers < 1 || writers > 16:
@@ -289,10 +292,15 @@ func runBenchLatency(env Env, args []string) error {
 		if err != nil {
 			return nil, err
 		}
-		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took}, nil
+		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took, Restored: lh.restored}, nil
 	}
-	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, K: k, Writers: writers,
-		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir}
+	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
+		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir,
+		// The snapshot serve saves, where openWith restores it from.
+		Snapshot: func(ix *retrieve.Engine) (string, error) {
+			path := indexSnapshot(cfg)
+			return path, ix.SaveSnapshot(path)
+		}}
 	if warmup == 0 {
 		o.Warmup = -1 // none
 	}
@@ -319,14 +327,19 @@ func isTerminal(w io.Writer) bool {
 }
 
 // loadTook is a log handler that keeps only the "took" of openWith's
-// "search index loaded" line: how long loading the index took.
-type loadTook struct{ took time.Duration }
+// "search index loaded" or "... restored from snapshot" line: how long
+// loading the index took, and whether it came from the snapshot.
+type loadTook struct {
+	took     time.Duration
+	restored bool
+}
 
 func (h *loadTook) Enabled(context.Context, slog.Level) bool { return true }
 func (h *loadTook) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *loadTook) WithGroup(string) slog.Handler            { return h }
 func (h *loadTook) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "search index loaded" {
+	if r.Message == "search index loaded" || r.Message == "search index restored from snapshot" {
+		h.restored = r.Message != "search index loaded"
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "took" {
 				h.took, _ = time.ParseDuration(a.Value.String())

@@ -1,9 +1,12 @@
 package vector
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,8 +126,71 @@ func (s *benchSet) index(b *testing.B) *HNSW {
 	if s.hnsw == nil {
 		s.hnsw, s.stats = s.buildHNSW()
 		s.logBuild(b)
+		s.saveSnapshot(b)
 	}
 	return s.hnsw
+}
+
+// saveSnapshot writes the index to $MEMGATE_BENCH_SNAPSHOT_DIR/hnsw-<size>.snap
+// when that variable is set, for TestSnapshotFootprint to load in a fresh
+// process.
+func (s *benchSet) saveSnapshot(b *testing.B) {
+	dir := os.Getenv("MEMGATE_BENCH_SNAPSHOT_DIR")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, "hnsw-"+strings.TrimPrefix(sizeName(s.n), "n=")+".snap")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, err := s.hnsw.WriteTo(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s: snapshot %s, %.0f MB, written in %v", sizeName(s.n), path, float64(n)/1e6, time.Since(start).Round(time.Millisecond))
+}
+
+// TestSnapshotFootprint loads a snapshot saved by the benchmarks (see
+// saveSnapshot) in a process holding nothing else, and reports load time,
+// heap and resident set: the memory the index itself needs. Skipped unless
+// MEMGATE_BENCH_SNAPSHOT=path is set.
+func TestSnapshotFootprint(t *testing.T) {
+	path := os.Getenv("MEMGATE_BENCH_SNAPSHOT")
+	if path == "" {
+		t.Skip("set MEMGATE_BENCH_SNAPSHOT to a snapshot written with MEMGATE_BENCH_SNAPSHOT_DIR")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runtime.GC()
+	rss0 := rssMB()
+	start := time.Now()
+	h, err := ReadHNSW(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := time.Since(start)
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("%s: %d vectors loaded in %v; heap %.0f MB (own accounting %.0f MB); RSS %.0f MB (%.0f MB before loading)",
+		path, h.Len(), load.Round(time.Millisecond), float64(ms.HeapAlloc)/1e6, float64(h.footprint())/1e6, rssMB(), rss0)
+	q := benchMixture().sample(1, 7)
+	if got := h.Search(q, benchK, nil); len(got) != benchK {
+		t.Fatalf("search after load: %v", got)
+	}
 }
 
 func (s *benchSet) logBuild(b *testing.B) {
