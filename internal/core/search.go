@@ -50,7 +50,7 @@ type SearchRequest struct {
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
 var (
-	DefaultDenseWeight = 0.5
+	DefaultDenseWeight = 0.25
 	DefaultContext     = 0.5
 	DefaultFeedback    = 0.0
 )

@@ -165,24 +165,23 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			nameBytes += len(t.name)
 		}
 	}
-	// The term frequencies live in the postings; gather them in arena
-	// order: the j-th distinct term of key is at tfs[start[key]+j].
-	// Visiting the terms by ascending id visits each document's terms in
-	// arena order.
-	start := make([]uint32, len(ix.docs)+1)
+	// The term frequencies live in the postings; gather them beside the
+	// arena: tfs[p] is the frequency of term arena[p] in its document.
+	// Visiting the terms by ascending id visits each document's (ascending)
+	// terms in arena order, so cur[key], the arena slot of key's next
+	// term, checks and places every posting with three memory accesses.
+	cur := make([]uint32, len(ix.docs))
 	posts := uint64(0)
 	for key, d := range ix.docs {
-		start[key] = uint32(posts)
+		cur[key] = d.off
 		if d.off != absent {
 			posts += uint64(d.n)
 		}
-		if posts >= uint64(absent) {
-			return nil, fmt.Errorf("lexical: snapshot: too many postings")
-		}
 	}
-	start[len(ix.docs)] = uint32(posts)
-	next := slices.Clone(start[:len(ix.docs)])
-	tfs := make([]uint16, posts)
+	if posts >= uint64(absent) {
+		return nil, fmt.Errorf("lexical: snapshot: too many postings")
+	}
+	tfs := make([]uint16, len(ix.arena))
 	for id := range ix.terms {
 		t := &ix.terms[id]
 		for i, key := range t.keys {
@@ -190,20 +189,16 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			if tf == 0 {
 				continue
 			}
-			if int(key) >= len(ix.docs) || ix.docs[key].off == absent {
-				return nil, fmt.Errorf("lexical: snapshot: term %q has a posting for absent key %d", t.name, key)
+			if int(key) >= len(cur) || int(cur[key]) >= len(ix.arena) || ix.arena[cur[key]] != uint32(id) {
+				return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
 			}
-			d, slot := ix.docs[key], next[key]
-			if j := slot - start[key]; j >= d.n || ix.arena[d.off+j] != uint32(id) {
-				return nil, fmt.Errorf("lexical: snapshot: postings of key %d disagree with its terms", key)
-			}
-			tfs[slot] = tf
-			next[key] = slot + 1
+			tfs[cur[key]] = tf
+			cur[key]++
 		}
 	}
-	for key := range ix.docs {
-		if next[key] != start[key+1] {
-			return nil, fmt.Errorf("lexical: snapshot: key %d lacks postings", key)
+	for key, d := range ix.docs {
+		if d.off != absent && cur[key] != d.off+d.n {
+			return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
 		}
 	}
 
@@ -236,10 +231,10 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 		buf = binary.AppendUvarint(buf, uint64(d.n)+1)
 		buf = binary.AppendUvarint(buf, uint64(ix.docLen[key]))
 		prev := int64(-1)
-		for j, old := range ix.arena[d.off : d.off+d.n] {
-			id := int64(newID[old])
+		for p := d.off; p < d.off+d.n; p++ {
+			id := int64(newID[ix.arena[p]])
 			buf = binary.AppendUvarint(buf, uint64(id-prev-1))
-			buf = binary.AppendUvarint(buf, uint64(tfs[start[key]+uint32(j)]))
+			buf = binary.AppendUvarint(buf, uint64(tfs[p]))
 			prev = id
 		}
 	}

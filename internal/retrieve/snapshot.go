@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -28,10 +29,10 @@ import (
 // # Snapshots
 //
 // A snapshot is the engine's in-memory state written to one file, so a
-// restart restores it in about a second instead of rebuilding the indexes
-// from the database (Load: the lexical build alone takes seconds at 1M
-// records, an HNSW build minutes). It is derived data: deleting it only
-// makes the next start slow.
+// restart restores it in seconds instead of rebuilding the indexes from
+// the database (Load: over a minute at 1M records, plus minutes for an
+// HNSW graph). It is derived data: deleting it only makes the next start
+// slow.
 //
 // It records the change-log position its state reflects (changeSeq,
 // captured under the same lock as the state), so after ReadSnapshot the
@@ -60,7 +61,7 @@ import (
 //	version  u32
 //	head     section: snapHead
 //	docs     section: the documents, keys and a string table
-//	lexical  a lexical.Index snapshot
+//	lexical  section: a lexical.Index snapshot
 //	vectors  by head.kind: nothing, a vector.Exact or vector.HNSW snapshot,
 //	         or live-vector chunk sections ending with an empty one
 //	end      [8]byte "MGSNPEND"
@@ -454,14 +455,25 @@ func (e *Engine) writeSnapshot(w io.Writer) (mark, error) {
 	if err := writeSection(w, h.encode()); err != nil {
 		return mark{}, err
 	}
+	// The lexical index is encoded while the documents are (both only
+	// read what the lock held here keeps still).
+	var lex bytes.Buffer
+	lexc := make(chan error, 1)
+	go func() {
+		_, err := e.lex.WriteTo(&lex)
+		lexc <- err
+	}()
 	docs, err := e.encodeDocsLocked()
+	if lerr := <-lexc; err == nil {
+		err = lerr
+	}
 	if err != nil {
 		return mark{}, err
 	}
 	if err := writeSection(w, docs); err != nil {
 		return mark{}, err
 	}
-	if _, err := e.lex.WriteTo(w); err != nil {
+	if err := writeSection(w, lex.Bytes()); err != nil {
 		return mark{}, err
 	}
 	switch h.kind {
@@ -647,30 +659,30 @@ func (e *Engine) encodeDocsLocked() ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
+// unhexTab maps a lower-case hex digit to its value, anything else to 0xff
+// (upper case is not canonical: such strings are kept as text).
+var unhexTab = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false // upper case is not canonical: kept as text
-}
+	for i := range 16 {
+		t[hexDigits[i]] = byte(i)
+	}
+	return t
+}()
 
 // unhexInto decodes lower-case hex s into dst if it is exactly that long.
 func unhexInto(dst []byte, s string) bool {
 	if len(s) != 2*len(dst) {
 		return false
 	}
+	bad := byte(0)
 	for i := range dst {
-		hi, ok1 := unhex(s[2*i])
-		lo, ok2 := unhex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
+		hi, lo := unhexTab[s[2*i]], unhexTab[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&15
 	}
-	return true
+	return bad&0xf0 == 0
 }
 
 // packUUID packs a canonical lower-case UUID.
@@ -683,8 +695,11 @@ func packUUID(s string, dst *[16]byte) bool {
 }
 
 func appendHex(b, src []byte) []byte {
-	for _, c := range src {
-		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	n := len(b)
+	b = slices.Grow(b, 2*len(src))[:n+2*len(src)]
+	dst := b[n:]
+	for i, c := range src {
+		dst[2*i], dst[2*i+1] = hexDigits[c>>4], hexDigits[c&15]
 	}
 	return b
 }
@@ -934,56 +949,90 @@ func (e *Engine) checkHead(h *snapHead) error {
 }
 
 // readIndexes reads the lexical and vector snapshots.
+// The lexical section is decoded while the vectors are read.
 func (e *Engine) readIndexes(r io.Reader, h *snapHead) (*lexical.Index, vectorIndex, error) {
+	lp, err := readSection(r, maxSection)
+	if err != nil {
+		return nil, nil, err
+	}
+	type lexResult struct {
+		ix  *lexical.Index
+		err error
+	}
+	lexc := make(chan lexResult, 1)
+	go func() {
+		ix, err := decodeLexical(lp)
+		lexc <- lexResult{ix, err}
+	}()
+	vecs, err := e.readVectors(r, h)
+	res := <-lexc
+	if err == nil {
+		err = res.err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.ix, vecs, nil
+}
+
+func decodeLexical(p []byte) (*lexical.Index, error) {
+	r := bytes.NewReader(p)
 	lex, err := lexical.ReadIndex(r)
 	switch {
 	case errors.Is(err, lexical.ErrIncompatible):
-		return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotMismatch, err)
+		return nil, fmt.Errorf("%w: %w", ErrSnapshotMismatch, err)
 	case errors.Is(err, lexical.ErrCorrupt):
-		return nil, nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	case err != nil:
-		return nil, nil, err
+		return nil, err
+	case r.Len() != 0:
+		return nil, snapCorrupt("lexical section has %d trailing bytes", r.Len())
 	}
 	if lex.Options() != lexical.New(lexical.DefaultOptions()).Options() {
-		return nil, nil, snapMismatch("lexical options %+v", lex.Options())
+		return nil, snapMismatch("lexical options %+v", lex.Options())
 	}
+	return lex, nil
+}
+
+// readVectors reads the vector index and the end marker.
+func (e *Engine) readVectors(r io.Reader, h *snapHead) (vectorIndex, error) {
 	var vecs vectorIndex
 	var dim int
 	switch h.kind {
 	case kindExact:
 		x, err := vector.ReadExact(r)
 		if err != nil {
-			return nil, nil, vectorErr(err)
+			return nil, vectorErr(err)
 		}
 		vecs, dim = x, x.Dim()
 	case kindHNSW:
 		g, err := vector.ReadHNSW(r)
 		if err != nil {
-			return nil, nil, vectorErr(err)
+			return nil, vectorErr(err)
 		}
 		vecs, dim = g, g.Dim()
 	case kindLive:
 		if h.dim == 0 {
-			return nil, nil, snapCorrupt("dimension 0")
+			return nil, snapCorrupt("dimension 0")
 		}
 		e.log.Info("rebuilding the HNSW graph from the snapshot's vectors", "vectors", h.vectors)
 		g := vector.NewHNSW(h.dim, e.opts.HNSW)
 		if err := readLive(r, h, g); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		vecs, dim = g, h.dim
 	}
 	if vecs != nil && dim != h.dim {
-		return nil, nil, snapCorrupt("vectors of dimension %d, head says %d", dim, h.dim)
+		return nil, snapCorrupt("vectors of dimension %d, head says %d", dim, h.dim)
 	}
 	var end [8]byte
 	if _, err := io.ReadFull(r, end[:]); err != nil {
-		return nil, nil, readErr(err)
+		return nil, readErr(err)
 	}
 	if end != snapEnd {
-		return nil, nil, snapCorrupt("bad end marker")
+		return nil, snapCorrupt("bad end marker")
 	}
-	return lex, vecs, nil
+	return vecs, nil
 }
 
 func vectorErr(err error) error {
@@ -1076,9 +1125,11 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 
 	docs := make([]doc, ndocs)
 	keyEnd := make([]int, ndocs)
-	keyBlob := make([]byte, 0, min(d.rest(), uint64(ndocs)*48))
+	// Keys (workspace NUL id) and content hashes, rendered into two blobs;
+	// a packed id or hash takes at most 2.25 times its bytes as text.
+	keyBlob := make([]byte, 0, min(3*d.rest(), uint64(ndocs)*48))
 	shaEnd := make([]int, ndocs)
-	var shaBlob []byte
+	shaBlob := make([]byte, 0, min(2*d.rest(), uint64(ndocs)*64))
 	entStart := make([]int, ndocs+1)
 	var ents []string
 	str := func() string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1114,11 +1116,13 @@ func TestSnapshotScale(t *testing.T) {
 		scaleChanges(t, st, emb, 1000)
 	case "restore":
 		e := New(opts)
+		cpu0 := cpuTime()
 		rs, err := e.Restore(ctx, st, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
 		total := time.Since(start)
+		t.Logf("Restore used %v of CPU", (cpuTime() - cpu0).Round(time.Millisecond))
 		t.Logf("cold start: open database %v + Restore %v (read %v, catch-up of %d changes and checks %v) = %v; %d records, %d vectors, %d filled; peak rss %.0f MB",
 			opened.Round(time.Millisecond), rs.Total.Round(time.Millisecond), rs.Read.Round(time.Millisecond), rs.Applied,
 			(rs.Total - rs.Read).Round(time.Millisecond), total.Round(time.Millisecond), rs.Records, rs.Vectors, rs.VectorsFilled, peakRSS())
@@ -1131,9 +1135,46 @@ func TestSnapshotScale(t *testing.T) {
 			search(t, e, Query{Text: "zorba velu kitani", K: 10, Filter: Filter{Workspace: "w1", Access: allAccess}})
 		}
 		t.Logf("search after restore: %v per query (%v)", time.Since(t0)/20, res.Signals)
+	case "save":
+		e := New(opts)
+		if _, err := e.Restore(ctx, st, snap); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			t0 := time.Now()
+			if err := e.WriteSnapshot(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("WriteSnapshot to io.Discard (encoding under the read lock): %v", time.Since(t0).Round(time.Millisecond))
+		}
+		g := newScaleText(3)
+		for i := range 3 {
+			// A writer arriving during the save waits for the read lock.
+			var waited time.Duration
+			var wg sync.WaitGroup
+			t0 := time.Now()
+			wg.Go(func() {
+				time.Sleep(50 * time.Millisecond)
+				w0 := time.Now()
+				e.Upsert("w1", scaleRecord(g, i, time.Now()))
+				waited = time.Since(w0)
+			})
+			if err := e.SaveSnapshot(snap + ".again"); err != nil {
+				t.Fatal(err)
+			}
+			total := time.Since(t0)
+			wg.Wait()
+			t.Logf("SaveSnapshot: %v (a write issued 50ms in waited %v); peak rss %.0f MB", total.Round(time.Millisecond), waited.Round(time.Millisecond), peakRSS())
+		}
 	default:
-		t.Fatal("MEMGATE_SNAPSHOT_PHASE is build or restore")
+		t.Fatal("MEMGATE_SNAPSHOT_PHASE is build, restore or save")
 	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func peakRSS() float64 {
@@ -1209,6 +1250,13 @@ func scaleRecord(g *scaleText, i int, at time.Time) memory.Record {
 	return r
 }
 
+func putJob(ctx context.Context, tx store.Tx, emb hashEmbedder, r memory.Record, v []float32) error {
+	if err := tx.PutCachedEmbeddings(ctx, emb.Model(), map[string][]float32{r.ContentSHA256: v}); err != nil {
+		return err
+	}
+	return tx.PutVectors(ctx, emb.Model(), []store.Vector{{Workspace: "w1", RecordID: r.ID, ContentSHA256: r.ContentSHA256, Vec: v}})
+}
+
 func scaleFill(t *testing.T, st store.Store, emb hashEmbedder, n int) {
 	ctx := context.Background()
 	if err := st.Tx(ctx, func(tx store.Tx) error {
@@ -1237,7 +1285,9 @@ func scaleFill(t *testing.T, st store.Store, emb hashEmbedder, n int) {
 	}
 }
 
-// scaleChanges inserts, patches and forgets records after the snapshot.
+// scaleChanges inserts, patches and forgets records after the snapshot,
+// storing vectors of the new contents as the embedding job does (with its
+// cache).
 func scaleChanges(t *testing.T, st store.Store, emb hashEmbedder, n int) {
 	ctx := context.Background()
 	g := newScaleText(99)
@@ -1262,7 +1312,7 @@ func scaleChanges(t *testing.T, st store.Store, emb hashEmbedder, n int) {
 				if err := tx.UpdateRecord(ctx, "w1", next, r.Version); err != nil {
 					return err
 				}
-				if err := tx.PutVectors(ctx, emb.Model(), []store.Vector{{Workspace: "w1", RecordID: r.ID, ContentSHA256: next.ContentSHA256, Vec: scaleVec(vr, emb.Dim())}}); err != nil {
+				if err := putJob(ctx, tx, emb, next, scaleVec(vr, emb.Dim())); err != nil {
 					return err
 				}
 			default:
@@ -1270,7 +1320,7 @@ func scaleChanges(t *testing.T, st store.Store, emb hashEmbedder, n int) {
 				if err := tx.InsertRecord(ctx, "w1", r); err != nil {
 					return err
 				}
-				if err := tx.PutVectors(ctx, emb.Model(), []store.Vector{{Workspace: "w1", RecordID: r.ID, ContentSHA256: r.ContentSHA256, Vec: scaleVec(vr, emb.Dim())}}); err != nil {
+				if err := putJob(ctx, tx, emb, r, scaleVec(vr, emb.Dim())); err != nil {
 					return err
 				}
 			}
