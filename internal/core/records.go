@@ -135,13 +135,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 
 	// Step 5's similarity search runs before the transaction, on the read
 	// pool; only a hit is re-verified under the writer.
-	var found similarity
-	if !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) || slices.Contains(s.policy.Conflicts.Types, r.Type) {
-		var err error
-		if found, err = s.checkSimilar(ctx, s.store, p.Workspace, p, r); err != nil {
-			return WriteResult{}, storeErr(err, "record")
-		}
-	}
+	found := s.checkSimilar(p, p.Workspace, r)
 
 	var res WriteResult
 	var changed []memory.Record

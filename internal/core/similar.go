@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -27,79 +25,42 @@ type similarity struct {
 
 // checkSimilar looks for a near-duplicate or a contradicted record among
 // the live records of the same type and exact scope (SPEC §4 step 5).
-// Similarity is over words, so the check never waits on an embedder. It
-// reads through rd, normally the read pool before the write transaction
-// begins, so the single writer is not held while candidates are compared;
-// the write re-verifies a hit inside its transaction (recheck).
-func (s *Service) checkSimilar(ctx context.Context, rd store.Reader, ws string, p memory.Principal, r memory.Record) (similarity, error) {
+// Similarity is over words, compared in memory by the index before the
+// write transaction begins, so the check never waits on an embedder nor
+// holds the single writer; the write re-verifies a hit inside its
+// transaction (recheck). The records it returns carry only id and version.
+func (s *Service) checkSimilar(p memory.Principal, ws string, r memory.Record) similarity {
 	pol := s.policy
 	near := pol.Duplicates.Near && !slices.Contains(pol.Duplicates.IgnoreTypes, r.Type)
 	conflicts := pol.Conflicts.Detect && r.Supersedes == nil && slices.Contains(pol.Conflicts.Types, r.Type)
 	if s.index == nil || (!near && !conflicts) {
-		return similarity{}, nil
+		return similarity{}
 	}
 	af := accessFilter(p, true)
 	f := retrieve.Filter{Workspace: ws, Types: []memory.Type{r.Type}, Statuses: []memory.Status{memory.Active},
 		Scope: r.Scope, Access: af.Levels, OwnAgent: af.OwnAgent}
-	ids := s.index.Candidates(f, r.Content, 3)
-	if len(ids) == 0 {
-		return similarity{}, nil
-	}
-	mine := termSet(r.Content)
 	var out similarity
-	for _, id := range ids {
-		c, err := rd.GetRecord(ctx, ws, id)
-		if errors.Is(err, store.ErrNotFound) {
+	for _, c := range s.index.SimilarTo(f, r.Content, retrieve.WordSet(r.Content), 3) {
+		if c.Scope != r.Scope {
 			continue
 		}
-		if err != nil {
-			return similarity{}, err
-		}
-		if c.Status != memory.Active || c.Scope != r.Scope || c.Type != r.Type {
-			continue
-		}
-		theirs := termSet(c.Content)
-		shared, onlyMine, onlyTheirs := overlap(mine, theirs)
-		union := shared + onlyMine + onlyTheirs
+		union := c.Shared + c.OnlyMine + c.OnlyOld
 		if union == 0 {
 			continue
 		}
-		jac := float64(shared) / float64(union)
+		jac := float64(c.Shared) / float64(union)
+		hit := &memory.Record{ID: c.ID, Version: c.Version}
 		if near && jac >= pol.Duplicates.NearThreshold {
-			out.duplicate = &c
-			return out, nil
+			out.duplicate = hit
+			return out
 		}
-		if out.conflict == nil && conflicts && jac >= pol.Conflicts.MinSimilarity && onlyMine > 0 && onlyTheirs > 0 &&
-			onlyMine <= pol.Conflicts.MaxChangedTerms && onlyTheirs <= pol.Conflicts.MaxChangedTerms &&
+		if out.conflict == nil && conflicts && jac >= pol.Conflicts.MinSimilarity && c.OnlyMine > 0 && c.OnlyOld > 0 &&
+			c.OnlyMine <= pol.Conflicts.MaxChangedTerms && c.OnlyOld <= pol.Conflicts.MaxChangedTerms &&
 			sameEntities(r.Entities, c.Entities) {
-			out.conflict = &c
+			out.conflict = hit
 		}
 	}
-	return out, nil
-}
-
-// termSet is the set of lowercased words of text. Similarity here asks
-// "is this nearly the same sentence", so nothing is dropped or stemmed:
-// "turn a" and "turn b" differ.
-func termSet(text string) map[string]bool {
-	set := map[string]bool{}
-	for _, t := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		set[t] = true
-	}
-	return set
-}
-
-func overlap(a, b map[string]bool) (shared, onlyA, onlyB int) {
-	for t := range a {
-		if b[t] {
-			shared++
-		} else {
-			onlyA++
-		}
-	}
-	return shared, onlyA, len(b) - shared
+	return out
 }
 
 func sameEntities(a, b []string) bool {
@@ -121,9 +82,9 @@ func conflictOutcome(pol gate.Policy, out gate.Outcome) gate.Outcome {
 	return out
 }
 
-// recheck confirms, inside the write transaction, that the records found
-// by checkSimilar are still live at the version seen; a hit that changed
-// meanwhile is dropped (the write then proceeds as new).
+// recheck loads, inside the write transaction, the records found by
+// checkSimilar and confirms they are still live at the version seen; a
+// hit that changed meanwhile is dropped (the write then proceeds as new).
 func recheck(ctx context.Context, tx store.Tx, ws string, sim similarity) (similarity, error) {
 	for _, pp := range []**memory.Record{&sim.duplicate, &sim.conflict} {
 		if *pp == nil {

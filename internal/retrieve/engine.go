@@ -9,11 +9,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/lexical"
@@ -66,7 +68,12 @@ type doc struct {
 	eventTime   int64 // valid_from, else ingested_at: for recency
 	sha         string
 	entities    []string
-	alive       bool
+	version     int
+	// words is the sorted set of word hashes of the content (WordSet),
+	// kept for every type but episodes: the gate compares new facts with
+	// live ones in memory, without reading them back.
+	words []uint32
+	alive bool
 }
 
 // Engine holds the indexes of every workspace. Keys are dense document
@@ -319,7 +326,14 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 		ws: e.str(ws), id: r.ID, typ: r.Type, status: r.Status, access: r.Access, agent: e.str(r.Source.Agent),
 		category: e.str(r.Category), scope: sc, validFrom: micros(r.ValidFrom), validUntil: micros(r.ValidUntil),
 		invalidated: micros(r.InvalidatedAt), confidence: float32(r.Source.Confidence), eventTime: ev,
-		sha: r.ContentSHA256, entities: r.Entities, alive: true,
+		sha: r.ContentSHA256, entities: r.Entities, version: r.Version, alive: true,
+	}
+	if r.Type != memory.Episode {
+		if prev.alive && prev.sha == r.ContentSHA256 {
+			e.docs[key].words = prev.words
+		} else {
+			e.docs[key].words = WordSet(r.Content)
+		}
 	}
 	e.linkSession(key)
 	e.count(&e.docs[key], +1)
@@ -373,6 +387,77 @@ func (e *Engine) Stats() Stats {
 		st.Vectors = e.vecs.Len()
 	}
 	return st
+}
+
+// WordSet returns the sorted, distinct 32-bit hashes of the lowercased
+// words of text: nothing dropped or stemmed, so "turn a" and "turn b"
+// differ. Hash collisions only make two texts look marginally closer.
+func WordSet(text string) []uint32 {
+	var out []uint32
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		out = append(out, h.Sum32())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Overlap counts the words two word sets share and the words only in a
+// and only in b.
+func Overlap(a, b []uint32) (shared, onlyA, onlyB int) {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			shared++
+			i++
+			j++
+		case a[i] < b[j]:
+			onlyA++
+			i++
+		default:
+			onlyB++
+			j++
+		}
+	}
+	return shared, onlyA + len(a) - i, onlyB + len(b) - j
+}
+
+// Similar is a live record compared word by word with a text.
+type Similar struct {
+	ID                        string
+	Version                   int
+	Scope                     memory.Scope
+	Entities                  []string
+	Shared, OnlyMine, OnlyOld int
+}
+
+// SimilarTo compares words (a WordSet) with the k best lexical candidates
+// matching f, in memory. Records without a word signature (episodes) are
+// skipped.
+func (e *Engine) SimilarTo(f Filter, text string, words []uint32, k int) []Similar {
+	terms := lexical.Analyze(text, true)
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	slices.SortStableFunc(terms, func(a, b string) int { return cmp.Compare(e.lex.DocFreq(a), e.lex.DocFreq(b)) })
+	if len(terms) > 6 {
+		terms = terms[:6]
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []Similar
+	for _, h := range e.lex.SearchTerms(terms, k, lexical.Allow(e.allow(f))) {
+		d := &e.docs[h.Key]
+		if d.words == nil {
+			continue
+		}
+		sh, mine, old := Overlap(words, d.words)
+		out = append(out, Similar{ID: d.id, Version: d.version, Scope: d.scope, Entities: d.entities, Shared: sh, OnlyMine: mine, OnlyOld: old})
+	}
+	return out
 }
 
 // Candidates returns the ids of up to k records matching f, ranked
