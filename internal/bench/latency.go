@@ -59,7 +59,7 @@ type LatencyOptions struct {
 	// Records is how many records to write (N).
 	Records int
 	// Queries is how many timed queries each search mode runs (default
-	// 300); Warmup untimed ones run first (default 20).
+	// 300); Warmup untimed ones run first (0: 20, negative: none).
 	Queries int
 	Warmup  int
 	// Rounds repeats the timed queries (default 3); each mode reports
@@ -156,8 +156,11 @@ type ColdOpen struct {
 	Docs        int
 	Vectors     int
 	VectorIndex string
-	RSSMiB      float64
-	HeapMiB     float64
+	// RSSMiB is read after a GC; RSSSettledMiB after the runtime has also
+	// returned free memory to the system, as it does by itself in time.
+	RSSMiB        float64
+	RSSSettledMiB float64
+	HeapMiB       float64
 }
 
 // ColdStart is the cold start with one vector index: a rebuild of the
@@ -738,6 +741,8 @@ func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, a
 	c.Docs, c.Vectors, c.VectorIndex = st.Docs, st.Vectors, st.VectorIndex
 	c.HeapMiB = heapInUseMiB()
 	c.RSSMiB = procStatusMiB("VmRSS")
+	debug.FreeOSMemory()
+	c.RSSSettledMiB = procStatusMiB("VmRSS")
 	if after != nil {
 		err = after(h)
 	}
@@ -1109,23 +1114,24 @@ type LatencyJSON struct {
 	DBMiB      float64            `json:"db_mib"`
 
 	// Details.
-	Decisions    map[string]int                `json:"decisions"`
-	Types        map[string]int                `json:"types"`
-	Quarantined  int                           `json:"quarantined"`
-	Docs         int                           `json:"docs"`
-	Vectors      int                           `json:"vectors"`
-	Embed        map[string]float64            `json:"embed,omitempty"`
-	VectorIndex  string                        `json:"vector_index"`
-	Queries      int                           `json:"queries"`
-	Scoped       int                           `json:"scoped_queries"`
-	K            int                           `json:"k"`
-	Rounds       int                           `json:"search_rounds"`
-	Overlap10    *float64                      `json:"hybrid_hnsw_overlap@10,omitempty"`
-	SearchErr    int                           `json:"search_errors"`
-	ColdRSS      map[string]float64            `json:"cold_rss_mib"`
-	ColdHeap     map[string]float64            `json:"cold_heap_mib"`
-	ColdRebuildS map[string]float64            `json:"cold_rebuild_s"`
-	Snapshot     map[string]map[string]float64 `json:"snapshot,omitempty"`
+	Decisions      map[string]int                `json:"decisions"`
+	Types          map[string]int                `json:"types"`
+	Quarantined    int                           `json:"quarantined"`
+	Docs           int                           `json:"docs"`
+	Vectors        int                           `json:"vectors"`
+	Embed          map[string]float64            `json:"embed,omitempty"`
+	VectorIndex    string                        `json:"vector_index"`
+	Queries        int                           `json:"queries"`
+	Scoped         int                           `json:"scoped_queries"`
+	K              int                           `json:"k"`
+	Rounds         int                           `json:"search_rounds"`
+	Overlap10      *float64                      `json:"hybrid_hnsw_overlap@10,omitempty"`
+	SearchErr      int                           `json:"search_errors"`
+	ColdRSS        map[string]float64            `json:"cold_rss_mib"`
+	ColdHeap       map[string]float64            `json:"cold_heap_mib"`
+	ColdRSSSettled map[string]float64            `json:"cold_rss_settled_mib"`
+	ColdRebuildS   map[string]float64            `json:"cold_rebuild_s"`
+	Snapshot       map[string]map[string]float64 `json:"snapshot,omitempty"`
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -1136,7 +1142,8 @@ func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
 	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()),
 		ColdStartS: map[string]float64{}, ColdRebuildS: map[string]float64{}, DBMiB: round4(mib(r.DBBytes)), Decisions: r.Decisions, Types: r.Types,
 		Quarantined: r.Quarantined, Docs: r.Docs, Vectors: r.Vectors, VectorIndex: r.VectorIndex, Queries: r.Queries,
-		Scoped: r.Scoped, K: r.K, Rounds: r.Rounds, ColdRSS: map[string]float64{}, ColdHeap: map[string]float64{}}
+		Scoped: r.Scoped, K: r.K, Rounds: r.Rounds, ColdRSS: map[string]float64{}, ColdHeap: map[string]float64{},
+		ColdRSSSettled: map[string]float64{}}
 	j.Write.PerS = round4(r.WritePerS)
 	j.Write.LatencyLatJSON = *latJSON(r.WriteLat)
 	j.Write.OverallPerS = round4(r.WriteOverall)
@@ -1193,6 +1200,7 @@ func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
 				key = m + "_restore"
 			}
 			j.ColdRSS[key] = round4(o.RSSMiB)
+			j.ColdRSSSettled[key] = round4(o.RSSSettledMiB)
 			j.ColdHeap[key] = round4(o.HeapMiB)
 			j.RSSMiB = max(j.RSSMiB, round4(o.RSSMiB))
 			j.HeapMiB = max(j.HeapMiB, round4(o.HeapMiB))
@@ -1278,7 +1286,7 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 
 	fmt.Fprintf(w, "\ncold start (everything closed; reopen the store, load the index as the CLI does, bootstrap check)\n")
 	fmt.Fprintf(w, "  rss before reopening: %.1f MiB\n", r.BaseRSSMiB)
-	fmt.Fprintf(w, "  %-8s %-9s %9s %9s %9s %9s %9s %9s\n", "index", "from", "seconds", "index s", "docs", "vectors", "rss MiB", "heap MiB")
+	fmt.Fprintf(w, "  %-8s %-9s %9s %9s %9s %9s %9s %9s %9s\n", "index", "from", "seconds", "index s", "docs", "vectors", "rss MiB", "settled", "heap MiB")
 	for _, c := range r.Cold {
 		for _, o := range []*ColdOpen{&c.Rebuild, c.Restore} {
 			if o == nil {
@@ -1288,14 +1296,15 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 			if o.Restored {
 				from = "snapshot"
 			}
-			fmt.Fprintf(w, "  %-8s %-9s %9.2f %9.2f %9d %9d %9.1f %9.1f\n", c.Mode, from, o.Took.Seconds(), o.IndexLoad.Seconds(),
-				o.Docs, o.Vectors, o.RSSMiB, o.HeapMiB)
+			fmt.Fprintf(w, "  %-8s %-9s %9.2f %9.2f %9d %9d %9.1f %9.1f %9.1f\n", c.Mode, from, o.Took.Seconds(), o.IndexLoad.Seconds(),
+				o.Docs, o.Vectors, o.RSSMiB, o.RSSSettledMiB, o.HeapMiB)
 		}
 		if c.Restore != nil {
 			fmt.Fprintf(w, "  %-8s snapshot saved in %.2fs, %.1f MiB\n", c.Mode, c.SnapshotSave.Seconds(), mib(c.SnapshotBytes))
 		}
 	}
-	fmt.Fprintf(w, "  (seconds: the whole open, embedder load included; index s: loading or restoring the search index.\n")
+	fmt.Fprintf(w, "  (seconds: the whole open, embedder load included; index s: loading or restoring the search index;\n")
+	fmt.Fprintf(w, "   rss after a GC, settled: after the runtime returned free memory too; rss_mib in the JSON line is the largest rss.\n")
 	fmt.Fprintf(w, "   cold_start_s in the JSON line is the restart path: from the snapshot when there is one)\n")
 	fmt.Fprintf(w, "  on disk: %.1f MiB", mib(r.DBBytes))
 	for _, k := range slices.Sorted(maps.Keys(r.DBFiles)) {

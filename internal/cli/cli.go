@@ -232,8 +232,8 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 			} else {
 				log.Warn("search index snapshot not usable; loading the index from the database", "path", snap, "err", err)
 			}
-			if errors.Is(err, retrieve.ErrSnapshotCorrupt) {
-				os.Remove(snap)
+			if errors.Is(err, retrieve.ErrSnapshotCorrupt) || errors.Is(err, retrieve.ErrSnapshotForeign) {
+				os.Remove(snap) // never usable; serve writes a new one
 			}
 			ix = retrieve.New(opts)
 			stats, err := ix.Load(ctx, st)

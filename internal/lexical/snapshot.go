@@ -374,7 +374,7 @@ func decodeIndex(payload []byte) (*Index, error) {
 		return nil, corrupt("%d keys", nkeys)
 	case nterms > rest || nterms >= uint64(absent):
 		return nil, corrupt("%d terms", nterms)
-	case nposts > rest/2 || nposts >= uint64(absent):
+	case nposts > rest/2 || nposts >= uint64(absent) || nterms > nposts:
 		return nil, corrupt("%d postings", nposts)
 	}
 
@@ -383,7 +383,7 @@ func decodeIndex(payload []byte) (*Index, error) {
 	nameBytes := uint64(0)
 	for i := range lens {
 		n := d.uv()
-		if n > d.rest() {
+		if n == 0 || n > d.rest() {
 			d.fail("term name length")
 		}
 		nameBytes += n
@@ -403,7 +403,6 @@ func decodeIndex(payload []byte) (*Index, error) {
 		terms[i].name = blob[off : off+int(n)]
 		off += int(n)
 	}
-	lens = nil
 	// The dictionary is built while the documents are decoded.
 	dictc := make(chan error, 1)
 	dict := make(map[string]uint32, nterms)

@@ -80,10 +80,14 @@ var (
 	// another format version, analyser, embedder model or dimension,
 	// vector index kind or HNSW configuration, or another database.
 	ErrSnapshotMismatch = errors.New("retrieve: index snapshot does not match")
+	// ErrSnapshotForeign (with ErrSnapshotMismatch): the snapshot is not of
+	// this database, or not of its present history (it was replaced, or
+	// restored from an older copy). It will never be usable here.
+	ErrSnapshotForeign = errors.New("retrieve: index snapshot of another database")
 )
 
 const (
-	snapVersion = 1
+	snapVersion = 2
 	maxHead     = 1 << 20
 	maxSection  = 1 << 40
 	// sectionChunk is the most a section read allocates beyond the bytes
@@ -115,6 +119,10 @@ func snapMismatch(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrSnapshotMismatch}, args...)...)
 }
 
+func snapForeign(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: "+format, append([]any{ErrSnapshotMismatch, ErrSnapshotForeign}, args...)...)
+}
+
 // ---- bookkeeping --------------------------------------------------------------
 
 // mark is what a snapshot reflects, to tell whether the engine moved on.
@@ -138,6 +146,11 @@ type persistState struct {
 	// still hold a forgotten record's vector.
 	graph     vectorIndex
 	graphBase int
+	// The dead-slot count of SnapshotStatus, for an engine of this shape
+	// (document slots, lexical documents).
+	shape     [2]int
+	shapeOK   bool
+	shapeDead int
 }
 
 var persistStates sync.Map // weak.Pointer[Engine] → *persistState
@@ -191,7 +204,20 @@ type SnapshotStatus struct {
 func (e *Engine) SnapshotStatus() SnapshotStatus {
 	ps := e.persist()
 	e.mu.RLock()
-	m := e.markLocked()
+	// Counting dead slots walks every document; a forget changes the
+	// lexical index's document count (and a new record the number of
+	// slots), so the last count serves while those stand still.
+	m := mark{seq: e.changeSeq}
+	if e.vecs != nil {
+		m.vectors = e.vecs.Len()
+	}
+	shape := [2]int{len(e.docs), e.lex.Len()}
+	ps.mu.Lock()
+	if ps.shape != shape || !ps.shapeOK {
+		ps.shape, ps.shapeOK, ps.shapeDead = shape, true, e.deadLocked()
+	}
+	m.dead = ps.shapeDead
+	ps.mu.Unlock()
 	e.mu.RUnlock()
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -572,8 +598,11 @@ func (t *strTable) id(f *strField, s string) uint32 {
 //	         the five scope keys; id (16 bytes, or uv length + bytes);
 //	         sv validFrom, validUntil, invalidated, eventTime; u32
 //	         confidence bits; content hash (32 bytes, or uv length + bytes);
-//	         uv entity count and a string id each
+//	         uv entity count and a string id each; sv version; uv word
+//	         count and the words (ascending): the first, then differences
 //	  dead:  uv length + bytes of its key (workspace NUL id)
+//
+// A field added to doc must be added here (TestSnapshotCoversDocFields).
 func (e *Engine) encodeDocsLocked() ([]byte, error) {
 	tab := &strTable{idx: map[string]uint32{"": 0}, list: []string{""}}
 	var fields [12]strField
@@ -652,6 +681,13 @@ func (e *Engine) encodeDocsLocked() ([]byte, error) {
 		buf = binary.AppendUvarint(buf, uint64(len(d.entities)))
 		for _, ent := range d.entities {
 			buf = binary.AppendUvarint(buf, uint64(tab.id(&entField, ent)))
+		}
+		buf = binary.AppendVarint(buf, int64(d.version))
+		buf = binary.AppendUvarint(buf, uint64(len(d.words)))
+		prev := uint32(0)
+		for _, w := range d.words {
+			buf = binary.AppendUvarint(buf, uint64(w-prev))
+			prev = w
 		}
 	}
 	return buf, nil
@@ -1119,7 +1155,7 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		return nil, snapCorrupt("string table")
 	}
 	interned := make([]bool, nstr)
-	if n := d.uv(); n != uint64(ndocs) || n > d.rest()/2 {
+	if n := d.uv(); n != uint64(ndocs) || n > d.rest()/3 { // a dead slot takes 3 bytes or more
 		return nil, snapCorrupt("%d documents, head says %d", n, ndocs)
 	}
 
@@ -1132,6 +1168,8 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	shaBlob := make([]byte, 0, min(2*d.rest(), uint64(ndocs)*64))
 	entStart := make([]int, ndocs+1)
 	var ents []string
+	wordStart := make([]int, ndocs+1) // word sets: one array, sliced by document
+	var words []uint32
 	str := func() string {
 		i := d.uv()
 		if i >= nstr {
@@ -1150,7 +1188,7 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		return tab[i]
 	}
 	for i := range docs {
-		entStart[i] = len(ents)
+		entStart[i], wordStart[i] = len(ents), len(words)
 		flags := d.u8()
 		if flags&docAlive == 0 {
 			if flags != 0 {
@@ -1198,15 +1236,31 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		ne := d.uv()
 		if ne > d.rest() {
 			d.fail("entities")
+			ne = 0
 		}
 		for range ne {
 			ents = append(ents, str())
+		}
+		x.version = int(d.sv())
+		nw := d.uv()
+		if nw > d.rest() {
+			d.fail("words")
+			nw = 0
+		}
+		w := uint64(0)
+		for j := range nw {
+			delta := d.uv()
+			if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
+				d.fail("words")
+				break
+			}
+			words = append(words, uint32(w))
 		}
 		if d.err != nil {
 			return nil, d.err
 		}
 	}
-	entStart[ndocs] = len(ents)
+	entStart[ndocs], wordStart[ndocs] = len(ents), len(words)
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -1227,6 +1281,9 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 			x.sha = shaStr[so:shaEnd[i]]
 			if a, b := entStart[i], entStart[i+1]; b > a {
 				x.entities = ents[a:b:b]
+			}
+			if a, b := wordStart[i], wordStart[i+1]; b > a {
+				x.words = words[a:b:b]
 			}
 		}
 		so = shaEnd[i]
@@ -1351,7 +1408,7 @@ func (e *Engine) Restore(ctx context.Context, st store.Reader, path string) (Res
 		return rs, err
 	}
 	if head < rs.Seq {
-		return rs, snapMismatch("snapshot at change %d, the database's last change is %d", rs.Seq, head)
+		return rs, snapForeign("snapshot at change %d, the database's last change is %d", rs.Seq, head)
 	}
 	// The change at the snapshot's position must exist in this database,
 	// and the records of the last changes before it must match the index
@@ -1369,7 +1426,7 @@ func (e *Engine) Restore(ctx context.Context, st store.Reader, path string) (Res
 			}
 		}
 		if len(recent) == 0 || recent[len(recent)-1].Seq != rs.Seq {
-			return rs, snapMismatch("the database has no change %d", rs.Seq)
+			return rs, snapForeign("the database has no change %d", rs.Seq)
 		}
 	}
 	ps := e.persist()
@@ -1447,7 +1504,7 @@ func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Ch
 			return err
 		}
 		if !ok {
-			return snapMismatch("record %s/%s differs from the database", r.ws, r.id)
+			return snapForeign("record %s/%s differs from the database", r.ws, r.id)
 		}
 	}
 	return nil

@@ -831,7 +831,8 @@ func TestSnapshotCorruptFileRejected(t *testing.T) {
 	// A corrupt file: LoadSnapshot fails, the engine stays usable for Load.
 	dir := t.TempDir()
 	path := filepath.Join(dir, "index.snapshot")
-	if err := os.WriteFile(path, []byte("MGENGSNP\x01\x00\x00\x00garbage"), 0o600); err != nil {
+	garbage := binary.LittleEndian.AppendUint32([]byte("MGENGSNP"), snapVersion)
+	if err := os.WriteFile(path, append(garbage, "garbage"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e := New(Options{})
@@ -913,6 +914,66 @@ func TestRestoreFillsVectors(t *testing.T) {
 	}
 }
 
+// The snapshot writes every field of doc: a field added there must be
+// added to encodeDocsLocked and decodeDocs, and then here.
+func TestSnapshotCoversDocFields(t *testing.T) {
+	var got []string
+	for f := range reflect.TypeFor[doc]().Fields() {
+		got = append(got, f.Name)
+	}
+	want := []string{"ws", "id", "typ", "status", "access", "agent", "category", "scope", "validFrom", "validUntil",
+		"invalidated", "confidence", "eventTime", "sha", "entities", "version", "words", "alive"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("doc has fields %v; the snapshot writes %v", got, want)
+	}
+}
+
+// FuzzDecodeDocs feeds the documents decoder directly, below the section
+// checksum: its own checks must reject whatever does not decode.
+func FuzzDecodeDocs(f *testing.F) {
+	e := New(Options{})
+	for i := range 30 {
+		r := rec(i+1, fmt.Sprintf("words %d", i), session("s"), func(r *memory.Record) {
+			r.Entities = []string{"e:1"}
+			if i%4 == 0 {
+				r.ID = fmt.Sprintf("legacy-%d", i)
+				r.ContentSHA256 = "x"
+			}
+		})
+		e.Upsert("w", r)
+	}
+	e.Upsert("w", memory.Record{ID: rec(3, "").ID, Status: memory.Forgotten})
+	e.mu.RLock()
+	p, err := e.encodeDocsLocked()
+	n := len(e.docs)
+	e.mu.RUnlock()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p, n)
+	f.Add(p[:len(p)/2], n)
+	// One live document claiming 2^40 entities, or words.
+	one := append([]byte{1, 0, 1, docAlive}, make([]byte, 11)...)
+	one = append(one, 1, 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	f.Add(binary.AppendUvarint(slices.Clone(one), 1<<40), 1)
+	f.Add(binary.AppendUvarint(append(slices.Clone(one), 0, 0), 1<<40), 1)
+	f.Fuzz(func(t *testing.T, p []byte, n int) {
+		if n < 0 || n > 1<<16 {
+			return
+		}
+		s, err := decodeDocs(p, n)
+		if err != nil {
+			if !errors.Is(err, ErrSnapshotCorrupt) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if len(s.docs) != n || len(s.keys) != n {
+			t.Fatalf("%d docs, %d keys for %d", len(s.docs), len(s.keys), n)
+		}
+	})
+}
+
 // A snapshot of another database, or of this one before it was replaced
 // by an older copy, is refused by Restore.
 func TestRestoreRefusesOtherDatabase(t *testing.T) {
@@ -927,13 +988,13 @@ func TestRestoreRefusesOtherDatabase(t *testing.T) {
 	// Another database with more changes than the snapshot's position.
 	f2 := newFixture(t, filepath.Join(dir, "two.db"))
 	f2.insert(60)
-	if _, err := New(Options{Embedder: testEmb}).Restore(f2.ctx, f2.st, path); !errors.Is(err, ErrSnapshotMismatch) {
+	if _, err := New(Options{Embedder: testEmb}).Restore(f2.ctx, f2.st, path); !errors.Is(err, ErrSnapshotMismatch) || !errors.Is(err, ErrSnapshotForeign) {
 		t.Fatalf("other database: %v", err)
 	}
 	// One with fewer.
 	f3 := newFixture(t, filepath.Join(dir, "three.db"))
 	f3.insert(5)
-	if _, err := New(Options{Embedder: testEmb}).Restore(f3.ctx, f3.st, path); !errors.Is(err, ErrSnapshotMismatch) {
+	if _, err := New(Options{Embedder: testEmb}).Restore(f3.ctx, f3.st, path); !errors.Is(err, ErrSnapshotMismatch) || !errors.Is(err, ErrSnapshotForeign) {
 		t.Fatalf("older database: %v", err)
 	}
 	// The right one.
@@ -1064,9 +1125,11 @@ func TestSnapshotConcurrentWrites(t *testing.T) {
 // holds the database and the snapshot across phases; MEMGATE_SNAPSHOT_PHASE
 // is "build" (create the database if absent: synthetic short texts with
 // 100-dimensional vectors; time Load and SaveSnapshot; then write changes
-// for the next phase to catch up on) or "restore" (a fresh process: open
-// the database and Restore, as serve starts). MEMGATE_SNAPSHOT_VECTORS is
-// exact (default) or hnsw. Peak RSS is the process's VmHWM.
+// for the next phase to catch up on), "restore" (a fresh process: open
+// the database and Restore, as serve starts) or "save" (restore, then time
+// WriteSnapshot and SaveSnapshot, and how long a write waits for a save).
+// MEMGATE_SNAPSHOT_VECTORS is exact (default) or hnsw. Peak RSS is the
+// process's VmHWM.
 func TestSnapshotScale(t *testing.T) {
 	n := 0
 	fmt.Sscan(os.Getenv("MEMGATE_SNAPSHOT_SCALE"), &n)

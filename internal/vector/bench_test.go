@@ -56,9 +56,10 @@ type benchSet struct {
 	queries []float32
 	truth   [][]Hit
 
-	mu    sync.Mutex
-	hnsw  *HNSW
-	stats buildStats
+	mu       sync.Mutex
+	hnsw     *HNSW
+	stats    buildStats
+	filtered map[int][][]Hit // allow percentage → exact filtered top k
 }
 
 type buildStats struct {
@@ -129,6 +130,25 @@ func (s *benchSet) index(b *testing.B) *HNSW {
 		s.saveSnapshot(b)
 	}
 	return s.hnsw
+}
+
+// filteredTruth returns (computing once) the exact top k of every query
+// among the vectors allow accepts, by a full scan of the index's vectors.
+func (s *benchSet) filteredTruth(pct int, allow Allow) [][]Hit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.filtered[pct]; ok {
+		return t
+	}
+	if s.filtered == nil {
+		s.filtered = map[int][][]Hit{}
+	}
+	var t [][]Hit
+	for i := range benchQueries {
+		t = append(t, s.hnsw.scan(row(s.queries, benchDim, i), benchK, allow))
+	}
+	s.filtered[pct] = t
+	return t
 }
 
 // saveSnapshot writes the index to $MEMGATE_BENCH_SNAPSHOT_DIR/hnsw-<size>.snap
@@ -338,11 +358,11 @@ func BenchmarkHNSWSearchFiltered(b *testing.B) {
 			h.SetEfSearch(defaultEfSearch)
 			for _, pct := range []int{1, 10, 50} {
 				allow := func(k uint32) bool { return int(k*2654435761>>7)%100 < pct }
+				truth := s.filteredTruth(pct, allow)
 				b.Run(fmt.Sprintf("allow=%d%%", pct), func(b *testing.B) {
 					hit, total := 0, 0
 					for i := range benchQueries {
-						q := row(s.queries, benchDim, i)
-						a, t := recallAt(h.Search(q, benchK, allow), h.scan(q, benchK, allow))
+						a, t := recallAt(h.Search(row(s.queries, benchDim, i), benchK, allow), truth[i])
 						hit += a
 						total += t
 					}

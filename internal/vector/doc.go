@@ -22,7 +22,8 @@ type Hit struct {
 }
 
 // Allow filters candidates before ranking; nil allows all. It is called with
-// the index's read lock held, so it must not call back into the index's
-// Add or Remove. It may be called from several goroutines at once when the
-// index is searched concurrently.
+// the index's read lock held, so it must not call any method of the same
+// index (a pending Add would deadlock it). It may be called from several
+// goroutines at once when the index is searched concurrently, and should be
+// cheap: an exact scan calls it once per stored vector.
 type Allow func(key uint32) bool
