@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -45,44 +46,40 @@ func runAgents(env Env, args []string) error {
 	if sub == "create" && name == "" {
 		return usagef("--name is required")
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	switch sub {
-	case "create":
-		p, err := a.svc.CreateAgent(ctx, a.operator(), name, memory.Trust(trust))
-		if err != nil {
-			return err
-		}
-		return output(env, asJSON, p, func(w io.Writer) {
-			fmt.Fprintf(w, "agent %s (%s) created, trust %s\ntoken (shown once): %s\n", p.Name, p.ID, p.Trust, p.Token)
-		})
-	case "list":
-		ps, err := a.svc.ListAgents(ctx, a.operator())
-		if err != nil {
-			return err
-		}
-		return output(env, asJSON, map[string]any{"agents": ps}, func(w io.Writer) {
-			for _, p := range ps {
-				state := "active"
-				if p.Revoked() {
-					state = "revoked"
-				}
-				fmt.Fprintf(w, "%s  %-20s %-10s %s\n", p.ID, p.Name, p.Trust, state)
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		switch sub {
+		case "create":
+			p, err := a.svc.CreateAgent(ctx, a.operator(), name, memory.Trust(trust))
+			if err != nil {
+				return err
 			}
-		})
-	default:
-		p, err := a.svc.RevokeAgent(ctx, a.operator(), target)
-		if err != nil {
-			return err
+			return output(env, asJSON, p, func(w io.Writer) {
+				fmt.Fprintf(w, "agent %s (%s) created, trust %s\ntoken (shown once): %s\n", p.Name, p.ID, p.Trust, p.Token)
+			})
+		case "list":
+			ps, err := a.svc.ListAgents(ctx, a.operator())
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"agents": ps}, func(w io.Writer) {
+				for _, p := range ps {
+					state := "active"
+					if p.Revoked() {
+						state = "revoked"
+					}
+					fmt.Fprintf(w, "%s  %-20s %-10s %s\n", p.ID, p.Name, p.Trust, state)
+				}
+			})
+		default:
+			p, err := a.svc.RevokeAgent(ctx, a.operator(), target)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"agent": p}, func(w io.Writer) {
+				fmt.Fprintf(w, "agent %s revoked\n", p.Name)
+			})
 		}
-		return output(env, asJSON, map[string]any{"agent": p}, func(w io.Writer) {
-			fmt.Fprintf(w, "agent %s revoked\n", p.Name)
-		})
-	}
+	})
 }
 
 func runApprovals(env Env, args []string) error {
@@ -117,72 +114,68 @@ func runApprovals(env Env, args []string) error {
 	} else if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	op := a.operator()
-	switch sub {
-	case "list":
-		page, err := a.svc.ListApprovals(ctx, op, memory.ApprovalStatus(status), cursor, limit)
-		if err != nil {
-			return err
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		op := a.operator()
+		switch sub {
+		case "list":
+			page, err := a.svc.ListApprovals(ctx, op, memory.ApprovalStatus(status), cursor, limit)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, page, func(w io.Writer) {
+				for _, it := range page.Items {
+					fmt.Fprintf(w, "%s  %-13s %-22s record %s (%s)\n", it.ID, it.Kind, it.Reason, it.RecordID, it.Record.Type)
+				}
+				if page.NextCursor != "" {
+					fmt.Fprintf(w, "more: --cursor %s\n", page.NextCursor)
+				}
+			})
+		case "approve":
+			var edit *core.ApprovalEdit
+			set := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+			if set["content"] || set["category"] || set["access"] || set["entity"] {
+				edit = &core.ApprovalEdit{}
+				if set["content"] {
+					edit.Content = &content
+				}
+				if set["category"] {
+					edit.Category = &category
+				}
+				if set["access"] {
+					acc := memory.Access(access)
+					edit.Access = &acc
+				}
+				if set["entity"] {
+					es := []string(entities)
+					edit.Entities = &es
+				}
+			}
+			it, err := a.svc.Approve(ctx, op, id, edit)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, it, func(w io.Writer) {
+				fmt.Fprintf(w, "approved: record %s is active at version %d\n", it.RecordID, it.Record.Version)
+			})
+		case "reject":
+			it, err := a.svc.Reject(ctx, op, id, reason)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, it, func(w io.Writer) {
+				fmt.Fprintf(w, "rejected: record %s erased (tombstone kept)\n", it.RecordID)
+			})
+		default:
+			n, err := a.svc.ExpireApprovals(ctx)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"expired": n}, func(w io.Writer) {
+				fmt.Fprintf(w, "%d expired\n", n)
+			})
 		}
-		return output(env, asJSON, page, func(w io.Writer) {
-			for _, it := range page.Items {
-				fmt.Fprintf(w, "%s  %-13s %-22s record %s (%s)\n", it.ID, it.Kind, it.Reason, it.RecordID, it.Record.Type)
-			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(w, "more: --cursor %s\n", page.NextCursor)
-			}
-		})
-	case "approve":
-		var edit *core.ApprovalEdit
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if set["content"] || set["category"] || set["access"] || set["entity"] {
-			edit = &core.ApprovalEdit{}
-			if set["content"] {
-				edit.Content = &content
-			}
-			if set["category"] {
-				edit.Category = &category
-			}
-			if set["access"] {
-				acc := memory.Access(access)
-				edit.Access = &acc
-			}
-			if set["entity"] {
-				es := []string(entities)
-				edit.Entities = &es
-			}
-		}
-		it, err := a.svc.Approve(ctx, op, id, edit)
-		if err != nil {
-			return err
-		}
-		return output(env, asJSON, it, func(w io.Writer) {
-			fmt.Fprintf(w, "approved: record %s is active at version %d\n", it.RecordID, it.Record.Version)
-		})
-	case "reject":
-		it, err := a.svc.Reject(ctx, op, id, reason)
-		if err != nil {
-			return err
-		}
-		return output(env, asJSON, it, func(w io.Writer) {
-			fmt.Fprintf(w, "rejected: record %s erased (tombstone kept)\n", it.RecordID)
-		})
-	default:
-		n, err := a.svc.ExpireApprovals(ctx)
-		if err != nil {
-			return err
-		}
-		return output(env, asJSON, map[string]any{"expired": n}, func(w io.Writer) {
-			fmt.Fprintf(w, "%d expired\n", n)
-		})
-	}
+	})
 }
 
 func runAudit(env Env, args []string) error {
@@ -197,26 +190,22 @@ func runAudit(env Env, args []string) error {
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	rep, err := a.svc.VerifyAudit(ctx, cfg.Workspace)
-	if err != nil {
-		return err
-	}
-	if err := output(env, asJSON, rep, func(w io.Writer) {
-		if rep.OK {
-			fmt.Fprintf(w, "audit chain of workspace %s verified: %d entries, head %s\n", rep.Workspace, rep.Entries, rep.Head)
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		rep, err := a.svc.VerifyAudit(ctx, cfg.Workspace)
+		if err != nil {
+			return err
 		}
-	}); err != nil {
-		return err
-	}
-	if !rep.OK {
-		fmt.Fprintf(env.Stderr, "memgate: %v\n", rep.Broken)
-		return exitError{exitAuditBroken}
-	}
-	return nil
+		if err := output(env, asJSON, rep, func(w io.Writer) {
+			if rep.OK {
+				fmt.Fprintf(w, "audit chain of workspace %s verified: %d entries, head %s\n", rep.Workspace, rep.Entries, rep.Head)
+			}
+		}); err != nil {
+			return err
+		}
+		if !rep.OK {
+			fmt.Fprintf(env.Stderr, "memgate: %v\n", rep.Broken)
+			return exitError{exitAuditBroken}
+		}
+		return nil
+	})
 }

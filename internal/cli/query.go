@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -51,27 +52,23 @@ func runQuery(env Env, args []string) error {
 	if req.KnownAt, err = parseTimeFlag("known-at", knownAt); err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := openWith(ctx, env, cfg, nil, nil, true)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.svc.Search(ctx, a.operator(), req)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "route %s, signals %s\n", res.Route, strings.Join(res.Signals, "+"))
-		for _, d := range res.Degraded {
-			fmt.Fprintf(w, "degraded: %s\n", d)
+	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
+		res, err := a.svc.Search(ctx, a.operator(), req)
+		if err != nil {
+			return err
 		}
-		for i, h := range res.Results {
-			fmt.Fprintf(w, "%2d. %.4f %s  %s\n", i+1, h.Score, h.Citation, oneLine(h.Record.Content, 100))
-			for sig, sc := range h.Explain {
-				fmt.Fprintf(w, "      %-8s rank %d score %.4f\n", sig, sc.Rank, sc.Score)
+		return output(env, asJSON, res, func(w io.Writer) {
+			fmt.Fprintf(w, "route %s, signals %s\n", res.Route, strings.Join(res.Signals, "+"))
+			for _, d := range res.Degraded {
+				fmt.Fprintf(w, "degraded: %s\n", d)
 			}
-		}
+			for i, h := range res.Results {
+				fmt.Fprintf(w, "%2d. %.4f %s  %s\n", i+1, h.Score, h.Citation, oneLine(h.Record.Content, 100))
+				for sig, sc := range h.Explain {
+					fmt.Fprintf(w, "      %-8s rank %d score %.4f\n", sig, sc.Rank, sc.Score)
+				}
+			}
+		})
 	})
 }
 

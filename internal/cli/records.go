@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -94,21 +95,17 @@ func runWrite(env Env, args []string) error {
 	if provisional {
 		req.Status = memory.Provisional
 	}
-	ctx := ctxOf(env)
-	a, err := openWith(ctx, env, cfg, nil, nil, true)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.svc.Write(ctx, a.operator(), req)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "%s %s (%s, version %d)\n", res.Decision, res.Record.ID, res.Record.Status, res.Record.Version)
-		if res.ApprovalID != "" {
-			fmt.Fprintf(w, "approval %s waits for review\n", res.ApprovalID)
+	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
+		res, err := a.svc.Write(ctx, a.operator(), req)
+		if err != nil {
+			return err
 		}
+		return output(env, asJSON, res, func(w io.Writer) {
+			fmt.Fprintf(w, "%s %s (%s, version %d)\n", res.Decision, res.Record.ID, res.Record.Status, res.Record.Version)
+			if res.ApprovalID != "" {
+				fmt.Fprintf(w, "approval %s waits for review\n", res.ApprovalID)
+			}
+		})
 	})
 }
 
@@ -149,17 +146,13 @@ func runGet(env Env, args []string) error {
 	if o.KnownAt, err = parseTimeFlag("known-at", knownAt); err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	r, err := a.svc.Get(ctx, a.operator(), pos, o)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, r, func(w io.Writer) { printRecord(w, r) })
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		r, err := a.svc.Get(ctx, a.operator(), pos, o)
+		if err != nil {
+			return err
+		}
+		return output(env, asJSON, r, func(w io.Writer) { printRecord(w, r) })
+	})
 }
 
 func printRecord(w io.Writer, r memory.Record) {
@@ -205,23 +198,19 @@ func runList(env Env, args []string) error {
 	if req.KnownAt, err = parseTimeFlag("known-at", knownAt); err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.svc.List(ctx, a.operator(), req)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, res, func(w io.Writer) {
-		for _, r := range res.Records {
-			printRecord(w, r)
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		res, err := a.svc.List(ctx, a.operator(), req)
+		if err != nil {
+			return err
 		}
-		if res.NextCursor != "" {
-			fmt.Fprintf(w, "more: --cursor %s\n", res.NextCursor)
-		}
+		return output(env, asJSON, res, func(w io.Writer) {
+			for _, r := range res.Records {
+				printRecord(w, r)
+			}
+			if res.NextCursor != "" {
+				fmt.Fprintf(w, "more: --cursor %s\n", res.NextCursor)
+			}
+		})
 	})
 }
 
@@ -233,20 +222,16 @@ func runHistory(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	vs, err := a.svc.History(ctx, a.operator(), id, true)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, map[string]any{"versions": vs}, func(w io.Writer) {
-		for _, r := range vs {
-			fmt.Fprintf(w, "v%d  %s  %s  %s\n", r.Version, r.UpdatedAt.Format(time.RFC3339), r.Status, r.Gate.Decision)
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		vs, err := a.svc.History(ctx, a.operator(), id, true)
+		if err != nil {
+			return err
 		}
+		return output(env, asJSON, map[string]any{"versions": vs}, func(w io.Writer) {
+			for _, r := range vs {
+				fmt.Fprintf(w, "v%d  %s  %s  %s\n", r.Version, r.UpdatedAt.Format(time.RFC3339), r.Status, r.Gate.Decision)
+			}
+		})
 	})
 }
 
@@ -258,17 +243,13 @@ func runForget(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := ctxOf(env)
-	a, err := open(ctx, env, cfg, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	r, err := a.svc.Forget(ctx, a.operator(), id)
-	if err != nil {
-		return err
-	}
-	return output(env, asJSON, map[string]any{"record": r}, func(w io.Writer) {
-		fmt.Fprintf(w, "forgot %s (tombstone v%d kept)\n", r.ID, r.Version)
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		r, err := a.svc.Forget(ctx, a.operator(), id)
+		if err != nil {
+			return err
+		}
+		return output(env, asJSON, map[string]any{"record": r}, func(w io.Writer) {
+			fmt.Fprintf(w, "forgot %s (tombstone v%d kept)\n", r.ID, r.Version)
+		})
 	})
 }
