@@ -332,3 +332,15 @@ func ctxOf(env Env) context.Context {
 	}
 	return context.Background()
 }
+
+// withApp opens the data directory (with the search index when withIndex),
+// runs fn and closes it: the body of every command but serve.
+func withApp(env Env, cfg *config.Config, withIndex bool, fn func(ctx context.Context, a *app) error) error {
+	ctx := ctxOf(env)
+	a, err := openWith(ctx, env, cfg, nil, nil, withIndex)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(ctx, a)
+}
