@@ -476,10 +476,10 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, eps []cand, ef, level int) 
 // Deleted and filtered-out nodes are traversed but never returned. When the
 // beam holds fewer than k acceptable nodes, the search is repeated with a
 // wider beam (at least doubled, more when the fraction of acceptable nodes
-// seen predicts it), up to a cap of Len()/256 (or efSearch, if larger);
-// past the cap it falls back to an exact scan of the acceptable nodes. So a
-// selective filter still yields k results when k exist, and a very
-// selective one gets exact results.
+// seen predicts it), up to (Len()+Deleted())/256 or efSearch, whichever is
+// larger; past that cap it falls back to an exact scan of the acceptable
+// nodes. So a selective filter still yields k results when k exist, and a
+// very selective one gets exact results.
 func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 	checkDim(h.dim, q)
 	if k <= 0 {

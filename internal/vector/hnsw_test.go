@@ -355,7 +355,10 @@ func TestHNSWSnapshotContinues(t *testing.T) {
 }
 
 // FuzzReadHNSW: arbitrary bytes must give an error or a usable index, never
-// a panic. `go test` runs the seeds; `go test -fuzz FuzzReadHNSW` explores.
+// a panic. Each input is tried twice: as a raw stream (which the checksums
+// almost always reject) and as the payload of a correctly framed and
+// checksummed snapshot, which exercises the decoder's structural checks.
+// `go test` runs the seeds; `go test -fuzz FuzzReadHNSW` explores.
 func FuzzReadHNSW(f *testing.F) {
 	const dim = 4
 	h := NewHNSW(dim, HNSWConfig{M: 2, EfConstruction: 4})
@@ -364,22 +367,64 @@ func FuzzReadHNSW(f *testing.F) {
 		h.Add(uint32(i), row(data, dim, i))
 	}
 	h.Remove(3)
+	h.Add(5, row(data, dim, 6))
 	var buf bytes.Buffer
 	h.WriteTo(&buf)
-	f.Add(buf.Bytes())
-	f.Add(buf.Bytes()[:buf.Len()/2])
+	snap := buf.Bytes()
+	payload := snapshotPayload(f, snap)
+	if _, err := ReadHNSW(bytes.NewReader(framed(magicHNSW, payload))); err != nil {
+		f.Fatalf("re-framed payload: %v", err)
+	}
+	f.Add(snap)
+	f.Add(snap[:len(snap)/2])
+	f.Add(payload)
+	f.Add(payload[:len(payload)-7])
 	f.Add([]byte("MGVHNSW\x00\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		g, err := ReadHNSW(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		if g.Dim() == dim {
-			g.Search(row(data, dim, 0), 5, nil)
-			g.Search(row(data, dim, 0), 5, func(k uint32) bool { return k%2 == 0 })
-			g.Add(1000, row(data, dim, 1))
+		for _, in := range [][]byte{b, framed(magicHNSW, b)} {
+			g, err := ReadHNSW(bytes.NewReader(in))
+			if err != nil {
+				continue
+			}
+			if g.Dim() == dim {
+				q := row(data, dim, 0)
+				g.Search(q, 5, nil)
+				g.Search(q, 5, func(k uint32) bool { return k%2 == 0 })
+				g.Add(1000, row(data, dim, 1))
+				g.Remove(1)
+				g.Search(q, 50, nil)
+			}
 		}
 	})
+}
+
+// framed wraps a payload into a well-formed snapshot stream.
+func framed(magic [8]byte, payload []byte) []byte {
+	var buf bytes.Buffer
+	fw := newFrameWriter(&buf, magic)
+	fw.bytesRaw(payload)
+	fw.close()
+	return buf.Bytes()
+}
+
+// snapshotPayload returns the concatenated frame payloads of a snapshot.
+func snapshotPayload(t testing.TB, snap []byte) []byte {
+	fr, err := newFrameReader(bytes.NewReader(snap), [8]byte(snap[:8]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for {
+		b, err := fr.avail()
+		if err != nil {
+			if fr.ended {
+				return out
+			}
+			t.Fatal(err)
+		}
+		out = append(out, b...)
+		fr.pos = len(fr.buf)
+	}
 }
 
 // TestConcurrentSearchAdd runs searches on several goroutines while another

@@ -111,6 +111,11 @@ func (f *frameWriter) u64(v uint64) {
 
 func (f *frameWriter) bytes(p []byte) {
 	f.u32(uint32(len(p)))
+	f.bytesRaw(p)
+}
+
+// bytesRaw appends p with no length prefix.
+func (f *frameWriter) bytesRaw(p []byte) {
 	for len(p) > 0 {
 		f.room(1)
 		n := min(len(p), cap(f.buf)-len(f.buf))
@@ -204,7 +209,7 @@ func (f *frameReader) next() error {
 		return corrupt("frame of %d bytes", n)
 	}
 	if cap(f.buf) < int(n) {
-		f.buf = make([]byte, n, maxFrame)
+		f.buf = make([]byte, n) // writers use frames of at most 256 KiB
 	}
 	f.buf = f.buf[:n]
 	f.pos = 0
