@@ -235,3 +235,41 @@ func TestReadsDoNotWaitForWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWorkListQueriesUseAnIndex keeps the embedding job's work list linear:
+// a temporary sort would re-read every remaining record for each batch.
+func TestWorkListQueriesUseAnIndex(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		`SELECT r.workspace_id, r.id, r.content, r.content_sha256 FROM records r
+		 WHERE r.id > '' AND r.status <> 'forgotten'
+		   AND NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.workspace_id = r.workspace_id AND v.record_id = r.id
+		                   AND v.model = 'm' AND v.content_sha256 = r.content_sha256)
+		 ORDER BY r.id LIMIT 64`,
+		`SELECT workspace_id, id FROM records ORDER BY id`,
+	} {
+		rows, err := s.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, d := range plan {
+			if strings.Contains(d, "TEMP B-TREE") {
+				t.Fatalf("query sorts in a temporary b-tree: %v", plan)
+			}
+		}
+	}
+}
