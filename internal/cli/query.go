@@ -7,26 +7,20 @@ import (
 	"strings"
 
 	"github.com/memgate/memgate/internal/core"
-	"github.com/memgate/memgate/internal/memory"
 )
 
 func runQuery(env Env, args []string) error {
 	fs, cfg := flags(env, "query", false)
 	var (
-		k                                   int
-		types, statuses, scope, signals     multiFlag
-		entity, category, asOf, knownAt, rt string
-		explain, asJSON                     bool
+		k               int
+		ff              filterFlags
+		signals         multiFlag
+		rt              string
+		explain, asJSON bool
 	)
 	fs.IntVar(&k, "k", 10, "number of results (1-100)")
-	fs.Var(&types, "type", "record type (repeatable)")
-	fs.Var(&statuses, "status", "status (repeatable; default active)")
-	fs.Var(&scope, "scope", "scope key=value (repeatable)")
+	ff.bind(fs)
 	fs.Var(&signals, "signal", "restrict to a signal: lexical, dense, graph (repeatable)")
-	fs.StringVar(&entity, "entity", "", "entity natural key")
-	fs.StringVar(&category, "category", "", "category")
-	fs.StringVar(&asOf, "as-of", "", "world time (RFC 3339)")
-	fs.StringVar(&knownAt, "known-at", "", "transaction time (RFC 3339)")
 	fs.StringVar(&rt, "route", "", "force a route: skip, simple, multi_hop, exploratory")
 	fs.BoolVar(&explain, "explain", false, "show each signal's rank and score")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -34,24 +28,12 @@ func runQuery(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := parseScope(scope)
+	f, err := ff.parse()
 	if err != nil {
 		return err
 	}
-	req := core.SearchRequest{Query: text, K: k, Scope: sc, Entity: entity, Category: category, Route: rt,
-		Signals: signals, Explain: explain, IncludeSensitive: true}
-	for _, t := range types {
-		req.Types = append(req.Types, memory.Type(t))
-	}
-	for _, s := range statuses {
-		req.Statuses = append(req.Statuses, memory.Status(s))
-	}
-	if req.AsOf, err = parseTimeFlag("as-of", asOf); err != nil {
-		return err
-	}
-	if req.KnownAt, err = parseTimeFlag("known-at", knownAt); err != nil {
-		return err
-	}
+	req := core.SearchRequest{Query: text, K: k, Types: f.types, Statuses: f.statuses, Scope: f.scope, Entity: f.entity,
+		Category: f.category, AsOf: f.asOf, KnownAt: f.knownAt, Route: rt, Signals: signals, Explain: explain, IncludeSensitive: true}
 	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
 		res, err := a.svc.Search(ctx, a.operator(), req)
 		if err != nil {

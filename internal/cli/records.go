@@ -164,40 +164,23 @@ func printRecord(w io.Writer, r memory.Record) {
 
 func runList(env Env, args []string) error {
 	fs, cfg := flags(env, "list", false)
-	var types, statuses, scope multiFlag
-	var category, entity, asOf, knownAt, cursor string
+	var ff filterFlags
+	var cursor string
 	var limit int
 	var asJSON bool
-	fs.Var(&types, "type", "record type (repeatable)")
-	fs.Var(&statuses, "status", "status (repeatable; default active)")
-	fs.Var(&scope, "scope", "scope key=value (repeatable)")
-	fs.StringVar(&category, "category", "", "category")
-	fs.StringVar(&entity, "entity", "", "entity natural key")
-	fs.StringVar(&asOf, "as-of", "", "world time (RFC 3339)")
-	fs.StringVar(&knownAt, "known-at", "", "transaction time (RFC 3339)")
+	ff.bind(fs)
 	fs.StringVar(&cursor, "cursor", "", "next_cursor of the previous page")
 	fs.IntVar(&limit, "limit", 50, "page size (1-500)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
-	sc, err := parseScope(scope)
+	f, err := ff.parse()
 	if err != nil {
 		return err
 	}
-	req := core.ListRequest{Category: category, Entity: entity, Scope: sc, Cursor: cursor, Limit: limit, IncludeSensitive: true}
-	for _, t := range types {
-		req.Types = append(req.Types, memory.Type(t))
-	}
-	for _, s := range statuses {
-		req.Statuses = append(req.Statuses, memory.Status(s))
-	}
-	if req.AsOf, err = parseTimeFlag("as-of", asOf); err != nil {
-		return err
-	}
-	if req.KnownAt, err = parseTimeFlag("known-at", knownAt); err != nil {
-		return err
-	}
+	req := core.ListRequest{Types: f.types, Statuses: f.statuses, Category: f.category, Entity: f.entity, Scope: f.scope,
+		AsOf: f.asOf, KnownAt: f.knownAt, Cursor: cursor, Limit: limit, IncludeSensitive: true}
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
 		res, err := a.svc.List(ctx, a.operator(), req)
 		if err != nil {
@@ -252,4 +235,48 @@ func runForget(env Env, args []string) error {
 			fmt.Fprintf(w, "forgot %s (tombstone v%d kept)\n", r.ID, r.Version)
 		})
 	})
+}
+
+// filterFlags are the record filters list and query share.
+type filterFlags struct {
+	types, statuses, scope          multiFlag
+	category, entity, asOf, knownAt string
+}
+
+func (ff *filterFlags) bind(fs *flag.FlagSet) {
+	fs.Var(&ff.types, "type", "record type (repeatable)")
+	fs.Var(&ff.statuses, "status", "status (repeatable; default active)")
+	fs.Var(&ff.scope, "scope", "scope key=value (repeatable)")
+	fs.StringVar(&ff.category, "category", "", "category")
+	fs.StringVar(&ff.entity, "entity", "", "entity natural key")
+	fs.StringVar(&ff.asOf, "as-of", "", "world time (RFC 3339)")
+	fs.StringVar(&ff.knownAt, "known-at", "", "transaction time (RFC 3339)")
+}
+
+// recordFilter is filterFlags parsed.
+type recordFilter struct {
+	types            []memory.Type
+	statuses         []memory.Status
+	scope            memory.Scope
+	category, entity string
+	asOf, knownAt    *time.Time
+}
+
+func (ff *filterFlags) parse() (recordFilter, error) {
+	f := recordFilter{category: ff.category, entity: ff.entity}
+	var err error
+	if f.scope, err = parseScope(ff.scope); err != nil {
+		return f, err
+	}
+	for _, t := range ff.types {
+		f.types = append(f.types, memory.Type(t))
+	}
+	for _, st := range ff.statuses {
+		f.statuses = append(f.statuses, memory.Status(st))
+	}
+	if f.asOf, err = parseTimeFlag("as-of", ff.asOf); err != nil {
+		return f, err
+	}
+	f.knownAt, err = parseTimeFlag("known-at", ff.knownAt)
+	return f, err
 }

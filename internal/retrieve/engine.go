@@ -460,30 +460,6 @@ func (e *Engine) SimilarTo(f Filter, text string, words []uint32, k int) []Simil
 	return out
 }
 
-// Candidates returns the ids of up to k records matching f, ranked
-// lexically against text. The write path uses it to find near-duplicates
-// and contradictions without waiting for an embedder.
-func (e *Engine) Candidates(f Filter, text string, k int) []string {
-	// A near-duplicate or a contradiction shares most words with text, so
-	// it contains some of text's rarest terms: searching those alone finds
-	// it without walking the postings of common words on every write.
-	terms := lexical.Analyze(text, true)
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
-	slices.SortStableFunc(terms, func(a, b string) int { return cmp.Compare(e.lex.DocFreq(a), e.lex.DocFreq(b)) })
-	if len(terms) > 6 {
-		terms = terms[:6]
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	hits := e.lex.SearchTerms(terms, k, lexical.Allow(e.allow(f)))
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = e.docs[h.Key].id
-	}
-	return ids
-}
-
 func (e *Engine) sessionKey(d *doc) string {
 	if d.typ != memory.Episode || d.scope.SessionID == "" {
 		return ""
