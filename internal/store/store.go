@@ -109,6 +109,17 @@ type Reader interface {
 	// GetCachedEmbeddings returns the cached vectors of model for the
 	// given content hashes; absent hashes are absent from the map.
 	GetCachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
+
+	// FindMessage returns the stored message with the same conversation,
+	// sender, timestamp and content hash as m, or ErrNotFound.
+	FindMessage(ctx context.Context, ws string, m Message) (Message, error)
+	// ListJobMessages returns the messages a flush job took, by
+	// timestamp then id.
+	ListJobMessages(ctx context.Context, ws, jobID string) ([]Message, error)
+	// GetJob returns one job; ErrNotFound if absent from the workspace.
+	GetJob(ctx context.Context, ws, id string) (Job, error)
+	// ListGatekeeper returns the gatekeeper log of a job, oldest first.
+	ListGatekeeper(ctx context.Context, ws, jobID string) ([]GatekeeperEntry, error)
 }
 
 // Change is one entry of the change log.
@@ -177,6 +188,30 @@ type Tx interface {
 	InsertApproval(ctx context.Context, a memory.Approval) error
 	// UpdateApproval overwrites status, decided_at and decided_by.
 	UpdateApproval(ctx context.Context, a memory.Approval) error
+
+	// InsertMessage stores a message; ErrExists if one with the same key
+	// (see FindMessage) is stored.
+	InsertMessage(ctx context.Context, m Message) error
+	// TakeMessages assigns every message of the conversation that no job
+	// has taken yet to jobID and returns how many it took.
+	TakeMessages(ctx context.Context, ws string, c Conversation, jobID string) (int, error)
+	// InsertJob enqueues a job (status queued).
+	InsertJob(ctx context.Context, j Job) error
+	// ClaimJob takes the oldest claimable job of one of kinds, in any
+	// workspace — queued with RunAfter <= now, or running with an expired
+	// lease (its worker died) — marks it running under owner's lease
+	// until now+lease and counts the attempt. ok is false when there is
+	// none; that is not an error, so the transaction still commits the
+	// jobs it found abandoned on their last attempt and marked dead. Two
+	// concurrent claims never take the same job.
+	ClaimJob(ctx context.Context, kinds []string, owner string, now time.Time, lease time.Duration) (j Job, ok bool, err error)
+	// FinishJob ends the attempt owner holds on job id. It fails with
+	// ErrVersionConflict, writing nothing, when the job is no longer
+	// running under owner's lease (the lease expired and another worker
+	// took it), so a slow worker's effects roll back with it.
+	FinishJob(ctx context.Context, ws, id, owner string, u JobUpdate) error
+	// InsertGatekeeper appends a gatekeeper log row.
+	InsertGatekeeper(ctx context.Context, e GatekeeperEntry) error
 
 	// AppendAudit seals e onto the workspace's chain: it assigns Seq and
 	// PrevHash from the chain head, computes Hash with audit.Seal, stores

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TxIsolation", testTxIsolation},
 	}
 	tests = append(tests, vectorTests()...)
+	tests = append(tests, ingestTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
