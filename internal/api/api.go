@@ -29,6 +29,8 @@ type Server struct {
 	maxBody int64
 	// Version is reported by /healthz.
 	version string
+	// gatewayWS is the workspace gateway users live in.
+	gatewayWS string
 }
 
 // New returns a server. m may be nil.
@@ -36,7 +38,8 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version}
+	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
+		gatewayWS: memory.DefaultWorkspace}
 }
 
 // auth says who may call a route.
@@ -46,6 +49,7 @@ const (
 	public   auth = iota // no token
 	anyToken             // any valid token
 	operator             // operator token
+	userKey              // gateway user credentials in the body, checked by the handler
 )
 
 // Route is one entry of the route table.
@@ -82,6 +86,19 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/approvals", operator, "List the approval queue", s.listApprovals},
 		{"POST", "/v1/approvals/{id}/approve", operator, "Approve an item, optionally editing it first", s.approve},
 		{"POST", "/v1/approvals/{id}/reject", operator, "Reject an item; its content is erased", s.reject},
+
+		{"POST", "/users", operator, "Create a gateway user; its key is shown once", s.createUser},
+		{"GET", "/users", operator, "List gateway users", s.listUsers},
+		{"DELETE", "/users/{user_id}", operator, "Revoke a gateway user's key", s.revokeUser},
+		{"GET", "/v1/jobs/{id}", operator, "A durable job's status", s.getJob},
+
+		{"POST", "/memories/search", userKey, "Memory Gateway: recall memories for a model run", s.gatewaySearch},
+		{"POST", "/memories/add", userKey, "Memory Gateway: store a finished turn's messages", s.gatewayAdd},
+		{"POST", "/memories/flush", userKey, "Memory Gateway: queue extraction of the messages added since the last flush", s.gatewayFlush},
+		{"POST", "/memories/jobs/get", userKey, "Memory Gateway: a flush job's status", s.gatewayJob},
+		{"POST", "/memories/update", userKey, "Memory Gateway: override a memory's text (a new version)", s.gatewayUpdate},
+		{"POST", "/memories/delete", userKey, "Memory Gateway: delete a memory (a tombstone remains)", s.gatewayDelete},
+		{"POST", "/memories/resources", userKey, "Memory Gateway: upload a text or Markdown document as resource chunks", s.gatewayResource},
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
@@ -152,7 +169,7 @@ func (s *Server) wrap(rt Route) http.Handler {
 		if r.Body != nil && s.maxBody > 0 {
 			r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
 		}
-		if rt.Auth != public {
+		if rt.Auth != public && rt.Auth != userKey {
 			var err error
 			p, err = s.authenticate(r)
 			if err == nil && rt.Auth == operator && p.Kind != memory.KindOperator {

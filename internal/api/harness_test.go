@@ -86,6 +86,21 @@ func newHarness(t *testing.T, tweak func(*gate.Policy)) *harness {
 // newHarnessWith is newHarness with an embedder for the dense signal.
 func newHarnessWith(t *testing.T, tweak func(*gate.Policy), emb embed.Embedder) *harness {
 	t.Helper()
+	return newHarnessOpts(t, harnessOptions{tweak: tweak, emb: emb})
+}
+
+// harnessOptions configure a harness beyond the defaults.
+type harnessOptions struct {
+	tweak      func(*gate.Policy)
+	emb        embed.Embedder
+	extraction core.ExtractionOptions
+	// jobs starts the durable job workers for the test's lifetime.
+	jobs bool
+}
+
+func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
+	t.Helper()
+	tweak, emb := o.tweak, o.emb
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
 	if err != nil {
@@ -106,7 +121,8 @@ func newHarnessWith(t *testing.T, tweak func(*gate.Policy), emb embed.Embedder) 
 	if _, err := ix.Load(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Now: clk.Now, Index: ix})
+	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Now: clk.Now, Index: ix,
+		Extraction: o.extraction, Jobs: core.JobOptions{Workers: 2, Poll: 50 * time.Millisecond, BackoffBase: time.Millisecond}})
 	opTok, created, err := svc.Bootstrap(ctx)
 	if err != nil || !created {
 		t.Fatalf("bootstrap: %v %v", created, err)
@@ -114,8 +130,20 @@ func newHarnessWith(t *testing.T, tweak func(*gate.Policy), emb embed.Embedder) 
 	srv := httptest.NewServer(api.New(svc, log, m, "test").Handler())
 	h := &harness{t: t, srv: srv, svc: svc, store: st, clock: clk, logs: logs, metrics: m, index: ix,
 		tokens: map[string]string{"op": opTok}, secrets: []string{opTok}}
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	jobsDone := make(chan struct{})
+	if o.jobs {
+		go func() {
+			defer close(jobsDone)
+			svc.RunJobs(jobsCtx)
+		}()
+	} else {
+		close(jobsDone)
+	}
 	t.Cleanup(func() {
 		srv.Close()
+		stopJobs()
+		<-jobsDone
 		st.Close()
 	})
 	for _, a := range []struct{ name, trust string }{

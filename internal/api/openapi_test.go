@@ -102,6 +102,8 @@ func authName(a auth) string {
 		return "token"
 	case operator:
 		return "operator"
+	case userKey:
+		return "user_key"
 	}
 	return fmt.Sprint(int(a))
 }
@@ -191,12 +193,13 @@ func checkOperation(t *testing.T, doc map[string]any, key string, rt Route, item
 		t.Errorf("%s: x-memgate-auth %q, want %q", key, a, authName(rt.Auth))
 	}
 
-	// Security: none for public routes, bearerAuth for the others.
+	// Security: none for public and gateway routes (whose credentials
+	// travel in the body), bearerAuth for the others.
 	sec, hasSec := op["security"].([]any)
 	if _, present := op["security"]; present && !hasSec {
 		t.Errorf("%s: security is not an array", key)
 	}
-	if rt.Auth == public {
+	if rt.Auth == public || rt.Auth == userKey {
 		if len(sec) > 0 {
 			t.Errorf("%s: public route declares security %v", key, sec)
 		}
@@ -405,6 +408,15 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"SearchHit", core.SearchHit{}, true},
 		{"SignalScore", retrieve.SignalScore{}, true},
 		{"IndexStats", core.IndexStats{}, true},
+		{"GatewayHit", core.GatewayHit{}, true},
+		{"AddResult", core.AddResult{}, true},
+		{"FlushResult", core.FlushResult{}, true},
+		{"JobView", core.JobView{}, true},
+		{"ResourceChunk", core.ResourceChunk{}, true},
+		{"ResourceResult", core.ResourceResult{}, true},
+		{"CreatedUser", core.CreatedUser{}, true},
+		{"GatewayUser", core.GatewayUser{}, true},
+		{"CreateUserRequest", createUserBody{}, false},
 		{"Error/properties/error", errorDetail{}, true},
 
 		{"WriteRequest", core.WriteRequest{}, false},

@@ -209,3 +209,61 @@ func runAudit(env Env, args []string) error {
 		return nil
 	})
 }
+
+func runUsers(env Env, args []string) error {
+	sub, args, err := subcommand(args, "create", "list", "revoke")
+	if err != nil {
+		return err
+	}
+	fs, cfg := flags(env, "users "+sub, false)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	var userID string
+	if sub == "create" {
+		fs.StringVar(&userID, "user-id", "", "the user's id, as the chat runtime knows it")
+	}
+	if sub == "revoke" {
+		if userID, err = positional(env, fs, cfg, args, "user id"); err != nil {
+			return err
+		}
+	} else if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if sub == "create" && userID == "" {
+		return usagef("--user-id is required")
+	}
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		switch sub {
+		case "create":
+			u, err := a.svc.CreateUser(ctx, a.operator(), userID)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, u, func(w io.Writer) {
+				fmt.Fprintf(w, "user %s created\nuser key (shown once): %s\n", u.UserID, u.UserKey)
+			})
+		case "list":
+			us, err := a.svc.ListUsers(ctx, a.operator())
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"users": us}, func(w io.Writer) {
+				for _, u := range us {
+					state := "active"
+					if u.RevokedAt != nil {
+						state = "revoked"
+					}
+					fmt.Fprintf(w, "%-40s %s  %s\n", u.UserID, u.CreatedAt.Format("2006-01-02 15:04"), state)
+				}
+			})
+		default:
+			u, err := a.svc.RevokeUser(ctx, a.operator(), userID)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"user": u}, func(w io.Writer) {
+				fmt.Fprintf(w, "user %s revoked\n", u.UserID)
+			})
+		}
+	})
+}

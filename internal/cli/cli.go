@@ -65,6 +65,7 @@ func commands() []command {
 		{"query", "hybrid search", runQuery},
 		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list or revoke agents", runAgents},
+		{"users", "create, list or revoke Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"version", "print the version", func(env Env, _ []string) error {
@@ -244,7 +245,13 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 			log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 		}
 	}
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix})
+	ext, err := newExtraction(cfg, env.Getenv)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}})
 	token, created, err := svc.Bootstrap(ctx)
 	if err != nil {
 		st.Close()

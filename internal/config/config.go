@@ -55,6 +55,18 @@ type Config struct {
 	// by MEMGATE_EMBEDDER_API_KEY_FILE; it never appears in Config.
 	// VectorIndex is auto, exact or hnsw (MEMGATE_VECTOR_INDEX).
 	VectorIndex string `json:"vector_index"`
+
+	// JobWorkers is the size of the durable job worker pool
+	// (MEMGATE_JOB_WORKERS); JobLease how long an attempt may run before
+	// another worker may take its job over (MEMGATE_JOB_LEASE).
+	JobWorkers int           `json:"job_workers"`
+	JobLease   time.Duration `json:"job_lease"`
+	// LLMURL and LLMModel configure the optional LLM extractor: an
+	// OpenAI-compatible chat-completions API (MEMGATE_LLM_URL,
+	// MEMGATE_LLM_MODEL). Its key is read from MEMGATE_LLM_API_KEY or
+	// the file named by MEMGATE_LLM_API_KEY_FILE; it never appears here.
+	LLMURL   string `json:"llm_url,omitempty"`
+	LLMModel string `json:"llm_model,omitempty"`
 }
 
 // Defaults.
@@ -76,6 +88,8 @@ func Default() Config {
 		ExpiryInterval:     time.Minute,
 		Embedder:           "none",
 		VectorIndex:        "auto",
+		JobWorkers:         2,
+		JobLease:           2 * time.Minute,
 	}
 }
 
@@ -95,6 +109,10 @@ var envNames = map[string]string{
 	"embedder-url":         "MEMGATE_EMBEDDER_URL",
 	"embedder-model":       "MEMGATE_EMBEDDER_MODEL",
 	"vector-index":         "MEMGATE_VECTOR_INDEX",
+	"job-workers":          "MEMGATE_JOB_WORKERS",
+	"job-lease":            "MEMGATE_JOB_LEASE",
+	"llm-url":              "MEMGATE_LLM_URL",
+	"llm-model":            "MEMGATE_LLM_MODEL",
 }
 
 // Bind registers the flags that configure c on fs. serverFlags adds the
@@ -115,6 +133,10 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit (env MEMGATE_SHUTDOWN_TIMEOUT)")
 		fs.DurationVar(&c.AuditCheckInterval, "audit-check-interval", c.AuditCheckInterval, "audit chain re-verification interval (env MEMGATE_AUDIT_CHECK_INTERVAL)")
 		fs.DurationVar(&c.ExpiryInterval, "expiry-interval", c.ExpiryInterval, "approval TTL job interval (env MEMGATE_EXPIRY_INTERVAL)")
+		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
+		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
+		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
+		fs.StringVar(&c.LLMModel, "llm-model", c.LLMModel, "chat model of the LLM extractor (env MEMGATE_LLM_MODEL)")
 	}
 }
 
@@ -177,7 +199,13 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("vector-index: must be auto, exact or hnsw")
 	}
-	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 {
+	if (c.LLMURL == "") != (c.LLMModel == "") {
+		return fmt.Errorf("llm-url and llm-model: set both to enable the LLM extractor, or neither")
+	}
+	if c.JobWorkers < 1 || c.JobWorkers > 64 {
+		return fmt.Errorf("job-workers: must be between 1 and 64")
+	}
+	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 {
 		return fmt.Errorf("intervals and timeouts must be positive")
 	}
 	return nil

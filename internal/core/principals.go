@@ -55,7 +55,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (memory.Princi
 		return memory.Principal{}, errBadToken
 	}
 	p, err := s.store.FindPrincipal(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && p.Kind == memory.KindUser {
+		// Gateway users authenticate with their user key, never a token.
 		return memory.Principal{}, errBadToken
 	}
 	if err != nil {

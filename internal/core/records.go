@@ -140,7 +140,29 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	var res WriteResult
 	var changed []memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		res, changed = WriteResult{}, nil
+		var err error
+		res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
+		return err
+	})
+	if err != nil {
+		if isRefusal(err) {
+			s.auditRejection(ctx, p, decisionID, "record.write", r, err, now)
+		}
+		return WriteResult{}, err
+	}
+	s.countDecision(res.Decision, res.Reason)
+	s.publish(p.Workspace, changed...)
+	return res, nil
+}
+
+// writeTx is the transactional part of a gated write (SPEC §4 steps 4-7)
+// for a draft that passed precheck; found is checkSimilar's verdict. A
+// gate decision that refuses the write (a fault other than internal or
+// unavailable) is returned before anything is written.
+func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, req WriteRequest, found similarity, decisionID string, now time.Time) (WriteResult, []memory.Record, error) {
+	var res WriteResult
+	var changed []memory.Record
+	err := func() error {
 		flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
 		if err != nil {
 			return err
@@ -237,20 +259,23 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, payload)
 		return err
-	})
+	}()
 	if err != nil {
-		if fe := fault.As(err); fe.Code != fault.Internal && fe.Code != fault.Unavailable {
-			s.auditRejection(ctx, p, decisionID, "record.write", r, err, now)
-		}
-		return WriteResult{}, err
+		return WriteResult{}, nil, err
 	}
-	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, changed...)
-	return res, nil
+	return res, changed, nil
 }
 
 // precheck is gate steps 1-3 for a write.
 func (s *Service) precheck(p memory.Principal, r memory.Record, req WriteRequest) error {
+	if err := s.schemaAndAuth(p, r, req); err != nil {
+		return err
+	}
+	return s.rateLimit(p)
+}
+
+// schemaAndAuth is gate steps 1 and 2.
+func (s *Service) schemaAndAuth(p memory.Principal, r memory.Record, req WriteRequest) error {
 	if req.Status != "" && req.Status != memory.Provisional && req.Status != memory.Active {
 		return fault.Field("status", "may only be provisional (or omitted)").With("reason", gate.ReasonSchema)
 	}
@@ -260,10 +285,7 @@ func (s *Service) precheck(p memory.Principal, r memory.Record, req WriteRequest
 	if err := s.policy.CheckSchema(r); err != nil {
 		return err
 	}
-	if err := s.policy.Authorize(p, r); err != nil {
-		return err
-	}
-	return s.rateLimit(p)
+	return s.policy.Authorize(p, r)
 }
 
 func (s *Service) rateLimit(p memory.Principal) error {
@@ -282,6 +304,16 @@ func (s *Service) rateLimit(p memory.Principal) error {
 // failure to audit is logged: the caller already answers with the
 // rejection, and the rejection wrote nothing else.
 func (s *Service) auditRejection(ctx context.Context, p memory.Principal, decisionID, event string, r memory.Record, cause error, now time.Time) {
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		return s.auditRejectionTx(ctx, tx, p, decisionID, event, r, cause, now)
+	})
+	if err != nil {
+		s.log.Error("audit of a rejected write failed", "err", err, "decision_id", decisionID)
+	}
+}
+
+// auditRejectionTx appends the audit entry of a rejected decision in tx.
+func (s *Service) auditRejectionTx(ctx context.Context, tx store.Tx, p memory.Principal, decisionID, event string, r memory.Record, cause error, now time.Time) error {
 	fe := fault.As(cause)
 	reason, _ := fe.Details["reason"].(string)
 	if reason == "" {
@@ -304,13 +336,44 @@ func (s *Service) auditRejection(ctx context.Context, p memory.Principal, decisi
 	if f, ok := fe.Details["field"].(string); ok {
 		payload["field"] = f
 	}
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
-		_, err := appendAudit(ctx, tx, p.Workspace, p, decisionID, event, now, payload)
-		return err
-	})
-	if err != nil {
-		s.log.Error("audit of a rejected write failed", "err", err, "decision_id", decisionID)
+	_, err := appendAudit(ctx, tx, p.Workspace, p, decisionID, event, now, payload)
+	return err
+}
+
+// writeIn runs a whole gated write inside the caller's transaction, so
+// that ingestion commits a request's or a job's writes, and its own
+// bookkeeping, together. It applies no rate limit (the caller's request
+// was limited once). A write the gate refuses is audited in tx and
+// returned as an error that wrote nothing else (isRefusal), so the caller
+// may go on with the transaction; any other error must abort it. The
+// caller publishes the changed records after commit.
+func (s *Service) writeIn(ctx context.Context, tx store.Tx, p memory.Principal, req WriteRequest, now time.Time) (WriteResult, []memory.Record, error) {
+	r := s.draft(p, req, now)
+	decisionID := memory.NewID()
+	r.Gate.DecisionID = decisionID
+	err := s.schemaAndAuth(p, r, req)
+	var res WriteResult
+	var changed []memory.Record
+	if err == nil {
+		res, changed, err = s.writeTx(ctx, tx, p, r, req, s.checkSimilar(p, p.Workspace, r), decisionID, now)
 	}
+	if err != nil {
+		if isRefusal(err) {
+			if aerr := s.auditRejectionTx(ctx, tx, p, decisionID, "record.write", r, err, now); aerr != nil {
+				return WriteResult{}, nil, aerr
+			}
+		}
+		return WriteResult{}, nil, err
+	}
+	s.countDecision(res.Decision, res.Reason)
+	return res, changed, nil
+}
+
+// isRefusal reports whether err is the gate (or a validation) refusing a
+// write, as opposed to a failure of the system.
+func isRefusal(err error) bool {
+	fe := fault.As(err)
+	return fe.Code != fault.Internal && fe.Code != fault.Unavailable
 }
 
 // evidenceFlagged reports whether any evidence record was flagged by the
@@ -361,7 +424,7 @@ func canRead(p memory.Principal, r memory.Record, includeSensitive bool) bool {
 		return true
 	case memory.KindOperator:
 		return r.Access != memory.System
-	case memory.KindAgent:
+	case memory.KindAgent, memory.KindUser:
 		switch r.Access {
 		case memory.Public:
 			return true
@@ -381,7 +444,7 @@ func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter 
 		return store.AccessFilter{Levels: memory.AccessLevels}
 	case memory.KindOperator:
 		return store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
-	case memory.KindAgent:
+	case memory.KindAgent, memory.KindUser:
 		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.Name}
 		if includeSensitive && p.Trust == memory.Trusted {
 			f.Levels = append(f.Levels, memory.Sensitive)

@@ -32,6 +32,10 @@ type Options struct {
 	// Index is the search engine kept current by every committed change;
 	// nil disables search and similarity checks.
 	Index *retrieve.Engine
+	// Jobs tune the durable job queue.
+	Jobs JobOptions
+	// Extraction configures conversation extraction (gateway flushes).
+	Extraction ExtractionOptions
 }
 
 // Service implements memgate's operations over a store.
@@ -49,6 +53,9 @@ type Service struct {
 
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
+
+	jobs    *jobQueue
+	extract ExtractionOptions
 }
 
 // New returns a service. It does not start background work; see Run.
@@ -60,7 +67,7 @@ func New(o Options) *Service {
 		o.Now = time.Now
 	}
 	rl := o.Policy.RateLimit
-	return &Service{
+	s := &Service{
 		store:   o.Store,
 		policy:  o.Policy,
 		log:     o.Logger,
@@ -75,7 +82,11 @@ func New(o Options) *Service {
 		index:       o.Index,
 		touches:     make(chan touch, 1024),
 		embedWake:   make(chan struct{}, 1),
+		jobs:        newJobQueue(o.Jobs),
+		extract:     o.Extraction,
 	}
+	s.jobs.handlers[FlushJobKind] = s.handleFlush
+	return s
 }
 
 // Policy returns the policy in force.

@@ -143,7 +143,7 @@ func (p Policy) Authorize(pr memory.Principal, r memory.Record) error {
 			return fault.New(fault.PermissionDenied, "access level system is reserved for memgate").With("reason", ReasonAccessDenied)
 		}
 		return nil
-	case memory.KindAgent:
+	case memory.KindAgent, memory.KindUser:
 	default:
 		return fault.New(fault.PermissionDenied, "this principal may not write records").With("reason", ReasonNotAPrincipal)
 	}

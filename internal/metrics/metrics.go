@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -15,6 +17,9 @@ type Metrics struct {
 	GateDecisions   *prometheus.CounterVec
 	AuditChainOK    prometheus.Gauge
 	ApprovalsExpire prometheus.Counter
+	JobRuns         *prometheus.CounterVec
+	JobDuration     *prometheus.HistogramVec
+	GatekeeperEvals *prometheus.CounterVec
 }
 
 // New builds and registers the collectors on a fresh registry, together
@@ -39,8 +44,37 @@ func New() *Metrics {
 		ApprovalsExpire: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "memgate_approvals_expired_total", Help: "Approval items rejected because their TTL passed.",
 		}),
+		JobRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_job_attempts_total", Help: "Durable job attempts by kind and outcome (done, failed).",
+		}, []string{"kind", "outcome"}),
+		JobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "memgate_job_attempt_duration_seconds", Help: "Durable job attempt duration by kind.",
+			Buckets: []float64{.001, .005, .025, .1, .5, 1, 5, 30, 120},
+		}, []string{"kind"}),
+		GatekeeperEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_gatekeeper_evaluations_total", Help: "Extraction gatekeeper evaluations by decision.",
+		}, []string{"decision"}),
 	}
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.GateDecisions, m.AuditChainOK, m.ApprovalsExpire,
+		m.JobRuns, m.JobDuration, m.GatekeeperEvals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// ObserveJob counts one job attempt; a nil Metrics ignores it.
+func (m *Metrics) ObserveJob(kind, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.JobRuns.WithLabelValues(kind, outcome).Inc()
+	m.JobDuration.WithLabelValues(kind).Observe(d.Seconds())
+}
+
+// ObserveGatekeeper counts one gatekeeper evaluation; a nil Metrics
+// ignores it.
+func (m *Metrics) ObserveGatekeeper(decision string) {
+	if m == nil {
+		return
+	}
+	m.GatekeeperEvals.WithLabelValues(decision).Inc()
 }

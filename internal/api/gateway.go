@@ -1,0 +1,414 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The Memory Gateway surface (SPEC §6, EXACT). Credentials travel in the
+// body, so these routes authenticate in the handler, after decoding.
+// Bodies are decoded leniently — unknown fields are ignored — because the
+// clients are other projects' runtimes, which may send more than the
+// contract names.
+
+// gatewayIdentity is the part every gateway body shares.
+type gatewayIdentity struct {
+	UserID    *string `json:"user_id"`
+	UserKey   *string `json:"user_key"`
+	AppID     *string `json:"app_id"`
+	ProjectID *string `json:"project_id"`
+}
+
+type gatewaySearchBody struct {
+	gatewayIdentity
+	ConversationID *string   `json:"conversation_id"`
+	Query          *string   `json:"query"`
+	Scope          *[]string `json:"scope"`
+	TopK           *int      `json:"top_k"`
+}
+
+type gatewayAddBody struct {
+	gatewayIdentity
+	SessionID *string               `json:"session_id"`
+	Messages  *[]gatewayMessageBody `json:"messages"`
+}
+
+type gatewayMessageBody struct {
+	SenderID  *string      `json:"sender_id"`
+	Role      *string      `json:"role"`
+	Timestamp *json.Number `json:"timestamp"`
+	Content   *string      `json:"content"`
+}
+
+type gatewayFlushBody struct {
+	gatewayIdentity
+	SessionID *string `json:"session_id"`
+}
+
+type gatewayJobBody struct {
+	gatewayIdentity
+	JobID *string `json:"job_id"`
+}
+
+type gatewayMemoryBody struct {
+	gatewayIdentity
+	MemoryID *string `json:"memory_id"`
+	Text     *string `json:"text"`
+}
+
+type gatewayResourceBody struct {
+	gatewayIdentity
+	Name        *string `json:"name"`
+	URI         *string `json:"uri"`
+	ContentType *string `json:"content_type"`
+	Content     *string `json:"content"`
+}
+
+// decodeLenient decodes one JSON object, ignoring unknown fields.
+func decodeLenient(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+// maxKeyBytes bounds scope keys and ids in gateway bodies.
+const maxKeyBytes = 256
+
+// text validates a string field: present (when required), valid UTF-8,
+// at most max bytes, no control characters when key is set. Errors name
+// the field and never the value.
+func text(name string, v *string, required bool, max int, key bool) (string, error) {
+	if v == nil || *v == "" {
+		if required {
+			return "", fault.Field(name, "is required")
+		}
+		return "", nil
+	}
+	s := *v
+	if !utf8.ValidString(s) {
+		return "", fault.Field(name, "must be valid UTF-8")
+	}
+	if len(s) > max {
+		return "", fault.Field(name, "must be at most "+strconv.Itoa(max)+" bytes")
+	}
+	if key && strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", fault.Field(name, "must not contain control characters")
+	}
+	return s, nil
+}
+
+// identify validates the identity fields and authenticates the user. An
+// unknown user and a wrong key get the same 401.
+func (s *Server) identify(r *http.Request, id gatewayIdentity) (memory.Principal, string, string, error) {
+	uid, err := text("user_id", id.UserID, true, 128, true)
+	if err != nil {
+		return memory.Principal{}, "", "", err
+	}
+	if id.UserKey == nil || *id.UserKey == "" {
+		return memory.Principal{}, "", "", fault.Field("user_key", "is required")
+	}
+	app, err := text("app_id", id.AppID, false, maxKeyBytes, true)
+	if err != nil {
+		return memory.Principal{}, "", "", err
+	}
+	proj, err := text("project_id", id.ProjectID, false, maxKeyBytes, true)
+	if err != nil {
+		return memory.Principal{}, "", "", err
+	}
+	if app == "" {
+		app = core.DefaultGroupApp
+	}
+	if proj == "" {
+		proj = core.DefaultGroupApp
+	}
+	p, err := s.svc.AuthenticateUser(r.Context(), s.gatewayWS, uid, *id.UserKey)
+	return p, app, proj, err
+}
+
+func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewaySearchBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	req := core.GatewaySearchRequest{AppID: app, ProjectID: proj, TopK: core.DefaultTopK}
+	if req.Query, err = text("query", b.Query, true, 8<<10, false); err != nil {
+		return err
+	}
+	if req.ConversationID, err = text("conversation_id", b.ConversationID, false, maxKeyBytes-len("chat:"), true); err != nil {
+		return err
+	}
+	if b.TopK != nil {
+		if *b.TopK < 1 || *b.TopK > core.MaxTopK {
+			return fault.Field("top_k", "must be between 1 and "+strconv.Itoa(core.MaxTopK))
+		}
+		req.TopK = *b.TopK
+	}
+	if b.Scope == nil {
+		req.Scopes = []string{core.ScopeAllUserMemory}
+		if req.ConversationID != "" {
+			req.Scopes = []string{core.ScopeCurrentChat, core.ScopeAllUserMemory}
+		}
+	} else {
+		if len(*b.Scope) == 0 {
+			return fault.Field("scope", "must be a non-empty list of current_chat, resources, all_user_memory")
+		}
+		for i, sc := range *b.Scope {
+			if !slices.Contains(core.GatewayScopes, sc) {
+				return fault.Field("scope["+strconv.Itoa(i)+"]", "must be one of current_chat, resources, all_user_memory")
+			}
+			if slices.Contains(req.Scopes, sc) {
+				return fault.Field("scope["+strconv.Itoa(i)+"]", "is repeated")
+			}
+			req.Scopes = append(req.Scopes, sc)
+		}
+	}
+	if slices.Contains(req.Scopes, core.ScopeCurrentChat) && req.ConversationID == "" {
+		return fault.Field("conversation_id", "is required when scope includes current_chat")
+	}
+	hits, err := s.svc.GatewaySearch(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"results": hits})
+}
+
+func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayAddBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	sess, err := text("session_id", b.SessionID, true, maxKeyBytes, true)
+	if err != nil {
+		return err
+	}
+	if b.Messages == nil || len(*b.Messages) == 0 {
+		return fault.Field("messages", "must be a non-empty list")
+	}
+	if len(*b.Messages) > core.MaxAddMessages {
+		return fault.Field("messages", "at most "+strconv.Itoa(core.MaxAddMessages)+" messages per add")
+	}
+	maxContent := s.svc.Policy().Limits.MaxContentBytes - maxKeyBytes - 2
+	msgs := make([]core.GatewayMessage, 0, len(*b.Messages))
+	for i, m := range *b.Messages {
+		at := "messages[" + strconv.Itoa(i) + "]."
+		var gm core.GatewayMessage
+		if gm.SenderID, err = text(at+"sender_id", m.SenderID, true, maxKeyBytes, true); err != nil {
+			return err
+		}
+		if gm.Role, err = text(at+"role", m.Role, true, 32, true); err != nil {
+			return err
+		}
+		if gm.Content, err = text(at+"content", m.Content, true, maxContent, false); err != nil {
+			return err
+		}
+		if strings.TrimSpace(gm.Content) == "" {
+			return fault.Field(at+"content", "must not be blank")
+		}
+		if m.Timestamp == nil {
+			return fault.Field(at+"timestamp", "is required")
+		}
+		ts, err := strconv.ParseInt(m.Timestamp.String(), 10, 64)
+		// Beyond year 9999 a time cannot be stored or encoded.
+		if err != nil || ts <= 0 || ts > 253402300799999 {
+			return fault.Field(at+"timestamp", "must be a positive integer of Unix epoch milliseconds")
+		}
+		gm.Timestamp = ts
+		msgs = append(msgs, gm)
+	}
+	res, err := s.svc.GatewayAdd(r.Context(), p, store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess}, msgs)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayFlushBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	sess, err := text("session_id", b.SessionID, true, maxKeyBytes, true)
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.GatewayFlush(r.Context(), p, store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, res)
+}
+
+func (s *Server) gatewayJob(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayJobBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, _, _, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	id, err := text("job_id", b.JobID, true, 64, true)
+	if err != nil {
+		return err
+	}
+	if !memory.ValidID(id) {
+		return fault.New(fault.NotFound, "job not found")
+	}
+	j, err := s.svc.GatewayJob(r.Context(), p, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"job": j})
+}
+
+func (s *Server) gatewayUpdate(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayMemoryBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	id, err := text("memory_id", b.MemoryID, true, 64, true)
+	if err != nil {
+		return err
+	}
+	txt, err := text("text", b.Text, true, s.svc.Policy().Limits.MaxContentBytes, false)
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.GatewayUpdate(r.Context(), p, app, proj, id, txt)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"id": res.Record.ID, "version": res.Record.Version,
+		"decision": res.Decision, "text": res.Record.Content})
+}
+
+func (s *Server) gatewayDelete(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayMemoryBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	id, err := text("memory_id", b.MemoryID, true, 64, true)
+	if err != nil {
+		return err
+	}
+	rec, err := s.svc.GatewayDelete(r.Context(), p, app, proj, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"id": rec.ID, "deleted": true})
+}
+
+func (s *Server) gatewayResource(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+	var b gatewayResourceBody
+	if err := decodeLenient(r, &b); err != nil {
+		return err
+	}
+	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	if err != nil {
+		return err
+	}
+	var req core.ResourceRequest
+	req.AppID, req.ProjectID = app, proj
+	if req.Name, err = text("name", b.Name, true, 256, true); err != nil {
+		return err
+	}
+	if req.URI, err = text("uri", b.URI, false, 1024, true); err != nil {
+		return err
+	}
+	ct, err := text("content_type", b.ContentType, false, 64, true)
+	if err != nil {
+		return err
+	}
+	switch ct {
+	case "", "text/markdown":
+		req.Markdown = true
+	case "text/plain":
+	default:
+		return fault.Field("content_type", "must be text/markdown or text/plain")
+	}
+	if req.Content, err = text("content", b.Content, true, int(s.maxBody), false); err != nil {
+		return err
+	}
+	res, err := s.svc.GatewayResource(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+type createUserBody struct {
+	UserID string `json:"user_id"`
+}
+
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var b createUserBody
+	if err := Decode(r, &b); err != nil {
+		return err
+	}
+	u, err := s.svc.CreateUser(r.Context(), p, b.UserID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, u)
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	us, err := s.svc.ListUsers(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"users": us})
+}
+
+func (s *Server) revokeUser(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	u, err := s.svc.RevokeUser(r.Context(), p, r.PathValue("user_id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	j, err := s.svc.Job(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, j)
+}

@@ -1,0 +1,332 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The Memory Gateway contract (SPEC §6) as service calls. The HTTP
+// adapter validates shapes and authenticates; these calls enforce the
+// rules.
+
+// Gateway scopes.
+const (
+	ScopeCurrentChat   = "current_chat"
+	ScopeResources     = "resources"
+	ScopeAllUserMemory = "all_user_memory"
+)
+
+// GatewayScopes lists the scopes in the order results are attributed.
+var GatewayScopes = []string{ScopeCurrentChat, ScopeResources, ScopeAllUserMemory}
+
+// DefaultTopK and MaxTopK bound a gateway search.
+const (
+	DefaultTopK     = 8
+	MaxTopK         = 100
+	MaxAddMessages  = 100
+	DefaultGroupApp = "default"
+)
+
+// ChatSession is the session id of a gateway conversation.
+func ChatSession(conversationID string) string { return "chat:" + conversationID }
+
+// GatewayMessage is one message of an add.
+type GatewayMessage struct {
+	SenderID  string `json:"sender_id"`
+	Role      string `json:"role"`
+	Timestamp int64  `json:"timestamp"`
+	Content   string `json:"content"`
+}
+
+// AddResult reports an add: the episode record of each message, in
+// order, whether it was new or a re-sent duplicate.
+type AddResult struct {
+	Added      int      `json:"added"`
+	Duplicates int      `json:"duplicates"`
+	MemoryIDs  []string `json:"memory_ids"`
+}
+
+// GatewayAdd stores messages durably and makes each searchable at once as
+// an episode record (SPEC §6, §7). A message identical to a stored one
+// (same conversation, sender, timestamp and content) is a no-op that
+// answers the stored episode's id. The whole add is one transaction.
+func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.Conversation, msgs []GatewayMessage) (AddResult, error) {
+	if err := s.rateLimit(p); err != nil {
+		return AddResult{}, err
+	}
+	now := s.clock()
+	var res AddResult
+	var changed []memory.Record
+	err := s.tx(ctx, "message", func(tx store.Tx) error {
+		res, changed = AddResult{MemoryIDs: make([]string, 0, len(msgs))}, nil
+		for i, m := range msgs {
+			msg := store.Message{Workspace: p.Workspace, ID: memory.NewID(), Conversation: cv, SenderID: m.SenderID, Role: m.Role,
+				Timestamp: m.Timestamp, Content: m.Content, ContentSHA256: memory.SHA256Hex(m.Content), CreatedAt: now}
+			old, err := tx.FindMessage(ctx, p.Workspace, msg)
+			if err == nil {
+				res.Duplicates++
+				res.MemoryIDs = append(res.MemoryIDs, old.RecordID)
+				continue
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			wr, ch, err := s.writeIn(ctx, tx, p, episodeRequest(msg), now)
+			if err != nil {
+				if isRefusal(err) {
+					fe := *fault.As(err)
+					fe.Message = "messages[" + strconv.Itoa(i) + "]: " + fe.Message
+					return &fe
+				}
+				return err
+			}
+			msg.RecordID = wr.Record.ID
+			if err := tx.InsertMessage(ctx, msg); err != nil {
+				return err
+			}
+			changed = append(changed, ch...)
+			res.Added++
+			res.MemoryIDs = append(res.MemoryIDs, wr.Record.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return AddResult{}, err
+	}
+	s.publish(p.Workspace, changed...)
+	return res, nil
+}
+
+// episodeRequest is the episode a message becomes: the speaker's words
+// prefixed with the speaker, at the message's own time.
+func episodeRequest(m store.Message) WriteRequest {
+	at := time.UnixMilli(m.Timestamp).UTC()
+	meta, _ := json.Marshal(map[string]any{"speaker": m.SenderID, "role": m.Role, "timestamp": m.Timestamp,
+		"message_id": m.ID, "session_date": at.Format(time.DateOnly)})
+	return WriteRequest{
+		Type: memory.Episode, Category: "conversation", Content: m.SenderID + ": " + m.Content, Metadata: meta,
+		Source: &SourceInput{Kind: memory.Observed}, ValidFrom: &at,
+		Scope: memory.Scope{UserID: m.UserID, AppID: m.AppID, ProjectID: m.ProjectID, SessionID: m.SessionID},
+	}
+}
+
+// FlushJobKind is the job kind of a gateway flush.
+const FlushJobKind = "gateway.flush"
+
+// flushPayload is what a flush job needs to run.
+type flushPayload struct {
+	store.Conversation
+	PrincipalID string `json:"principal_id"`
+}
+
+// JobView is a job as its owner sees it.
+type JobView struct {
+	ID        string          `json:"id"`
+	Kind      string          `json:"kind"`
+	Status    string          `json:"status"`
+	Attempts  int             `json:"attempts"`
+	LastError string          `json:"last_error,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+func viewJob(j store.Job) JobView {
+	v := JobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Attempts: j.Attempts, LastError: j.LastError,
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+	if len(j.Result) > 0 && string(j.Result) != "{}" {
+		v.Result = j.Result
+	}
+	return v
+}
+
+// FlushResult is the answer to a flush: the queued job.
+type FlushResult struct {
+	JobID    string `json:"job_id"`
+	Status   string `json:"status"`
+	Messages int    `json:"messages"`
+}
+
+// GatewayFlush queues extraction of every message of the conversation
+// added since the last flush and returns at once. The messages are taken
+// by the job in the same transaction that enqueues it, so none is lost
+// and none is extracted twice.
+func (s *Service) GatewayFlush(ctx context.Context, p memory.Principal, cv store.Conversation) (FlushResult, error) {
+	if err := s.rateLimit(p); err != nil {
+		return FlushResult{}, err
+	}
+	now := s.clock()
+	payload, err := json.Marshal(flushPayload{Conversation: cv, PrincipalID: p.ID})
+	if err != nil {
+		return FlushResult{}, fault.Wrap(fault.Internal, err, "internal error")
+	}
+	j := store.Job{ID: memory.NewID(), Workspace: p.Workspace, Kind: FlushJobKind, Payload: payload,
+		MaxAttempts: s.jobs.maxAttempts, RunAfter: now, CreatedAt: now, UpdatedAt: now}
+	var n int
+	err = s.tx(ctx, "job", func(tx store.Tx) error {
+		var err error
+		if n, err = tx.TakeMessages(ctx, p.Workspace, cv, j.ID); err != nil {
+			return err
+		}
+		if err := tx.InsertJob(ctx, j); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "gateway.flush", now, map[string]any{"job_id": j.ID, "messages": n})
+		return err
+	})
+	if err != nil {
+		return FlushResult{}, err
+	}
+	s.wakeJobs()
+	return FlushResult{JobID: j.ID, Status: string(store.JobQueued), Messages: n}, nil
+}
+
+// GatewayJob returns a job the user queued; other jobs are not found.
+func (s *Service) GatewayJob(ctx context.Context, p memory.Principal, id string) (JobView, error) {
+	j, err := s.store.GetJob(ctx, p.Workspace, id)
+	if err != nil {
+		return JobView{}, storeErr(err, "job")
+	}
+	var pl flushPayload
+	if json.Unmarshal(j.Payload, &pl) != nil || pl.PrincipalID != p.ID {
+		return JobView{}, fault.New(fault.NotFound, "job not found")
+	}
+	return viewJob(j), nil
+}
+
+// Job returns any job of the operator's workspace.
+func (s *Service) Job(ctx context.Context, by memory.Principal, id string) (JobView, error) {
+	if err := requireOperator(by); err != nil {
+		return JobView{}, err
+	}
+	j, err := s.store.GetJob(ctx, by.Workspace, id)
+	if err != nil {
+		return JobView{}, storeErr(err, "job")
+	}
+	return viewJob(j), nil
+}
+
+// GatewaySearchRequest is a recall (SPEC §6).
+type GatewaySearchRequest struct {
+	AppID, ProjectID string
+	ConversationID   string
+	Query            string
+	Scopes           []string
+	TopK             int
+}
+
+// GatewayHit is one recalled memory.
+type GatewayHit struct {
+	ID          string        `json:"id"`
+	SessionID   string        `json:"session_id"`
+	Text        string        `json:"text"`
+	Score       float64       `json:"score"`
+	SourceScope string        `json:"source_scope"`
+	ResourceURI *string       `json:"resource_uri"`
+	Raw         memory.Record `json:"raw"`
+}
+
+// GatewaySearch searches each requested scope of the user's memory and
+// merges the hits by score; a memory found in several scopes is reported
+// once, under the first scope in GatewayScopes order.
+func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req GatewaySearchRequest) ([]GatewayHit, error) {
+	uid := userOf(p)
+	base := memory.Scope{UserID: uid, AppID: req.AppID, ProjectID: req.ProjectID}
+	var hits []GatewayHit
+	seen := map[string]bool{}
+	for _, sc := range GatewayScopes {
+		if !slices.Contains(req.Scopes, sc) {
+			continue
+		}
+		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base}
+		switch sc {
+		case ScopeCurrentChat:
+			sr.Scope.SessionID = ChatSession(req.ConversationID)
+		case ScopeResources:
+			sr.Types = []memory.Type{memory.Resource}
+		}
+		resp, err := s.Search(ctx, p, sr)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range resp.Results {
+			if seen[h.Record.ID] {
+				continue
+			}
+			seen[h.Record.ID] = true
+			hits = append(hits, GatewayHit{ID: h.Record.ID, SessionID: h.Record.Scope.SessionID, Text: h.Record.Content,
+				Score: h.Score, SourceScope: sc, ResourceURI: resourceURI(h.Record), Raw: h.Record})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b GatewayHit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	if len(hits) > req.TopK {
+		hits = hits[:req.TopK]
+	}
+	if hits == nil {
+		hits = []GatewayHit{}
+	}
+	return hits, nil
+}
+
+func resourceURI(r memory.Record) *string {
+	if r.Type != memory.Resource {
+		return nil
+	}
+	var m struct {
+		URI string `json:"resource_uri"`
+	}
+	if json.Unmarshal(r.Metadata, &m) != nil || m.URI == "" {
+		return nil
+	}
+	return &m.URI
+}
+
+// ownRecord loads a head the gateway user may change: one scoped to the
+// user in the given app and project. Anything else is not found.
+func (s *Service) ownRecord(ctx context.Context, p memory.Principal, appID, projectID, id string) (memory.Record, error) {
+	if !memory.ValidID(id) {
+		return memory.Record{}, fault.New(fault.NotFound, "memory not found")
+	}
+	r, err := s.store.GetRecord(ctx, p.Workspace, id)
+	if err != nil || r.Scope.UserID != userOf(p) || r.Scope.AppID != appID || r.Scope.ProjectID != projectID || !canRead(p, r, false) {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return memory.Record{}, storeErr(err, "memory")
+		}
+		return memory.Record{}, fault.New(fault.NotFound, "memory not found")
+	}
+	return r, nil
+}
+
+// GatewayUpdate overrides a memory's text: a new version through the gate.
+func (s *Service) GatewayUpdate(ctx context.Context, p memory.Principal, appID, projectID, id, text string) (WriteResult, error) {
+	r, err := s.ownRecord(ctx, p, appID, projectID, id)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	v := r.Version
+	return s.Patch(ctx, p, id, PatchRequest{ExpectedVersion: &v, Content: &text})
+}
+
+// GatewayDelete forgets a memory of the user (a tombstone remains).
+func (s *Service) GatewayDelete(ctx context.Context, p memory.Principal, appID, projectID, id string) (memory.Record, error) {
+	if _, err := s.ownRecord(ctx, p, appID, projectID, id); err != nil {
+		return memory.Record{}, err
+	}
+	return s.Forget(ctx, p, id)
+}

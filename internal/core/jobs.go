@@ -1,0 +1,277 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The durable job queue (SPEC §6, §13): jobs live in the database, are
+// claimed atomically under a lease, retried with exponential backoff and
+// jitter, and end done or dead with their last error. A job's effects
+// commit in the same transaction that marks it done, and only while its
+// worker still holds the lease, so every job's effects happen once even
+// when a worker dies or a lease runs out mid-attempt.
+
+// JobOptions tune the queue; zero values take the defaults.
+type JobOptions struct {
+	Workers     int           // default 2
+	MaxAttempts int           // default 5
+	Lease       time.Duration // default 2m: how long an attempt may run before another worker may take the job
+	BackoffBase time.Duration // default 2s, doubled per attempt, with jitter
+	BackoffMax  time.Duration // default 5m
+	Poll        time.Duration // default 1s: how often idle workers look for jobs queued elsewhere or due for retry
+}
+
+func (o JobOptions) withDefaults() JobOptions {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	def(&o.Lease, 2*time.Minute)
+	def(&o.BackoffBase, 2*time.Second)
+	def(&o.BackoffMax, 5*time.Minute)
+	def(&o.Poll, time.Second)
+	return o
+}
+
+// jobCommit applies a job's effects inside the transaction that ends it
+// and returns the job's result and the records to publish afterwards.
+type jobCommit func(ctx context.Context, tx store.Tx) (result any, changed []memory.Record, err error)
+
+// jobHandler does a job's slow work outside any transaction (model
+// calls) and returns the writes to commit. It must be idempotent in the
+// sense that matters here: running it again after a failed attempt
+// produces the same intended effects, which are committed at most once.
+type jobHandler func(ctx context.Context, j store.Job) (jobCommit, error)
+
+// jobQueue is the Service's queue state.
+type jobQueue struct {
+	opts        JobOptions
+	maxAttempts int
+	owner       string // lease owner id of this process
+	wake        chan struct{}
+	handlers    map[string]jobHandler
+
+	mu   sync.Mutex
+	done chan struct{} // closed and replaced whenever a job ends here
+}
+
+func newJobQueue(o JobOptions) *jobQueue {
+	o = o.withDefaults()
+	return &jobQueue{opts: o, maxAttempts: o.MaxAttempts, owner: "worker-" + memory.NewID(), wake: make(chan struct{}, 1),
+		handlers: map[string]jobHandler{}, done: make(chan struct{})}
+}
+
+func (s *Service) wakeJobs() {
+	select {
+	case s.jobs.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *jobQueue) ended() {
+	q.mu.Lock()
+	close(q.done)
+	q.done = make(chan struct{})
+	q.mu.Unlock()
+}
+
+func (q *jobQueue) endedChan() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.done
+}
+
+// WaitJob blocks until job id of workspace ws is done or dead (as seen by
+// this process, or found so in the database when another process ran it
+// and poll elapses), or ctx ends.
+func (s *Service) WaitJob(ctx context.Context, ws, id string) (JobView, error) {
+	for {
+		ch := s.jobs.endedChan()
+		j, err := s.store.GetJob(ctx, ws, id)
+		if err != nil {
+			return JobView{}, storeErr(err, "job")
+		}
+		if j.Status == store.JobDone || j.Status == store.JobDead {
+			return viewJob(j), nil
+		}
+		t := time.NewTimer(s.jobs.opts.Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return viewJob(j), ctx.Err()
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// RunJobs runs the worker pool until ctx ends, then waits for the
+// workers' attempts in flight to be released.
+func (s *Service) RunJobs(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range s.jobs.opts.Workers {
+		wg.Go(func() { s.jobWorker(ctx) })
+	}
+	wg.Wait()
+}
+
+func (s *Service) jobWorker(ctx context.Context) {
+	kinds := make([]string, 0, len(s.jobs.handlers))
+	for k := range s.jobs.handlers {
+		kinds = append(kinds, k)
+	}
+	for ctx.Err() == nil {
+		var (
+			j  store.Job
+			ok bool
+		)
+		err := s.store.Tx(ctx, func(tx store.Tx) error {
+			var err error
+			j, ok, err = tx.ClaimJob(ctx, kinds, s.jobs.owner, s.clock(), s.jobs.opts.Lease)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("claiming a job failed", "err", err)
+		}
+		if err == nil && ok {
+			s.runJob(ctx, j)
+			continue
+		}
+		t := time.NewTimer(s.jobs.opts.Poll)
+		select {
+		case <-ctx.Done():
+		case <-s.jobs.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// runJob runs one claimed attempt and records its outcome.
+func (s *Service) runJob(ctx context.Context, j store.Job) {
+	// The attempt must end before the lease does, or another worker may
+	// take the job while this one still works on it.
+	actx, cancel := context.WithTimeout(ctx, s.jobs.opts.Lease*9/10)
+	defer cancel()
+	start := time.Now()
+	var (
+		result  any
+		changed []memory.Record
+		err     error
+	)
+	h := s.jobs.handlers[j.Kind]
+	if h == nil {
+		err = fmt.Errorf("no handler for job kind %q", j.Kind)
+	} else {
+		var commit jobCommit
+		commit, err = safeHandle(actx, h, j)
+		if err == nil {
+			err = s.store.Tx(actx, func(tx store.Tx) error {
+				var err error
+				result, changed, err = commit(actx, tx)
+				if err != nil {
+					return err
+				}
+				raw, err := json.Marshal(result)
+				if err != nil {
+					return err
+				}
+				return tx.FinishJob(actx, j.Workspace, j.ID, s.jobs.owner, store.JobUpdate{Status: store.JobDone, Result: raw, At: s.clock()})
+			})
+		}
+	}
+	s.metrics.ObserveJob(j.Kind, jobOutcome(err), time.Since(start))
+	if err == nil {
+		s.publish(j.Workspace, changed...)
+		s.jobs.ended()
+		return
+	}
+	if errors.Is(err, store.ErrVersionConflict) {
+		s.log.Warn("job lease lost; its attempt was rolled back", "job_id", j.ID, "kind", j.Kind)
+		return
+	}
+	u := store.JobUpdate{Status: store.JobQueued, LastError: jobError(err), At: s.clock()}
+	if ctx.Err() != nil {
+		// Shutting down: hand the job back at once, without a penalty
+		// beyond the attempt already counted.
+		u.RunAfter = u.At
+	} else if j.Attempts >= j.MaxAttempts {
+		u.Status = store.JobDead
+		u.RunAfter = u.At
+	} else {
+		u.RunAfter = u.At.Add(s.backoff(j.Attempts))
+	}
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer fcancel()
+	ferr := s.store.Tx(fctx, func(tx store.Tx) error { return tx.FinishJob(fctx, j.Workspace, j.ID, s.jobs.owner, u) })
+	if ferr != nil {
+		s.log.Error("recording a job failure failed", "job_id", j.ID, "err", ferr)
+	}
+	if u.Status == store.JobDead {
+		s.log.Error("job dead after its last attempt", "job_id", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", u.LastError)
+		s.jobs.ended()
+	} else {
+		s.log.Warn("job attempt failed; will retry", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", u.LastError)
+	}
+}
+
+// safeHandle turns a handler panic into an attempt failure.
+func safeHandle(ctx context.Context, h jobHandler, j store.Job) (c jobCommit, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("job handler panicked: %v", r)
+		}
+	}()
+	return h(ctx, j)
+}
+
+// backoff is the delay before the retry that follows attempt n (1-based):
+// base·2^(n-1), capped, with "equal jitter" (half fixed, half random) so
+// that failing jobs do not retry in lockstep.
+func (s *Service) backoff(n int) time.Duration {
+	o := s.jobs.opts
+	d := o.BackoffBase
+	for i := 1; i < n && d < o.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, o.BackoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func jobOutcome(err error) string {
+	if err == nil {
+		return "done"
+	}
+	return "failed"
+}
+
+// jobError is the error text stored on a job: the fault message when
+// there is one (it is written for users), never a request body.
+func jobError(err error) string {
+	msg := err.Error()
+	if fe := fault.As(err); fe.Code != fault.Internal {
+		msg = fe.Message
+	}
+	if len(msg) > 1000 {
+		msg = msg[:1000]
+	}
+	return msg
+}
