@@ -52,11 +52,6 @@ func Split(doc string, markdown bool, maxTokens int) []Chunk {
 		for _, piece := range pack(sec.body, budget) {
 			out = append(out, Chunk{Heading: sec.path, Text: prefix + piece})
 		}
-		if strings.TrimSpace(sec.body) == "" && sec.line != "" {
-			// A heading with no body of its own still says something
-			// (it names what follows), but only as part of a chunk.
-			continue
-		}
 	}
 	return out
 }
@@ -73,9 +68,9 @@ func sections(doc string) []section {
 		out    []section
 		cur    section
 		body   strings.Builder
-		stack  []string // heading texts by level-1
+		stack  []string // heading texts of the enclosing sections
+		levels []int    // and their levels
 		fence  string
-		levels []int
 	)
 	flush := func() {
 		cur.body = body.String()

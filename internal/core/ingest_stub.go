@@ -10,5 +10,7 @@ import (
 type ExtractionOptions struct{}
 
 func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, error) {
-	return func(ctx context.Context, tx store.Tx) (any, []memory.Record, error) { return map[string]int{}, nil, nil }, nil
+	return func(ctx context.Context, tx store.Tx) (any, []memory.Record, error) {
+		return map[string]int{}, nil, nil
+	}, nil
 }
