@@ -129,11 +129,24 @@ func newService(t *testing.T, emb embed.Embedder) *core.Service {
 	// default policy says about episodes.
 	pol := gate.Default()
 	pol.Duplicates.Exact, pol.Duplicates.IgnoreTypes = true, nil
+	pol.RateLimit.User = gate.Bucket{}
 	svc := core.New(core.Options{Store: st, Policy: pol, Index: ix})
 	if _, _, err := svc.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// episodes lists the episode records of one benchmark conversation.
+func episodes(t *testing.T, svc *core.Service, project string) []memory.Record {
+	t.Helper()
+	res, err := svc.List(context.Background(), core.LocalOperator(memory.DefaultWorkspace), core.ListRequest{
+		Types: []memory.Type{memory.Episode}, Statuses: []memory.Status{memory.Active, memory.Quarantined},
+		Scope: memory.Scope{AppID: AppID, ProjectID: project}, IncludeSensitive: true, Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Records
 }
 
 // spy records every write request.
@@ -154,6 +167,18 @@ func run(t *testing.T, ds *Dataset, svc Service, o Options) *Result {
 	t.Helper()
 	if o.Principal.ID == "" {
 		o.Principal = core.LocalOperator(memory.DefaultWorkspace)
+	}
+	if o.Gateway == nil {
+		cs, ok := svc.(*core.Service)
+		if !ok {
+			cs = svc.(*spy).Service.(*core.Service)
+		}
+		g, stop, err := StartGateway(context.Background(), cs, memory.DefaultWorkspace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+		o.Gateway = g
 	}
 	res, err := Run(context.Background(), svc, ds, o)
 	if err != nil {
@@ -190,9 +215,10 @@ func TestLoCoMoPipeline(t *testing.T) {
 	sp := &spy{Service: newService(t, nil)}
 	res := run(t, ds, sp, Options{Workers: 3, IngestWorkers: 2})
 
-	// Ingestion through the gate, one write per turn.
-	if len(sp.writes) != 9 || res.Turns != 9 {
-		t.Fatalf("%d writes for %d turns, want 9", len(sp.writes), res.Turns)
+	// Ingestion through the gateway and the gate, one episode per turn.
+	eps := episodes(t, sp.Service.(*core.Service), "conv-a")
+	if res.Turns != 9 || res.Flushes != 3 {
+		t.Fatalf("%d turns, %d flushes; want 9 turns in 3 sessions", res.Turns, res.Flushes)
 	}
 	want := map[string]int{memory.DecisionAccepted: 7, memory.DecisionDuplicate: 1, memory.DecisionQuarantined: 1}
 	for k, v := range want {
@@ -204,23 +230,23 @@ func TestLoCoMoPipeline(t *testing.T) {
 	if res.Quarantined != 1 {
 		t.Errorf("quarantined %d, want 1", res.Quarantined)
 	}
-	var img core.WriteRequest
-	for _, w := range sp.writes {
-		if strings.Contains(w.Content, "kayaking") {
-			img = w
+	var img memory.Record
+	for _, r := range eps {
+		if strings.Contains(r.Content, "kayaking") {
+			img = r
 		}
 	}
 	if img.Content != "Bob: We went kayaking across the glacier lake. [shares a photo of a red canoe]" || img.Type != memory.Episode {
 		t.Errorf("image turn written as %q (%s)", img.Content, img.Type)
 	}
-	if img.Scope != (memory.Scope{AppID: "bench", ProjectID: "conv-a", SessionID: "conv-a:2"}) {
+	if img.Scope.AppID != "bench" || img.Scope.ProjectID != "conv-a" || img.Scope.SessionID != "conv-a:2" || img.Scope.UserID == "" {
 		t.Errorf("scope %+v", img.Scope)
 	}
 	if img.ValidFrom == nil || !img.ValidFrom.Equal(time.Date(2023, 6, 3, 10, 5, 0, 0, time.UTC)) {
 		t.Errorf("valid_from %v", img.ValidFrom)
 	}
 	var meta map[string]any
-	if err := json.Unmarshal(img.Metadata, &meta); err != nil || meta["dia_id"] != "D2:1" || meta["speaker"] != "Bob" || meta["session"] != 2.0 {
+	if err := json.Unmarshal(img.Metadata, &meta); err != nil || meta["speaker"] != "Bob" || meta["role"] != "user" {
 		t.Errorf("metadata %s", img.Metadata)
 	}
 
@@ -294,8 +320,8 @@ func TestLongMemEvalPipeline(t *testing.T) {
 	sp := &spy{Service: newService(t, nil)}
 	res := run(t, ds, sp, Options{KMax: 20})
 	// q1 ingests 4 turns (the repeated s1 is ignored), q2 6, q3 3, q4 1, q5 1.
-	if res.Turns != 15 || res.Ignored != 1 || len(sp.writes) != 15 {
-		t.Fatalf("turns %d ignored %d writes %d", res.Turns, res.Ignored, len(sp.writes))
+	if res.Turns != 15 || res.Ignored != 1 || res.Decisions[memory.DecisionAccepted]+res.Decisions[memory.DecisionDuplicate] != 15 {
+		t.Fatalf("turns %d ignored %d decisions %v", res.Turns, res.Ignored, res.Decisions)
 	}
 	if res.BadDates != 1 {
 		t.Errorf("bad dates %d, want 1", res.BadDates)
@@ -305,13 +331,18 @@ func TestLongMemEvalPipeline(t *testing.T) {
 	if res.Decisions[memory.DecisionDuplicate] != 2 || res.Decisions[memory.DecisionAccepted] != 13 {
 		t.Errorf("decisions %v", res.Decisions)
 	}
-	w := sp.writes[0]
+	var w memory.Record
+	for _, r := range episodes(t, sp.Service.(*core.Service), "q1") {
+		if strings.Contains(r.Content, "teal bicycle") {
+			w = r
+		}
+	}
 	var meta map[string]any
 	_ = json.Unmarshal(w.Metadata, &meta)
 	if w.Content != "user: I bought a teal bicycle last weekend." || w.Scope.ProjectID != "q1" || w.Scope.SessionID != "q1:s1" ||
 		w.Scope.AppID != "bench" || w.ValidFrom == nil || !w.ValidFrom.Equal(time.Date(2023, 5, 20, 2, 21, 0, 0, time.UTC)) ||
-		meta["session_id"] != "s1" || meta["turn"] != 0.0 || meta["has_answer"] != true {
-		t.Errorf("first write %+v %s", w, w.Metadata)
+		meta["role"] != "user" || meta["speaker"] != "user" {
+		t.Errorf("first turn stored as %+v %s", w, w.Metadata)
 	}
 
 	// q1: s1#0 first (any and all); q2: a1#0 first, a2#0 unreachable
@@ -387,8 +418,9 @@ func TestEmbedBeforeQuerying(t *testing.T) {
 			t.Errorf("dense search missed the puppy turn: %+v", q.Hits)
 		}
 	}
-	// The second run wrote every turn again: all duplicates of the first.
-	if dense.Decisions[memory.DecisionDuplicate] != 6 || dense.Decisions[memory.DecisionQuarantined] != 1 {
+	// The second run ingests as another gateway user, into that user's
+	// scope: the same decisions as the first.
+	if dense.Decisions[memory.DecisionAccepted] != 5 || dense.Decisions[memory.DecisionDuplicate] != 1 || dense.Decisions[memory.DecisionQuarantined] != 1 {
 		t.Errorf("re-ingest decisions %v", dense.Decisions)
 	}
 }

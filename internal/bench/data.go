@@ -54,8 +54,14 @@ type Turn struct {
 	// "<session_id>#<index>" for LongMemEval.
 	ID string
 	// Session is the scope session_id ("<conv>:<session>").
-	Session   string
-	Content   string
+	Session string
+	// Content is the episode text: "<speaker>: <text>".
+	Content string
+	// Speaker, Role and Text are the turn as a chat runtime sends it
+	// through the Memory Gateway.
+	Speaker   string
+	Role      string
+	Text      string
 	ValidFrom *time.Time
 	Metadata  json.RawMessage
 }
@@ -196,13 +202,14 @@ func LoadLoCoMo(r io.Reader) (*Dataset, error) {
 				if ids := NormaliseEvidence(t.DiaID); len(ids) == 1 {
 					tid = ids[0]
 				}
-				content := t.Speaker + ": " + t.Text
+				text := t.Text
 				if t.BlipCaption != "" {
-					content += " [shares " + t.BlipCaption + "]"
+					text += " [shares " + t.BlipCaption + "]"
 				}
+				content := t.Speaker + ": " + text
 				meta, _ := json.Marshal(map[string]any{"dia_id": t.DiaID, "speaker": t.Speaker, "session": n})
 				c.Turns = append(c.Turns, Turn{ID: tid, Session: fmt.Sprintf("%s:%d", id, n), Content: content,
-					ValidFrom: when, Metadata: meta})
+					Speaker: t.Speaker, Role: "user", Text: text, ValidFrom: when, Metadata: meta})
 				exists[tid] = true
 			}
 		}
@@ -311,7 +318,7 @@ func LoadLongMemEval(r io.Reader) (*Dataset, error) {
 				tid := sid + "#" + strconv.Itoa(ti)
 				meta, _ := json.Marshal(map[string]any{"session_id": sid, "turn": ti, "has_answer": t.HasAnswer})
 				c.Turns = append(c.Turns, Turn{ID: tid, Session: id + ":" + sid, Content: t.Role + ": " + t.Content,
-					ValidFrom: when, Metadata: meta})
+					Speaker: t.Role, Role: t.Role, Text: t.Content, ValidFrom: when, Metadata: meta})
 				if t.HasAnswer {
 					ev = append(ev, tid)
 				}

@@ -2,16 +2,17 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/memgate/memgate/internal/core"
-	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 )
@@ -26,6 +27,9 @@ type Service interface {
 
 // AppID is the scope app_id every benchmark record is written under.
 const AppID = "bench"
+
+// maxTurnBytes bounds a turn's text as the default policy bounds content.
+const maxTurnBytes = 32<<10 - 512
 
 // Ks are the cut-offs recall is reported at (those not above KMax).
 var Ks = []int{1, 5, 10, 20, 50}
@@ -50,6 +54,8 @@ type Options struct {
 	IngestWorkers int
 	// Embed runs the embedding job to completion before querying.
 	Embed bool
+	// Gateway is the server conversations are ingested through.
+	Gateway *Gateway
 	// Progress, when set, receives occasional progress lines.
 	Progress io.Writer
 }
@@ -107,10 +113,15 @@ type Result struct {
 	RejectSamples []string
 	BadDates      int
 	Embedded      int
-	Ingest        time.Duration
-	Embed         time.Duration
-	Query         time.Duration
-	KMax          int
+	// Flushes is the number of flush jobs, Facts the facts they stored,
+	// ExtractWait how long the last ones took after ingestion ended.
+	Flushes     int
+	Facts       int
+	ExtractWait time.Duration
+	Ingest      time.Duration
+	Embed       time.Duration
+	Query       time.Duration
+	KMax        int
 	// SignalsRequested is the --signals list (nil: all available);
 	// SignalsUsed is the union of signals the searches reported.
 	SignalsRequested []string
@@ -172,59 +183,83 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	var mu sync.Mutex
 	var firstErr error
 	written := 0
+	var flushes []string
 	lastProgress := time.Now()
+	if o.Gateway == nil {
+		return nil, fmt.Errorf("bench: no gateway to ingest through")
+	}
 	ingest := func(i int) error {
 		c := convs[i]
 		st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
 		states[i] = st
-		for _, t := range c.Turns {
+		for _, sess := range sessionTurns(c) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			req := core.WriteRequest{Type: memory.Episode, Content: t.Content, Metadata: t.Metadata, ValidFrom: t.ValidFrom,
-				Scope: memory.Scope{AppID: AppID, ProjectID: c.ID, SessionID: t.Session}}
-			wr, err := svc.Write(ctx, o.Principal, req)
-			mu.Lock()
-			written++
-			if err != nil {
-				fe := fault.As(err)
-				if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
-					mu.Unlock()
-					return fmt.Errorf("bench: writing turn %s of %s: %w", t.ID, c.ID, err)
+			// Turns the gateway would refuse as a whole add are counted
+			// as rejected, as the gate would have.
+			var turns []Turn
+			for _, t := range sess {
+				reason := ""
+				switch {
+				case strings.TrimSpace(t.Text) == "":
+					reason = "blank"
+				case len(t.Text) > maxTurnBytes:
+					reason = "too_large"
 				}
-				res.Decisions[memory.DecisionRejected]++
-				reason, _ := fe.Details["reason"].(string)
 				if reason == "" {
-					reason = string(fe.Code)
+					turns = append(turns, t)
+					continue
 				}
+				mu.Lock()
+				res.Decisions[memory.DecisionRejected]++
 				res.Reasons[memory.DecisionRejected+"/"+reason]++
-				if len(res.RejectSamples) < 5 {
-					res.RejectSamples = append(res.RejectSamples, fmt.Sprintf("%s %s: %s", c.ID, t.ID, fe.Message))
+				mu.Unlock()
+			}
+			for from := 0; from < len(turns); from += core.MaxAddMessages {
+				part := turns[from:min(len(turns), from+core.MaxAddMessages)]
+				ar, err := o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
+				if err != nil {
+					return fmt.Errorf("bench: adding session %s of %s: %w", part[0].Session, c.ID, err)
 				}
-			} else {
-				res.Decisions[wr.Decision]++
-				if wr.Decision != memory.DecisionAccepted {
-					res.Reasons[wr.Decision+"/"+wr.Reason]++
+				if len(ar.MemoryIDs) != len(part) {
+					return fmt.Errorf("bench: add answered %d ids for %d messages", len(ar.MemoryIDs), len(part))
 				}
-				if wr.Record.Status == memory.Quarantined {
-					res.Quarantined++
+				mu.Lock()
+				for d, n := range ar.Decisions {
+					res.Decisions[d] += n
+					if d == memory.DecisionQuarantined {
+						res.Quarantined += n
+					}
+				}
+				res.Decisions[memory.DecisionDuplicate] += ar.Duplicates
+				written += len(part)
+				if o.Progress != nil && time.Since(lastProgress) > 10*time.Second {
+					lastProgress = time.Now()
+					fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", written, res.Turns,
+						float64(written)/time.Since(start).Seconds())
+				}
+				mu.Unlock()
+				for i, id := range ar.MemoryIDs {
+					t := part[i]
+					if !slices.Contains(st.recTurns[id], t.ID) {
+						st.recTurns[id] = append(st.recTurns[id], t.ID)
+					}
+					if _, ok := st.content[id]; !ok {
+						st.content[id] = t.Content
+					}
 				}
 			}
-			if o.Progress != nil && time.Since(lastProgress) > 10*time.Second {
-				lastProgress = time.Now()
-				fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", written, res.Turns,
-					float64(written)/time.Since(start).Seconds())
+			if len(turns) == 0 {
+				continue
 			}
+			fr, err := o.Gateway.Flush(ctx, AppID, c.ID, turns[0].Session)
+			if err != nil {
+				return fmt.Errorf("bench: flushing session %s of %s: %w", turns[0].Session, c.ID, err)
+			}
+			mu.Lock()
+			flushes = append(flushes, fr.JobID)
 			mu.Unlock()
-			if err == nil && wr.Record.ID != "" {
-				id := wr.Record.ID
-				if !slices.Contains(st.recTurns[id], t.ID) {
-					st.recTurns[id] = append(st.recTurns[id], t.ID)
-				}
-				if _, ok := st.content[id]; !ok {
-					st.content[id] = wr.Record.Content
-				}
-			}
 		}
 		return nil
 	}
@@ -258,6 +293,25 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		return nil, firstErr
 	}
 	res.Ingest = time.Since(start)
+
+	// Extraction: every flush job must have ended before querying.
+	start = time.Now()
+	for _, id := range flushes {
+		j, err := o.Gateway.Wait(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("bench: waiting for flush job %s: %w", id, err)
+		}
+		if j.Status != "done" {
+			return nil, fmt.Errorf("bench: flush job %s ended %s: %s", id, j.Status, j.LastError)
+		}
+		var sum core.FlushSummary
+		if len(j.Result) > 0 {
+			_ = json.Unmarshal(j.Result, &sum)
+		}
+		res.Facts += sum.Added + sum.Updated
+	}
+	res.Flushes = len(flushes)
+	res.ExtractWait = time.Since(start)
 
 	// Dense vectors before querying.
 	if o.Embed {

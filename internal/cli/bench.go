@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -105,6 +106,18 @@ func runBench(env Env, args []string) error {
 		cfg.DataDir = tmp
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
+	if cfg.PolicyFile == "" {
+		// The benchmark user sends as fast as it can: the default
+		// per-user rate limit would measure the limiter.
+		pf := filepath.Join(cfg.DataDir, "bench-policy.yaml")
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if err := os.WriteFile(pf, []byte("rate_limit:\n  user: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		cfg.PolicyFile = pf
+	}
 
 	f, err := os.Open(data)
 	if err != nil {
@@ -158,7 +171,12 @@ func runBench(env Env, args []string) error {
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
 	}
-	res, err := bench.Run(ctx, a.svc, ds, bench.Options{
+	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace)
+	if err != nil {
+		return err
+	}
+	defer stopGW()
+	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
 		Weights: weights, Context: ctxSpread, Feedback: fb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,

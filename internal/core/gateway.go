@@ -52,6 +52,10 @@ type AddResult struct {
 	Added      int      `json:"added"`
 	Duplicates int      `json:"duplicates"`
 	MemoryIDs  []string `json:"memory_ids"`
+	// Decisions counts the gate's decisions on the new messages' episodes
+	// (accepted, quarantined, or duplicate when the gate's policy
+	// deduplicates episodes).
+	Decisions map[string]int `json:"decisions"`
 }
 
 // GatewayAdd stores messages durably and makes each searchable at once as
@@ -66,7 +70,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	var res AddResult
 	var changed []memory.Record
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
-		res, changed = AddResult{MemoryIDs: make([]string, 0, len(msgs))}, nil
+		res, changed = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}, nil
 		for i, m := range msgs {
 			msg := store.Message{Workspace: p.Workspace, ID: memory.NewID(), Conversation: cv, SenderID: m.SenderID, Role: m.Role,
 				Timestamp: m.Timestamp, Content: m.Content, ContentSHA256: memory.SHA256Hex(m.Content), CreatedAt: now}
@@ -94,6 +98,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 			}
 			changed = append(changed, ch...)
 			res.Added++
+			res.Decisions[wr.Decision]++
 			res.MemoryIDs = append(res.MemoryIDs, wr.Record.ID)
 		}
 		return nil
@@ -146,6 +151,19 @@ func viewJob(j store.Job) JobView {
 		v.Result = j.Result
 	}
 	return v
+}
+
+// FlushSummary is the result stored on a finished flush job.
+type FlushSummary struct {
+	Messages    int            `json:"messages"`
+	Extractor   string         `json:"extractor"`
+	Facts       int            `json:"facts"`
+	Added       int            `json:"added"`
+	Updated     int            `json:"updated"`
+	Invalidated int            `json:"invalidated"`
+	Noop        int            `json:"noop"`
+	Refused     int            `json:"refused"`
+	Gatekeeper  map[string]int `json:"gatekeeper"`
 }
 
 // FlushResult is the answer to a flush: the queued job.
