@@ -30,9 +30,9 @@ func TestLoadHybridConfig(t *testing.T) {
 	tests := []struct {
 		name     string
 		section  *HybridConfig
-		mode     string   // effective mode when no error
-		warnings int      // number of warnings
-		errField string   // ConfigError.Field, when an error is expected
+		mode     string // effective mode when no error
+		warnings int    // number of warnings
+		errField string // ConfigError.Field, when an error is expected
 		check    func(*testing.T, HybridConfig)
 		mention  []string // substrings the warning or error must hold
 	}{
