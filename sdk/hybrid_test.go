@@ -15,12 +15,22 @@ const (
 	testUserKey = "uk_SECRET_abc123"
 )
 
-// newTestHybrid returns an enabled helper against f with a short timeout.
-func newTestHybrid(t *testing.T, f *fakeGateway, events *eventLog) *Hybrid {
+// timeoutFor returns the helper timeout for a test of mode: short when
+// the fake will block, so the test is quick, and generous otherwise, so a
+// loaded machine cannot turn a healthy request into a timeout.
+func timeoutFor(mode string) time.Duration {
+	if mode == modeTimeout {
+		return 100 * time.Millisecond
+	}
+	return 10 * time.Second
+}
+
+// newTestHybrid returns an enabled helper against f.
+func newTestHybrid(t *testing.T, f *fakeGateway, events *eventLog, timeout time.Duration) *Hybrid {
 	t.Helper()
 	h, warnings, err := LoadHybrid(&HybridConfig{
 		Mode: ModeHybrid, BaseURL: f.URL(), UserID: testUserID, UserKey: testUserKey,
-		Timeout: 50 * time.Millisecond,
+		Timeout: timeout,
 	}, events.sink)
 	if err != nil || len(warnings) != 0 || !h.Enabled() {
 		t.Fatalf("LoadHybrid: %v, warnings %q, enabled %v", err, warnings, h.Enabled())
@@ -52,7 +62,7 @@ func TestRecallFaults(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			f := newFakeGateway(t, testUserID, testUserKey)
 			var events eventLog
-			h := newTestHybrid(t, f, &events)
+			h := newTestHybrid(t, f, &events, timeoutFor(tt.mode))
 			if tt.mode == "network" {
 				h.gw.t.base = closedURL
 			} else {
@@ -94,7 +104,7 @@ func TestRecallSucceeded(t *testing.T) {
 		ResourceURI: &uri, Raw: json.RawMessage(`{"fake_raw_marker": "RAW_PAYLOAD_SHOULD_NOT_LEAK"}`),
 	}}
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 	h.PersistAfterRun(context.Background(), PersistInput{ConversationID: "c1", UserPrompt: "my vpn drops hourly", FinalAnswer: "check the dhcp lease"})
 
 	items := h.RecallBeforeRun(context.Background(), RecallInput{ConversationID: "c1", Query: "vpn problems"})
@@ -161,7 +171,7 @@ func TestRecallTruncatesToTopK(t *testing.T) {
 func TestRecallCanceledByCaller(t *testing.T) {
 	f := newFakeGateway(t, testUserID, testUserKey)
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if items := h.RecallBeforeRun(ctx, RecallInput{ConversationID: "c1", Query: "vpn"}); len(items) != 0 {
@@ -175,7 +185,7 @@ func TestRecallCanceledByCaller(t *testing.T) {
 func TestInvalidInputMakesNoRequest(t *testing.T) {
 	f := newFakeGateway(t, testUserID, testUserKey)
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 	ctx := context.Background()
 
 	h.RecallBeforeRun(ctx, RecallInput{ConversationID: "", Query: "vpn"})
@@ -200,7 +210,7 @@ func TestInvalidInputMakesNoRequest(t *testing.T) {
 func TestPersistAddThenFlush(t *testing.T) {
 	f := newFakeGateway(t, testUserID, testUserKey)
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 
 	h.PersistAfterRun(context.Background(), PersistInput{ConversationID: "c42", UserPrompt: "my vpn drops", FinalAnswer: "try this", AssistantSenderID: "beaver"})
 
@@ -259,7 +269,7 @@ func TestPersistAddFailureSkipsFlushAndDoesNotRetry(t *testing.T) {
 			f := newFakeGateway(t, testUserID, testUserKey)
 			f.fault(pathAdd, tt.mode)
 			var events eventLog
-			h := newTestHybrid(t, f, &events)
+			h := newTestHybrid(t, f, &events, timeoutFor(tt.mode))
 
 			h.PersistAfterRun(context.Background(), PersistInput{ConversationID: "c1", UserPrompt: "q", FinalAnswer: "a"})
 
@@ -282,7 +292,7 @@ func TestPersistAddIgnoresResponseBody(t *testing.T) {
 	f := newFakeGateway(t, testUserID, testUserKey)
 	f.fault(pathAdd, modeMalformed)
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 	h.PersistAfterRun(context.Background(), PersistInput{ConversationID: "c1", UserPrompt: "q", FinalAnswer: "a"})
 	if got, want := events.names(), []string{EventAddSucceeded, EventFlushSucceeded}; !slices.Equal(got, want) {
 		t.Errorf("events = %q, want %q", got, want)
@@ -304,7 +314,7 @@ func TestPersistFlushFailure(t *testing.T) {
 			f := newFakeGateway(t, testUserID, testUserKey)
 			f.fault(pathFlush, tt.mode)
 			var events eventLog
-			h := newTestHybrid(t, f, &events)
+			h := newTestHybrid(t, f, &events, timeoutFor(tt.mode))
 
 			h.PersistAfterRun(context.Background(), PersistInput{ConversationID: "c1", UserPrompt: "q", FinalAnswer: "a"})
 
@@ -323,7 +333,7 @@ func TestPersistFlushFailure(t *testing.T) {
 func TestPersistSurvivesCanceledTurn(t *testing.T) {
 	f := newFakeGateway(t, testUserID, testUserKey)
 	var events eventLog
-	h := newTestHybrid(t, f, &events)
+	h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	h.PersistAfterRun(ctx, PersistInput{ConversationID: "c1", UserPrompt: "q", FinalAnswer: "a"})
@@ -343,7 +353,7 @@ func TestTimestampsPositiveAndMonotonic(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeGateway(t, testUserID, testUserKey)
 			var events eventLog
-			h := newTestHybrid(t, f, &events)
+			h := newTestHybrid(t, f, &events, timeoutFor(modeOK))
 			i := 0
 			h.now = func() time.Time { return ticks[i] }
 			for i = range ticks {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestUserKeyNeverLeaks drives every fault through the helper and the
@@ -26,7 +25,7 @@ func TestUserKeyNeverLeaks(t *testing.T) {
 		for _, p := range []string{pathSearch, pathAdd, pathFlush, pathJob} {
 			f.fault(p, mode)
 		}
-		h := newTestHybrid(t, f, &events)
+		h := newTestHybrid(t, f, &events, timeoutFor(mode))
 		h.RecallBeforeRun(ctx, RecallInput{ConversationID: "c1", Query: "vpn"})
 		h.PersistAfterRun(ctx, PersistInput{ConversationID: "c1", UserPrompt: "q", FinalAnswer: "a"})
 
@@ -39,7 +38,7 @@ func TestUserKeyNeverLeaks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		cctx, cancel := context.WithTimeout(ctx, timeoutFor(mode))
 		_, e1 := gw.Search(cctx, SearchRequest{UserID: testUserID, UserKey: testUserKey, ConversationID: "c1", Query: "vpn", Scope: []string{ScopeCurrentChat}})
 		e2 := gw.Add(cctx, AddRequest{UserID: testUserID, UserKey: testUserKey, SessionID: "chat:c1", Messages: []Message{{SenderID: "u1", Role: RoleUser, Timestamp: 1, Content: "x"}}})
 		_, e3 := gw.Flush(cctx, FlushRequest{UserID: testUserID, UserKey: testUserKey, SessionID: "chat:c1"})
