@@ -42,6 +42,7 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
+// Error implements error: "memgate: <status> <code>: <message>".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("memgate: ")

@@ -236,6 +236,7 @@ func redact(s string) string {
 	return redacted
 }
 
+// String implements fmt.Stringer with the key redacted.
 func (r SearchRequest) String() string {
 	type plain SearchRequest
 	r.UserKey = redact(r.UserKey)
@@ -248,6 +249,7 @@ func (r SearchRequest) GoString() string { return r.String() }
 // LogValue implements slog.LogValuer with the key redacted.
 func (r SearchRequest) LogValue() slog.Value { return slog.StringValue(r.String()) }
 
+// String implements fmt.Stringer with the key redacted.
 func (r AddRequest) String() string {
 	return fmt.Sprintf("{UserID:%s UserKey:%s SessionID:%s AppID:%s ProjectID:%s Messages:%d}",
 		r.UserID, redact(r.UserKey), r.SessionID, r.AppID, r.ProjectID, len(r.Messages))
@@ -259,6 +261,7 @@ func (r AddRequest) GoString() string { return r.String() }
 // LogValue implements slog.LogValuer with the key redacted.
 func (r AddRequest) LogValue() slog.Value { return slog.StringValue(r.String()) }
 
+// String implements fmt.Stringer with the key redacted.
 func (r FlushRequest) String() string {
 	type plain FlushRequest
 	r.UserKey = redact(r.UserKey)
@@ -271,6 +274,7 @@ func (r FlushRequest) GoString() string { return r.String() }
 // LogValue implements slog.LogValuer with the key redacted.
 func (r FlushRequest) LogValue() slog.Value { return slog.StringValue(r.String()) }
 
+// String implements fmt.Stringer with the key redacted.
 func (r JobRequest) String() string {
 	type plain JobRequest
 	r.UserKey = redact(r.UserKey)
@@ -283,6 +287,7 @@ func (r JobRequest) GoString() string { return r.String() }
 // LogValue implements slog.LogValuer with the key redacted.
 func (r JobRequest) LogValue() slog.Value { return slog.StringValue(r.String()) }
 
+// String implements fmt.Stringer with the key redacted.
 func (u User) String() string {
 	return fmt.Sprintf("{UserID:%s UserKey:%s}", u.UserID, redact(u.UserKey))
 }

@@ -113,6 +113,7 @@ func (c HybridConfig) MarshalJSON() ([]byte, error) {
 	return json.Marshal(aux)
 }
 
+// String implements fmt.Stringer with the key redacted.
 func (c HybridConfig) String() string {
 	c.UserKey = redact(c.UserKey)
 	return fmt.Sprintf("%+v", hybridConfigAlias(c))
@@ -131,6 +132,7 @@ type ConfigError struct {
 	Problem string
 }
 
+// Error implements error.
 func (e *ConfigError) Error() string {
 	return "memgate: hybrid memory config: " + e.Field + ": " + e.Problem
 }
