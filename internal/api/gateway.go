@@ -382,6 +382,10 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, p memory.Pri
 	if err := Decode(r, &b); err != nil {
 		return err
 	}
+	if b.UserID == "" {
+		// A runtime that keeps no ids of its own gets one.
+		b.UserID = "user-" + strings.ReplaceAll(memory.NewID(), "-", "")[16:]
+	}
 	u, err := s.svc.CreateUser(r.Context(), p, b.UserID)
 	if err != nil {
 		return err
