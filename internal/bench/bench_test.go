@@ -173,7 +173,7 @@ func run(t *testing.T, ds *Dataset, svc Service, o Options) *Result {
 		if !ok {
 			cs = svc.(*spy).Service.(*core.Service)
 		}
-		g, stop, err := StartGateway(context.Background(), cs, memory.DefaultWorkspace)
+		g, stop, err := StartGateway(context.Background(), cs, memory.DefaultWorkspace, true)
 		if err != nil {
 			t.Fatal(err)
 		}

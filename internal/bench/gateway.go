@@ -29,9 +29,9 @@ type Gateway struct {
 }
 
 // StartGateway serves svc's HTTP API on a loopback port, runs its job
-// workers, and creates the gateway user the benchmark writes as. stop
-// shuts both down.
-func StartGateway(ctx context.Context, svc *core.Service, ws string) (*Gateway, func(), error) {
+// workers when workers is set, and creates the gateway user the
+// benchmark writes as. stop shuts both down.
+func StartGateway(ctx context.Context, svc *core.Service, ws string, workers bool) (*Gateway, func(), error) {
 	u, err := svc.CreateUser(ctx, core.LocalOperator(ws), "bench-"+memory.NewID()[24:])
 	if err != nil {
 		return nil, nil, err
@@ -44,7 +44,9 @@ func StartGateway(ctx context.Context, svc *core.Service, ws string) (*Gateway, 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(ln) })
-	wg.Go(func() { svc.RunJobs(jobsCtx) })
+	if workers {
+		wg.Go(func() { svc.RunJobs(jobsCtx) })
+	}
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

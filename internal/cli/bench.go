@@ -26,6 +26,9 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == bench.Latency {
 		return runBenchLatency(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "gateway" {
+		return runBenchGateway(env, args[1:])
+	}
 	start := time.Now()
 	fs, cfg := flags(env, "bench", false)
 	var (
@@ -171,7 +174,7 @@ func runBench(env Env, args []string) error {
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
 	}
-	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace)
+	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, true)
 	if err != nil {
 		return err
 	}
@@ -366,4 +369,83 @@ func (h *loadTook) Handle(_ context.Context, r slog.Record) error {
 		})
 	}
 	return nil
+}
+
+// runBenchGateway runs `memgate bench gateway`: finished turns sent through
+// /memories/add and /memories/flush over loopback HTTP, then extraction of
+// everything queued, in a fresh temporary data directory.
+func runBenchGateway(env Env, args []string) error {
+	start := time.Now()
+	fs, cfg := flags(env, "bench gateway", false)
+	var (
+		data            string
+		turns, perFlush int
+		jsonOnly        bool
+	)
+	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns are sent (default "+defaultLatencyData+")")
+	fs.IntVar(&turns, "turns", 2000, "finished turns to send (adds of two messages)")
+	fs.IntVar(&perFlush, "turns-per-flush", 10, "turns of a session between flushes")
+	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("bench gateway: unexpected argument %q", fs.Arg(0))
+	}
+	if turns < 1 || turns > 1_000_000 || perFlush < 1 || perFlush > 1000 {
+		return usagef("bench gateway: --turns must be 1-1000000 and --turns-per-flush 1-1000")
+	}
+	if data == "" {
+		data = defaultLatencyData
+	}
+	f, err := os.Open(data)
+	if err != nil {
+		return usagef("bench gateway: %v (pass --data FILE, a LongMemEval JSON file)", err)
+	}
+	ds, err := bench.LoadLongMemEval(f)
+	f.Close()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	tmp, err := os.MkdirTemp("", "memgate-bench-gateway-")
+	if err != nil {
+		return fmt.Errorf("bench: temporary data directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	cfg.DataDir = tmp
+	if cfg.PolicyFile == "" {
+		pf := filepath.Join(tmp, "bench-policy.yaml")
+		if err := os.WriteFile(pf, []byte("rate_limit:\n  user: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		cfg.PolicyFile = pf
+	}
+	openEnv := env
+	openEnv.Stderr = io.Discard
+	ctx := env.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, false)
+	if err != nil {
+		return err
+	}
+	defer stopGW()
+	var progress io.Writer
+	if !jsonOnly {
+		progress = env.Stderr
+	}
+	res, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: turns, TurnsPerSession: perFlush,
+		Start: a.svc.RunJobs, Progress: progress})
+	if err != nil {
+		return err
+	}
+	return bench.RenderGatewayBench(env.Stdout, res, time.Since(start), jsonOnly)
 }

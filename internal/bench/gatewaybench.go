@@ -1,0 +1,178 @@
+package bench
+
+// The gateway benchmark (`memgate bench gateway`): what a chat runtime
+// feels. It times POST /memories/add (one finished turn: the user's
+// prompt and the answer) and POST /memories/flush over loopback HTTP with
+// the job workers stopped, so the figures are the requests' own; then it
+// starts the workers and times the extraction of everything queued.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/core"
+)
+
+// GatewayBenchOptions configure RunGatewayBench.
+type GatewayBenchOptions struct {
+	// Turns is how many finished turns (adds of two messages) to send
+	// (default 2000); a flush follows every TurnsPerSession of them
+	// (default 10).
+	Turns           int
+	TurnsPerSession int
+	// Start starts the job workers; RunGatewayBench calls it once the
+	// timed requests are done. It returns when the workers have stopped.
+	Start func(ctx context.Context)
+	// Progress, when set, receives a progress bar.
+	Progress io.Writer
+}
+
+// GatewayBenchResult is what RunGatewayBench measured.
+type GatewayBenchResult struct {
+	Turns, Sessions, Messages int
+	Add, Flush                Percentiles
+	// Extraction is the time from starting the workers until every
+	// flush job had ended; Facts the facts it stored.
+	Extraction time.Duration
+	Facts      int
+	Dead       int
+}
+
+// TurnsPerSecond is the extraction throughput in conversation messages.
+func (r *GatewayBenchResult) TurnsPerSecond() float64 {
+	if r.Extraction <= 0 {
+		return 0
+	}
+	return float64(r.Messages) / r.Extraction.Seconds()
+}
+
+// RunGatewayBench sends o.Turns turns of ds's conversations through g.
+func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenchOptions) (*GatewayBenchResult, error) {
+	if o.Turns <= 0 {
+		o.Turns = 2000
+	}
+	if o.TurnsPerSession <= 0 {
+		o.TurnsPerSession = 10
+	}
+	var texts []string
+	for _, c := range ds.Convs {
+		for _, t := range c.Turns {
+			if s := strings.TrimSpace(t.Text); s != "" && len(s) <= maxTurnBytes {
+				texts = append(texts, s)
+			}
+		}
+	}
+	if len(texts) < 2 {
+		return nil, errors.New("bench: the benchmark file has too few turns")
+	}
+	res := &GatewayBenchResult{}
+	var adds, flushes []time.Duration
+	bar := startProgress(o.Progress, false, "gateway turns", o.Turns)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	var jobs []string
+	session := ""
+	for i := range o.Turns {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if i%o.TurnsPerSession == 0 {
+			session = "chat:bench-" + strconv.Itoa(i/o.TurnsPerSession)
+			res.Sessions++
+		}
+		// Turn i: a user prompt and an answer, two consecutive texts of
+		// the corpus, varied by the turn number so none repeats.
+		u, a := texts[(2*i)%len(texts)], texts[(2*i+1)%len(texts)]
+		if i >= len(texts)/2 {
+			u += " (" + strconv.Itoa(i) + ")"
+		}
+		msgs := []core.GatewayMessage{
+			{SenderID: g.UserID, Role: "user", Timestamp: ts, Content: u},
+			{SenderID: "assistant", Role: "assistant", Timestamp: ts + 1, Content: a},
+		}
+		ts += 1000
+		start := time.Now()
+		ar, err := g.Add(ctx, "default", "bench", session, msgs)
+		adds = append(adds, time.Since(start))
+		if err != nil {
+			return nil, err
+		}
+		if ar.Added != 2 {
+			return nil, fmt.Errorf("bench: add stored %d of 2 messages", ar.Added)
+		}
+		res.Turns++
+		res.Messages += 2
+		if (i+1)%o.TurnsPerSession == 0 || i == o.Turns-1 {
+			start = time.Now()
+			fr, err := g.Flush(ctx, "default", "bench", session)
+			flushes = append(flushes, time.Since(start))
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, fr.JobID)
+		}
+		bar.add(1)
+	}
+	bar.finish()
+	res.Add, res.Flush = summarise(adds), summarise(flushes)
+
+	start := time.Now()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		o.Start(wctx)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	for _, id := range jobs {
+		j, err := g.Wait(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if j.Status != "done" {
+			res.Dead++
+			continue
+		}
+		var sum core.FlushSummary
+		if err := json.Unmarshal(j.Result, &sum); err == nil {
+			res.Facts += sum.Added + sum.Updated
+		}
+	}
+	res.Extraction = time.Since(start)
+	return res, nil
+}
+
+// GatewayBenchJSON is the last line of `memgate bench gateway`.
+type GatewayBenchJSON struct {
+	Bench   string             `json:"bench"`
+	WallS   float64            `json:"wall_s"`
+	Overall map[string]float64 `json:"overall"`
+}
+
+// RenderGatewayBench prints the table and, last, one JSON line.
+func RenderGatewayBench(w io.Writer, r *GatewayBenchResult, wall time.Duration, jsonOnly bool) error {
+	ms := func(d time.Duration) float64 { return round4(float64(d) / float64(time.Millisecond)) }
+	if !jsonOnly {
+		fmt.Fprintf(w, "memgate bench gateway: %d turns (%d messages) in %d sessions\n\n", r.Turns, r.Messages, r.Sessions)
+		fmt.Fprintf(w, "%-34s %9s %9s %9s %9s\n", "request (loopback HTTP)", "p50 ms", "p95 ms", "p99 ms", "n")
+		fmt.Fprintf(w, "%-34s %9.2f %9.2f %9.2f %9d\n", "POST /memories/add (2 messages)", ms(r.Add.P50), ms(r.Add.P95), ms(r.Add.P99), r.Add.N)
+		fmt.Fprintf(w, "%-34s %9.2f %9.2f %9.2f %9d\n", "POST /memories/flush (ack)", ms(r.Flush.P50), ms(r.Flush.P95), ms(r.Flush.P99), r.Flush.N)
+		fmt.Fprintf(w, "\nextraction: %d messages in %.2f s = %.0f turns/s; %d facts stored; %d jobs dead\n\n",
+			r.Messages, r.Extraction.Seconds(), r.TurnsPerSecond(), r.Facts, r.Dead)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(GatewayBenchJSON{Bench: "gateway", WallS: round4(wall.Seconds()), Overall: map[string]float64{
+		"add_p50_ms": ms(r.Add.P50), "add_p95_ms": ms(r.Add.P95), "add_p99_ms": ms(r.Add.P99),
+		"flush_p50_ms": ms(r.Flush.P50), "flush_p95_ms": ms(r.Flush.P95), "flush_p99_ms": ms(r.Flush.P99),
+		"extract_turns_per_s": round4(r.TurnsPerSecond()), "facts": float64(r.Facts),
+	}})
+}
