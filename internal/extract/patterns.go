@@ -671,7 +671,7 @@ func (c *clause) decisionPhrase(j int) (string, string, bool) {
 		}
 		if p, ok := pastDecisions[word(t, j+1)]; ok && (p == "" || word(t, j+2) == p) {
 			if r := at(j + 1); r != "" {
-				return "has " + r, "decision: we decided", true
+				return "has " + r, "decision: we chose", true
 			}
 		}
 	case "will", "shall":
@@ -709,7 +709,7 @@ func (c *clause) decisionPhrase(j int) (string, string, bool) {
 				}
 			}
 			if j+1 < end {
-				return at(j), "decision: we decided", true
+				return at(j), "decision: we chose", true
 			}
 		}
 	}
