@@ -22,7 +22,8 @@ import (
 //     differing key term: different objects that share context words
 //     ("PostgreSQL for backend work" against "MySQL for backend work"), or
 //     that name different technologies of one category (Vim against
-//     Emacs).
+//     Emacs). Two negative facts ("no longer uses X", "no longer uses Y")
+//     never update each other.
 //  4. ADD otherwise.
 func ReconcileRules(candidate Fact, existing []Existing) Reconciliation {
 	c := parseStatement(candidate.Content)
@@ -59,7 +60,7 @@ func ReconcileRules(candidate Fact, existing []Existing) Reconciliation {
 			if (p.negated != c.negated || p.antonym != c.antonym) && sameObject(c, p) {
 				return Reconciliation{Action: ActionUpdate, TargetID: e.ID, Reason: "reverses the existing fact"}
 			}
-			if p.negated == c.negated && p.antonym == c.antonym && changedKeyTerm(c, p) {
+			if !p.negated && !c.negated && p.antonym == c.antonym && changedKeyTerm(c, p) {
 				return Reconciliation{Action: ActionUpdate, TargetID: e.ID, Reason: "changes the value of the existing fact"}
 			}
 		}
