@@ -89,7 +89,7 @@ func TestExtract(t *testing.T) {
 			{"type": "decision", "content": "u1 chose a date", "entities": [], "event_time": "next week"},
 			{"type": "opinion", "content": "u1 is nice", "entities": [], "event_time": null},
 			{"type": "belief", "content": "   ", "entities": [], "event_time": null},
-			{"type": "belief", "content": "` + strings.Repeat("x", 1001) + `", "entities": [], "event_time": null}
+			{"type": "belief", "content": "`+strings.Repeat("x", 1001)+`", "entities": [], "event_time": null}
 		]}`)
 	})
 	l, _ := newTestLLM(t, s, nil)

@@ -167,7 +167,7 @@ type clause struct {
 func (c *clause) analyse() (*candidate, string) {
 	c.toks, c.fromNow = skipLeadIns(c.toks)
 	t := c.toks
-	if len(t) < 2 {
+	if len(t) < 2 || len(t) > maxClauseWords {
 		return nil, reasonNoMatch
 	}
 	if c.question || isQuestion(t) {
@@ -290,6 +290,11 @@ func tidy(s string) string {
 	}
 	return s
 }
+
+// maxClauseWords bounds the clauses analysed: a longer one is no atomic
+// fact (a pasted log line, a run-on paragraph), and the bound keeps
+// Patterns linear in the length of the turn.
+const maxClauseWords = 60
 
 // maxContent bounds a fact's content, in bytes.
 const maxContent = 1000

@@ -360,3 +360,20 @@ func BenchmarkPatterns(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "turns/s")
 }
+
+func TestPatternsLongInput(t *testing.T) {
+	// A huge turn must be handled in linear time: a run-on "sentence" of
+	// 200,000 words, and many short sentences.
+	long := strings.Repeat("I like Go very much ", 50000)
+	many := strings.Repeat("I prefer Go. ", 20000)
+	start := time.Now()
+	if ev := Patterns(Turn{SenderID: "u1", Role: "user", Text: long}); len(ev.Facts) != 0 {
+		t.Errorf("run-on sentence gave %d facts", len(ev.Facts))
+	}
+	if ev := Patterns(Turn{SenderID: "u1", Role: "user", Text: many}); len(ev.Facts) != 1 {
+		t.Errorf("repeated sentence gave %d facts, want 1 (deduplicated)", len(ev.Facts))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

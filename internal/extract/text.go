@@ -108,7 +108,7 @@ func tokenize(s string) []token {
 	comma := false
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		startsNet := r == '.' && strings.HasPrefix(strings.ToLower(s[i:]), ".net") && (i+4 == len(s) || !isWordByte(s[i+4]))
+		startsNet := r == '.' && i+4 <= len(s) && strings.EqualFold(s[i:i+4], ".net") && (i+4 == len(s) || !isWordByte(s[i+4]))
 		if !startsNet && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			if r == ',' || r == ':' || r == ';' || r == '-' || r == '–' || r == '—' || r == '(' {
 				comma = true
