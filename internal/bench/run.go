@@ -356,7 +356,11 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 					qr.Rank[e] = 0
 				}
 				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback,
-					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID}}
+					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
+					// The metric is turn recall: a result counts when it is a
+					// turn's episode, so the facts extraction derived from
+					// the turns are not ranked against them.
+					Types: []memory.Type{memory.Episode}}
 				t0 := time.Now()
 				sr, err := svc.Search(ctx, o.Principal, req)
 				qr.Latency = time.Since(t0)
