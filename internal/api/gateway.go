@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memgate/memgate/internal/core"
@@ -409,10 +411,31 @@ func (s *Server) revokeUser(w http.ResponseWriter, r *http.Request, p memory.Pri
 	return writeJSON(w, http.StatusOK, u)
 }
 
+// maxJobWait bounds a long-poll for a job's end.
+const maxJobWait = 60 * time.Second
+
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	j, err := s.svc.Job(r.Context(), p, r.PathValue("id"))
+	id := r.PathValue("id")
+	if !memory.ValidID(id) {
+		return fault.New(fault.NotFound, "job not found")
+	}
+	j, err := s.svc.Job(r.Context(), p, id)
 	if err != nil {
 		return err
+	}
+	if v := r.URL.Query().Get("wait"); v != "" && j.Status != "done" && j.Status != "dead" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > maxJobWait {
+			return fault.Field("wait", "must be a duration up to 60s, e.g. 30s")
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		// Timing out is not an error: the answer is the job as it is.
+		if jv, err := s.svc.WaitJob(ctx, p.Workspace, id); err == nil || ctx.Err() != nil {
+			j = jv
+		} else {
+			return err
+		}
 	}
 	return writeJSON(w, http.StatusOK, j)
 }
