@@ -116,6 +116,29 @@ func text(name string, v *string, required bool, max int, key bool) (string, err
 	return s, nil
 }
 
+func (id *gatewayIdentity) identity() *gatewayIdentity { return id }
+
+// gatewayBody is any gateway request body.
+type gatewayBody interface{ identity() *gatewayIdentity }
+
+// decodeGateway decodes a gateway body, validates its identity fields and
+// authenticates the user; it returns the user and the app and project.
+func (s *Server) decodeGateway(r *http.Request, b gatewayBody) (memory.Principal, string, string, error) {
+	if err := decodeLenient(r, b); err != nil {
+		return memory.Principal{}, "", "", err
+	}
+	return s.identify(r, *b.identity())
+}
+
+// conversation is the session a gateway body names, for add and flush.
+func conversation(p memory.Principal, app, proj string, session *string) (store.Conversation, error) {
+	sess, err := text("session_id", session, true, maxKeyBytes, true)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess}, nil
+}
+
 // identify validates the identity fields and authenticates the user. An
 // unknown user and a wrong key get the same 401.
 func (s *Server) identify(r *http.Request, id gatewayIdentity) (memory.Principal, string, string, error) {
@@ -146,10 +169,7 @@ func (s *Server) identify(r *http.Request, id gatewayIdentity) (memory.Principal
 
 func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewaySearchBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
@@ -197,14 +217,11 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.
 
 func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayAddBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
-	sess, err := text("session_id", b.SessionID, true, maxKeyBytes, true)
+	cv, err := conversation(p, app, proj, b.SessionID)
 	if err != nil {
 		return err
 	}
@@ -242,7 +259,7 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Pri
 		gm.Timestamp = ts
 		msgs = append(msgs, gm)
 	}
-	res, err := s.svc.GatewayAdd(r.Context(), p, store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess}, msgs)
+	res, err := s.svc.GatewayAdd(r.Context(), p, cv, msgs)
 	if err != nil {
 		return err
 	}
@@ -251,18 +268,15 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Pri
 
 func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayFlushBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
-	sess, err := text("session_id", b.SessionID, true, maxKeyBytes, true)
+	cv, err := conversation(p, app, proj, b.SessionID)
 	if err != nil {
 		return err
 	}
-	res, err := s.svc.GatewayFlush(r.Context(), p, store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess})
+	res, err := s.svc.GatewayFlush(r.Context(), p, cv)
 	if err != nil {
 		return err
 	}
@@ -271,10 +285,7 @@ func (s *Server) gatewayFlush(w http.ResponseWriter, r *http.Request, _ memory.P
 
 func (s *Server) gatewayJob(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayJobBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, _, _, err := s.identify(r, b.gatewayIdentity)
+	p, _, _, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
@@ -294,10 +305,7 @@ func (s *Server) gatewayJob(w http.ResponseWriter, r *http.Request, _ memory.Pri
 
 func (s *Server) gatewayUpdate(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayMemoryBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
@@ -319,10 +327,7 @@ func (s *Server) gatewayUpdate(w http.ResponseWriter, r *http.Request, _ memory.
 
 func (s *Server) gatewayDelete(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayMemoryBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}
@@ -339,10 +344,7 @@ func (s *Server) gatewayDelete(w http.ResponseWriter, r *http.Request, _ memory.
 
 func (s *Server) gatewayResource(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
 	var b gatewayResourceBody
-	if err := decodeLenient(r, &b); err != nil {
-		return err
-	}
-	p, app, proj, err := s.identify(r, b.gatewayIdentity)
+	p, app, proj, err := s.decodeGateway(r, &b)
 	if err != nil {
 		return err
 	}

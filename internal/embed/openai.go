@@ -6,16 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/remote"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // Defaults of OpenAIConfig.
@@ -245,7 +244,7 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 		if rctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("request timed out after %v: %w", o.cfg.Timeout, err)
 		}
-		return nil, &temporaryError{err: o.sanitize(fmt.Errorf("embed: openai: POST %s: %w", o.redactedEndpoint(), err))}
+		return nil, &temporaryError{err: o.sanitize(fmt.Errorf("embed: openai: POST %s: %w", remote.RedactedURL(o.endpoint, o.cfg.APIKey), err))}
 	}
 	defer func() {
 		_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody) // let the connection be reused
@@ -255,11 +254,11 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		// Redact before cutting, so that no piece of the key survives.
-		msg := o.redact(errorMessage([]byte(o.redact(string(raw)))))
+		msg := remote.Redact(o.cfg.APIKey, remote.ErrorMessage([]byte(remote.Redact(o.cfg.APIKey, string(raw))), maxErrorMessage))
 		apiErr := &APIError{StatusCode: resp.StatusCode, Message: msg}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			te := &temporaryError{err: apiErr}
-			te.retryAfter, te.hasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			te.retryAfter, te.hasRetryAfter = remote.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			return nil, te
 		}
 		return nil, apiErr
@@ -322,27 +321,11 @@ func (o *OpenAI) vectors(er *embeddingResponse, n int) ([][]float32, error) {
 	return out, nil
 }
 
-func (o *OpenAI) redactedEndpoint() string {
-	u, err := url.Parse(o.endpoint)
-	if err != nil {
-		return "(endpoint)"
-	}
-	return u.Redacted()
-}
-
-// redact removes the API key from s.
-func (o *OpenAI) redact(s string) string {
-	if o.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, o.cfg.APIKey, "[REDACTED]")
-}
-
 // sanitize returns err with the API key removed from its message; the
 // result still unwraps to err.
 func (o *OpenAI) sanitize(err error) error {
 	msg := err.Error()
-	if clean := o.redact(msg); clean != msg {
+	if clean := remote.Redact(o.cfg.APIKey, msg); clean != msg {
 		return &redactedError{msg: clean, err: err}
 	}
 	return err
@@ -407,67 +390,6 @@ type embeddingResponse struct {
 	} `json:"data"`
 	Model string          `json:"model"`
 	Usage json.RawMessage `json:"usage"`
-}
-
-// errorMessage extracts a short message from an error body: the "message"
-// of an OpenAI-style {"error": {...}} object, an {"error": "..."} string
-// (Ollama) or a {"message": "..."} field, else the body itself; at most
-// maxErrorMessage bytes and on one line.
-func errorMessage(raw []byte) string {
-	var msg string
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-	}
-	if json.Unmarshal(raw, &v) == nil {
-		var obj struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &obj) == nil && obj.Message != "":
-			msg = obj.Message
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			msg = s
-		case v.Message != "":
-			msg = v.Message
-		}
-	}
-	if msg == "" {
-		msg = string(raw)
-	}
-	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "?")), " ")
-	if len(msg) > maxErrorMessage {
-		const ellipsis = "..."
-		cut := maxErrorMessage - len(ellipsis)
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + ellipsis
-	}
-	return msg
-}
-
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
-// date.
-func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		if secs > int64(24*time.Hour/time.Second) {
-			secs = int64(24 * time.Hour / time.Second)
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // APIKeyFromEnv reads an API key from the environment variable name, or

@@ -561,49 +561,6 @@ func TestOpenAIBackoffBounds(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false},
-		{"0", 0, true},
-		{"7", 7 * time.Second, true},
-		{" 2 ", 2 * time.Second, true},
-		{"-1", 0, false},
-		{"soon", 0, false},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
-	}
-	for _, c := range cases {
-		got, ok := parseRetryAfter(c.in, now)
-		if got != c.want || ok != c.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-}
-
-func TestErrorMessage(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`{"error":{"message":"model not found","type":"x"}}`, "model not found"},
-		{`{"error":"model \"x\" not found, try pulling it first"}`, `model "x" not found, try pulling it first`},
-		{`{"message":"bad input"}`, "bad input"},
-		{"plain\ntext  body", "plain text body"},
-		{"", ""},
-	}
-	for _, c := range cases {
-		if got := errorMessage([]byte(c.in)); got != c.want {
-			t.Errorf("errorMessage(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	long := errorMessage([]byte(strings.Repeat("é", 300)))
-	if len(long) > 200 || !strings.HasSuffix(long, "...") || !strings.HasPrefix(long, "éé") {
-		t.Errorf("long message cut to %d bytes: %q", len(long), long)
-	}
-}
-
 func TestNewOpenAIValidation(t *testing.T) {
 	ok := OpenAIConfig{BaseURL: "http://localhost:11434/v1", Model: "nomic-embed-text"}
 	cases := []struct {

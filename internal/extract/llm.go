@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/remote"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -531,13 +532,13 @@ func (l *LLM) post(ctx context.Context, body []byte) (string, error) {
 			return "", fmt.Errorf("extract: llm: %w", ctx.Err())
 		}
 		if actx.Err() != nil {
-			return "", &retryable{err: fmt.Errorf("extract: llm: POST %s: timed out after %v", l.redactedEndpoint(), l.cfg.Timeout)}
+			return "", &retryable{err: fmt.Errorf("extract: llm: POST %s: timed out after %v", remote.RedactedURL(l.endpoint, l.cfg.APIKey), l.cfg.Timeout)}
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return "", &retryable{err: fmt.Errorf("extract: llm: POST %s: %s", l.redactedEndpoint(), l.redact(err.Error()))}
+		return "", &retryable{err: fmt.Errorf("extract: llm: POST %s: %s", remote.RedactedURL(l.endpoint, l.cfg.APIKey), remote.Redact(l.cfg.APIKey, err.Error()))}
 	}
 	defer func() {
 		_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody)
@@ -545,10 +546,10 @@ func (l *LLM) post(ctx context.Context, body []byte) (string, error) {
 	}()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		apiErr := &APIError{StatusCode: resp.StatusCode, Message: l.redact(errorMessage(l.redact(string(raw))))}
+		apiErr := &APIError{StatusCode: resp.StatusCode, Message: remote.Redact(l.cfg.APIKey, remote.ErrorMessage([]byte(remote.Redact(l.cfg.APIKey, string(raw))), maxErrorMessage))}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout {
 			re := &retryable{err: apiErr}
-			re.retryAfter, re.hasAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			re.retryAfter, re.hasAfter = remote.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			return "", re
 		}
 		return "", apiErr
@@ -571,73 +572,9 @@ func (l *LLM) post(ctx context.Context, body []byte) (string, error) {
 	m := cr.Choices[0].Message
 	if m.Content == nil || strings.TrimSpace(*m.Content) == "" {
 		if m.Refusal != "" {
-			return "", fmt.Errorf("%w: the model refused: %s", ErrMalformed, clip(l.redact(m.Refusal)))
+			return "", fmt.Errorf("%w: the model refused: %s", ErrMalformed, clip(remote.Redact(l.cfg.APIKey, m.Refusal)))
 		}
 		return "", fmt.Errorf("%w: empty message content", ErrMalformed)
 	}
 	return *m.Content, nil
-}
-
-func (l *LLM) redactedEndpoint() string {
-	u, err := url.Parse(l.endpoint)
-	if err != nil {
-		return "(endpoint)"
-	}
-	return l.redact(u.Redacted())
-}
-
-// redact removes the API key from s.
-func (l *LLM) redact(s string) string {
-	if l.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, l.cfg.APIKey, "[REDACTED]")
-}
-
-// errorMessage extracts a short, one-line message from an error body: the
-// "message" of an {"error": {...}} object, an {"error": "..."} string, or
-// the body itself.
-func errorMessage(raw string) string {
-	var v struct {
-		Error json.RawMessage `json:"error"`
-	}
-	msg := raw
-	if json.Unmarshal([]byte(raw), &v) == nil && len(v.Error) > 0 {
-		var obj struct {
-			Message string `json:"message"`
-		}
-		var s string
-		if json.Unmarshal(v.Error, &obj) == nil && obj.Message != "" {
-			msg = obj.Message
-		} else if json.Unmarshal(v.Error, &s) == nil && s != "" {
-			msg = s
-		}
-	}
-	msg = strings.Join(strings.Fields(strings.ToValidUTF8(msg, "?")), " ")
-	if len(msg) > maxErrorMessage {
-		cut := maxErrorMessage - 3
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "..."
-	}
-	return msg
-}
-
-// parseRetryAfter reads delay-seconds or an HTTP date.
-func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		return time.Duration(min(secs, 86400)) * time.Second, true
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
