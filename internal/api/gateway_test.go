@@ -224,9 +224,17 @@ func TestGatewayGolden(t *testing.T) {
 		}
 		n.golden(t, c.name, "POST", c.path, c.body, code, raw)
 	}
+	audit, _ := json.Marshal(h.auditLog())
 	for _, s := range h.secrets {
 		if strings.Contains(h.logs.String(), s) {
 			t.Fatal("a secret reached the logs")
 		}
+		if strings.Contains(string(audit), s) {
+			t.Fatal("a secret reached the audit log")
+		}
+	}
+	_, _, metricsText := h.do("GET", "/metrics", "", nil)
+	if strings.Contains(string(metricsText), key) {
+		t.Fatal("the user key reached the metrics")
 	}
 }

@@ -75,6 +75,36 @@ func TestAgentsCreateOnFreshDataDir(t *testing.T) {
 	}
 }
 
+func TestUsersCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	r := run(t, dir, nil, "users", "create", "--user-id", "alice@example", "--json")
+	// Exactly the interface other tools rely on: {"user_id", "user_key"}.
+	var u map[string]string
+	mustJSON(t, r, &u)
+	if len(u) != 2 || u["user_id"] != "alice@example" || !strings.HasPrefix(u["user_key"], "uk_") || len(u["user_key"]) != 46 {
+		t.Fatalf("users create printed %s", r.stdout)
+	}
+	r2 := run(t, dir, nil, "users", "list", "--json")
+	if !strings.Contains(r2.stdout, `"user_id": "alice@example"`) || strings.Contains(r2.stdout, u["user_key"]) {
+		t.Fatalf("users list %s", r2.stdout)
+	}
+	if r := run(t, dir, nil, "users", "create", "--user-id", "alice@example"); r.code != 7 {
+		t.Fatalf("duplicate user: exit %d %s", r.code, r.stderr)
+	}
+	if r := run(t, dir, nil, "users", "create", "--user-id", "has space"); r.code != 3 || !strings.Contains(r.stderr, "user_id") {
+		t.Fatalf("bad user id: exit %d %s", r.code, r.stderr)
+	}
+	if r := run(t, dir, nil, "users", "create"); r.code != 2 {
+		t.Fatalf("missing --user-id: exit %d", r.code)
+	}
+	if r := run(t, dir, nil, "users", "revoke", "alice@example", "--json"); r.code != 0 || !strings.Contains(r.stdout, "revoked_at") {
+		t.Fatalf("revoke: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, dir, nil, "users", "revoke", "nobody"); r.code != 6 {
+		t.Fatalf("revoke unknown: exit %d", r.code)
+	}
+}
+
 func TestRecordCommands(t *testing.T) {
 	dir := t.TempDir()
 	var w struct {
