@@ -120,6 +120,24 @@ type Reader interface {
 	GetJob(ctx context.Context, ws, id string) (Job, error)
 	// ListGatekeeper returns the gatekeeper log of a job, oldest first.
 	ListGatekeeper(ctx context.Context, ws, jobID string) ([]GatekeeperEntry, error)
+
+	// GetNode returns a graph node; ErrNotFound if absent.
+	GetNode(ctx context.Context, ws, id string) (memory.Node, error)
+	// GetNodeByKey returns the node with a label and natural key.
+	GetNodeByKey(ctx context.Context, ws, label, key string) (memory.Node, error)
+	// ListNodes returns nodes matching q, by id.
+	ListNodes(ctx context.Context, ws string, q NodeQuery) ([]memory.Node, error)
+	// GetEdge returns an edge, live or invalidated.
+	GetEdge(ctx context.Context, ws, id string) (memory.Edge, error)
+	// FindLiveEdge returns the live edge from one node to another by a
+	// relation, or ErrNotFound.
+	FindLiveEdge(ctx context.Context, ws, from, to, relation string) (memory.Edge, error)
+	// ListEdges returns edges matching q, by id.
+	ListEdges(ctx context.Context, ws string, q EdgeQuery) ([]memory.Edge, error)
+	// ScanGraph calls fn with every node of every workspace, by id, then
+	// every edge, by id (exactly one of n and e is set). fn must not use
+	// the store. It is how the in-memory graph index is built.
+	ScanGraph(ctx context.Context, fn func(ws string, n *memory.Node, e *memory.Edge) error) error
 }
 
 // Change is one entry of the change log.
@@ -212,6 +230,22 @@ type Tx interface {
 	FinishJob(ctx context.Context, ws, id, owner string, u JobUpdate) error
 	// InsertGatekeeper appends a gatekeeper log row.
 	InsertGatekeeper(ctx context.Context, e GatekeeperEntry) error
+
+	// InsertNode inserts a node; ErrExists if its id or its (label,
+	// natural key) is taken in the workspace.
+	InsertNode(ctx context.Context, ws string, n memory.Node) error
+	// UpdateNode overwrites a node by id (label and key included);
+	// ErrNotFound if absent, ErrExists if the new key is taken.
+	UpdateNode(ctx context.Context, ws string, n memory.Node) error
+	// InsertEdge inserts an edge; ErrNotFound if an endpoint is not a node
+	// of the workspace, ErrExists if a live edge already joins the same
+	// nodes by the same relation.
+	InsertEdge(ctx context.Context, ws string, e memory.Edge) error
+	// UpdateEdge overwrites an edge by id; ErrNotFound if absent.
+	UpdateEdge(ctx context.Context, ws string, e memory.Edge) error
+	// DeleteEdge removes an edge row for good (subject forgetting);
+	// ErrNotFound if absent.
+	DeleteEdge(ctx context.Context, ws, id string) error
 
 	// AppendAudit seals e onto the workspace's chain: it assigns Seq and
 	// PrevHash from the chain head, computes Hash with audit.Seal, stores

@@ -1,0 +1,266 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+func graphTests() []struct {
+	name string
+	fn   func(t *testing.T, s store.Store)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"Nodes", testNodes},
+		{"Edges", testEdges},
+		{"ScanGraph", testScanGraph},
+	}
+}
+
+// NewNode returns a valid active node.
+func NewNode(label, key string) memory.Node {
+	return memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: json.RawMessage(`{"name":"` + key + `"}`),
+		Provenance: memory.ProvOperator, Status: memory.NodeActive, CreatedAt: T0, UpdatedAt: T0}
+}
+
+// NewEdge returns a valid live edge.
+func NewEdge(from, to, relation string) memory.Edge {
+	return memory.Edge{ID: memory.NewID(), From: from, To: to, Relation: relation, Weight: 1, Properties: json.RawMessage(`{}`),
+		ObservedAt: T0, CreatedAt: T0, UpdatedAt: T0}
+}
+
+func mustNodes(t *testing.T, s store.Store, ws string, ns ...memory.Node) {
+	t.Helper()
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		for _, n := range ns {
+			if err := tx.InsertNode(ctx, ws, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func testNodes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	alice, bob, sys := NewNode("person", "alice"), NewNode("person", "bob"), NewNode("system", "alice")
+	mustNodes(t, s, "a", alice, bob, sys)
+	got, err := s.GetNode(ctx, "a", alice.ID)
+	if err != nil || !reflect.DeepEqual(got, alice) {
+		t.Fatalf("GetNode = %+v, %v; want %+v", got, err, alice)
+	}
+	if got, err := s.GetNodeByKey(ctx, "a", "system", "alice"); err != nil || got.ID != sys.ID {
+		t.Fatalf("GetNodeByKey = %+v, %v", got, err)
+	}
+	for _, f := range []func() error{
+		func() error { _, err := s.GetNode(ctx, "b", alice.ID); return err },
+		func() error { _, err := s.GetNodeByKey(ctx, "b", "person", "alice"); return err },
+		func() error { _, err := s.GetNodeByKey(ctx, "a", "person", "carol"); return err },
+	} {
+		if err := f(); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("lookup across workspaces or of a missing key = %v, want ErrNotFound", err)
+		}
+	}
+	// The natural key is unique per (workspace, label) only.
+	dup := NewNode("person", "alice")
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.InsertNode(ctx, "a", dup) }); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("duplicate key = %v, want ErrExists", err)
+	}
+	mustNodes(t, s, "b", dup)
+
+	ids := func(ns []memory.Node) []string {
+		out := []string{}
+		for _, n := range ns {
+			out = append(out, n.ID)
+		}
+		return out
+	}
+	list := func(q store.NodeQuery) []string {
+		t.Helper()
+		ns, err := s.ListNodes(ctx, "a", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(ns)
+	}
+	sorted := sortedIDs(alice.ID, bob.ID, sys.ID)
+	if got := list(store.NodeQuery{}); !reflect.DeepEqual(got, sorted) {
+		t.Fatalf("ListNodes = %v, want %v", got, sorted)
+	}
+	if got := list(store.NodeQuery{Labels: []string{"person"}}); !reflect.DeepEqual(got, sortedIDs(alice.ID, bob.ID)) {
+		t.Fatalf("ListNodes(person) = %v", got)
+	}
+	if got := list(store.NodeQuery{After: sorted[0], Limit: 1}); !reflect.DeepEqual(got, sorted[1:2]) {
+		t.Fatalf("ListNodes page = %v, want %v", got, sorted[1:2])
+	}
+
+	// Update: archive bob, rename sys; a taken key is ErrExists.
+	bob.Status, bob.UpdatedAt = memory.NodeArchived, T0.Add(time.Hour)
+	sys.NaturalKey = "sso"
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.UpdateNode(ctx, "a", bob); err != nil {
+			return err
+		}
+		return tx.UpdateNode(ctx, "a", sys)
+	})
+	if got := list(store.NodeQuery{Statuses: []memory.NodeStatus{memory.NodeArchived}}); !reflect.DeepEqual(got, []string{bob.ID}) {
+		t.Fatalf("archived = %v", got)
+	}
+	if got, _ := s.GetNode(ctx, "a", bob.ID); !reflect.DeepEqual(got, bob) {
+		t.Fatalf("updated node %+v", got)
+	}
+	clash := bob
+	clash.NaturalKey = "alice"
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.UpdateNode(ctx, "a", clash) }); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("update onto a taken key = %v, want ErrExists", err)
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.UpdateNode(ctx, "b", bob) }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update in another workspace = %v, want ErrNotFound", err)
+	}
+}
+
+func testEdges(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	alice, pg, proj := NewNode("person", "alice"), NewNode("system", "postgresql"), NewNode("project", "atlas")
+	mustNodes(t, s, "a", alice, pg, proj)
+	other := NewNode("person", "zed")
+	mustNodes(t, s, "b", other)
+	prefers, works := NewEdge(alice.ID, pg.ID, "PREFERS"), NewEdge(alice.ID, proj.ID, "WORKS_WITH")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.InsertEdge(ctx, "a", prefers); err != nil {
+			return err
+		}
+		return tx.InsertEdge(ctx, "a", works)
+	})
+	if got, err := s.GetEdge(ctx, "a", prefers.ID); err != nil || !reflect.DeepEqual(got, prefers) {
+		t.Fatalf("GetEdge = %+v, %v; want %+v", got, err, prefers)
+	}
+	if got, err := s.FindLiveEdge(ctx, "a", alice.ID, pg.ID, "PREFERS"); err != nil || got.ID != prefers.ID {
+		t.Fatalf("FindLiveEdge = %+v, %v", got, err)
+	}
+	if _, err := s.FindLiveEdge(ctx, "a", pg.ID, alice.ID, "PREFERS"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("reverse FindLiveEdge = %v", err)
+	}
+	// One live edge per (from, to, relation); endpoints must be nodes of
+	// the workspace.
+	for name, e := range map[string]memory.Edge{
+		"duplicate live edge": NewEdge(alice.ID, pg.ID, "PREFERS"),
+	} {
+		if err := s.Tx(ctx, func(tx store.Tx) error { return tx.InsertEdge(ctx, "a", e) }); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("%s = %v, want ErrExists", name, err)
+		}
+	}
+	for name, e := range map[string]memory.Edge{
+		"missing endpoint":         NewEdge(alice.ID, memory.NewID(), "USES"),
+		"endpoint in another ws":   NewEdge(alice.ID, other.ID, "USES"),
+		"edge written to other ws": NewEdge(alice.ID, pg.ID, "USES"),
+	} {
+		ws := "a"
+		if name == "edge written to other ws" {
+			ws = "b"
+		}
+		if err := s.Tx(ctx, func(tx store.Tx) error { return tx.InsertEdge(ctx, ws, e) }); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("%s = %v, want ErrNotFound", name, err)
+		}
+	}
+
+	// Invalidation keeps history; a new live edge may then be added.
+	inv := prefers
+	at := T0.Add(time.Hour)
+	inv.InvalidatedAt, inv.UpdatedAt = &at, at
+	again := NewEdge(alice.ID, pg.ID, "PREFERS")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.UpdateEdge(ctx, "a", inv); err != nil {
+			return err
+		}
+		return tx.InsertEdge(ctx, "a", again)
+	})
+	edgeIDs := func(q store.EdgeQuery) []string {
+		t.Helper()
+		es, err := s.ListEdges(ctx, "a", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, e := range es {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	if got := edgeIDs(store.EdgeQuery{Node: pg.ID}); !reflect.DeepEqual(got, []string{again.ID}) {
+		t.Fatalf("live edges of pg = %v, want only the new one", got)
+	}
+	if got := edgeIDs(store.EdgeQuery{Node: pg.ID, IncludeInvalidated: true}); !reflect.DeepEqual(got, sortedIDs(prefers.ID, again.ID)) {
+		t.Fatalf("all edges of pg = %v", got)
+	}
+	if got := edgeIDs(store.EdgeQuery{}); !reflect.DeepEqual(got, sortedIDs(works.ID, again.ID)) {
+		t.Fatalf("live edges of the workspace = %v", got)
+	}
+	if es, _ := s.ListEdges(ctx, "b", store.EdgeQuery{IncludeInvalidated: true}); len(es) != 0 {
+		t.Fatalf("edges leak across workspaces: %v", es)
+	}
+	if got, _ := s.GetEdge(ctx, "a", prefers.ID); got.InvalidatedAt == nil || !got.InvalidatedAt.Equal(at) {
+		t.Fatalf("invalidated edge %+v", got)
+	}
+
+	// Delete is for good.
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.DeleteEdge(ctx, "a", works.ID) })
+	if _, err := s.GetEdge(ctx, "a", works.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted edge = %v", err)
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.DeleteEdge(ctx, "a", works.ID) }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleting twice = %v, want ErrNotFound", err)
+	}
+}
+
+func testScanGraph(t *testing.T, s store.Store) {
+	mustWorkspace(t, s, "a", "b")
+	n1, n2, n3 := NewNode("person", "a1"), NewNode("person", "a2"), NewNode("person", "b1")
+	mustNodes(t, s, "a", n1, n2)
+	mustNodes(t, s, "b", n3)
+	e := NewEdge(n1.ID, n2.ID, "RELATED_TO")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEdge(ctx, "a", e) })
+	var seen []string
+	err := s.ScanGraph(t.Context(), func(ws string, n *memory.Node, e *memory.Edge) error {
+		if n != nil {
+			seen = append(seen, ws+"/node/"+n.ID)
+		} else {
+			seen = append(seen, ws+"/edge/"+e.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := sortedIDs(n1.ID, n2.ID, n3.ID)
+	want := []string{}
+	for _, id := range ns {
+		ws := "a"
+		if id == n3.ID {
+			ws = "b"
+		}
+		want = append(want, ws+"/node/"+id)
+	}
+	want = append(want, "a/edge/"+e.ID)
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("ScanGraph order %v, want %v", seen, want)
+	}
+}
+
+func sortedIDs(ids ...string) []string {
+	out := append([]string(nil), ids...)
+	slices.Sort(out)
+	return out
+}
