@@ -104,6 +104,16 @@ func TestFlushPatternExtraction(t *testing.T) {
 	if meta["extractor"] != "pattern" || meta["job_id"] != j.ID {
 		t.Errorf("fact metadata %s", pref.Metadata)
 	}
+	// The fact's entities became extracted, provisional nodes, joined by
+	// the relation the fact states.
+	user, err1 := h.store.GetNodeByKey(t.Context(), "default", "user", "u1")
+	pg, err2 := h.store.GetNodeByKey(t.Context(), "default", "technology", "postgresql")
+	if err1 != nil || err2 != nil || pg.Provenance != memory.ProvExtracted || pg.Status != memory.NodeProvisional {
+		t.Fatalf("nodes %+v %+v (%v %v)", user, pg, err1, err2)
+	}
+	if _, err := h.store.FindLiveEdge(t.Context(), "default", user.ID, pg.ID, "PREFERS"); err != nil {
+		t.Errorf("no PREFERS edge from the user to postgresql: %v", err)
+	}
 	dated := false
 	for _, f := range fs {
 		_ = json.Unmarshal(f.Metadata, &meta)

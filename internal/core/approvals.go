@@ -83,6 +83,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	now := s.clock()
 	var out ApprovalItem
 	var changed []memory.Record
+	var gfx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
@@ -110,6 +111,9 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 			return err
 		}
 		changed = []memory.Record{next}
+		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now); err != nil {
+			return err
+		}
 		if next.Supersedes != nil {
 			target, err := tx.GetRecord(ctx, by.Workspace, *next.Supersedes)
 			if err == nil && target.Status == memory.Active {
@@ -135,6 +139,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	if err == nil {
 		s.countDecision(memory.DecisionAccepted, "approved")
 		s.publish(by.Workspace, changed...)
+		s.publishGraph(by.Workspace, gfx)
 	}
 	return out, err
 }

@@ -69,7 +69,9 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	now := s.clock()
 	var res AddResult
 	var changed []memory.Record
+	var gfx graphEffects
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
+		gfx = graphEffects{}
 		res, changed = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}, nil
 		for i, m := range msgs {
 			msg := store.Message{Workspace: p.Workspace, ID: memory.NewID(), Conversation: cv, SenderID: m.SenderID, Role: m.Role,
@@ -97,6 +99,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 				return err
 			}
 			changed = append(changed, ch...)
+			gfx.add(wr.graph)
 			res.Added++
 			res.Decisions[wr.Decision]++
 			res.MemoryIDs = append(res.MemoryIDs, wr.Record.ID)
@@ -107,6 +110,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 		return AddResult{}, err
 	}
 	s.publish(p.Workspace, changed...)
+	s.publishGraph(p.Workspace, gfx)
 	return res, nil
 }
 

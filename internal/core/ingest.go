@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,14 +108,15 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	}
 
 	now := s.clock()
-	commit := func(ctx context.Context, tx store.Tx) (any, []memory.Record, error) {
+	commit := func(ctx context.Context, tx store.Tx) (jobEffects, error) {
 		res := sum
 		res.Gatekeeper = map[string]int{}
 		var changed []memory.Record
+		var gfx graphEffects
 		for _, e := range gk {
 			e.CreatedAt = now
 			if err := tx.InsertGatekeeper(ctx, e); err != nil {
-				return nil, nil, err
+				return jobEffects{}, err
 			}
 			res.Gatekeeper[e.Decision]++
 		}
@@ -127,7 +129,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			case extract.ActionInvalidate:
 				old, ok, err := s.invalidateIn(ctx, tx, p, pf.rec.TargetID, j.ID, now)
 				if err != nil {
-					return nil, nil, err
+					return jobEffects{}, err
 				}
 				if ok {
 					res.Invalidated++
@@ -144,7 +146,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if !isRefusal(err) {
-					return nil, nil, err
+					return jobEffects{}, err
 				}
 				res.Refused++
 				continue
@@ -158,11 +160,21 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 				res.Added++
 			}
 			changed = append(changed, ch...)
+			gfx.add(wr.graph)
+			if wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
+				// The typed relation the fact states: the user prefers
+				// what it names.
+				es, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", now)
+				if err != nil {
+					return jobEffects{}, err
+				}
+				gfx.edges = append(gfx.edges, es...)
+			}
 		}
 		for _, e := range gk {
 			s.metrics.ObserveGatekeeper(e.Decision)
 		}
-		return res, changed, nil
+		return jobEffects{result: res, records: changed, graph: gfx}, nil
 	}
 	return commit, nil
 }
@@ -227,7 +239,7 @@ func factRequest(pf plannedFact, cv store.Conversation, jobID string) WriteReque
 	}
 	ev := slices.DeleteFunc(slices.Clone(f.Evidence), func(id string) bool { return !memory.ValidID(id) })
 	return WriteRequest{Type: memory.Type(f.Type), Category: "extracted", Content: f.Content, Metadata: raw,
-		Entities: entityKeys(f), Source: &SourceInput{Kind: memory.Inferred, Confidence: &conf, Evidence: ev},
+		Entities: append([]string{"user:" + cv.UserID}, entityKeys(f)...), Source: &SourceInput{Kind: memory.Inferred, Confidence: &conf, Evidence: ev},
 		Scope: memory.Scope{UserID: cv.UserID, AppID: cv.AppID, ProjectID: cv.ProjectID}, Origin: OriginExtraction}
 }
 
@@ -275,4 +287,40 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 		"decision": memory.DecisionAccepted, "reason": "extraction_invalidated", "record_id": id, "version": next.Version,
 		"job_id": jobID})
 	return next, err == nil, err
+}
+
+// relateIn joins the node of entity from to the nodes of entities to by
+// relation, inside tx: a live edge that exists is observed again (its
+// observed_at moves on), else a new one is inserted. Entities without a
+// node are skipped.
+func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, now time.Time) ([]memory.Edge, error) {
+	fl, fk, _ := strings.Cut(from, ":")
+	src, err := tx.GetNodeByKey(ctx, ws, fl, fk)
+	if err != nil {
+		return nil, nil
+	}
+	var out []memory.Edge
+	for _, t := range to {
+		tl, tk, _ := strings.Cut(t, ":")
+		dst, err := tx.GetNodeByKey(ctx, ws, tl, tk)
+		if err != nil || dst.ID == src.ID {
+			continue
+		}
+		e, err := tx.FindLiveEdge(ctx, ws, src.ID, dst.ID, relation)
+		switch {
+		case err == nil:
+			e.ObservedAt, e.UpdatedAt = now, now
+			err = tx.UpdateEdge(ctx, ws, e)
+		case errors.Is(err, store.ErrNotFound):
+			props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
+			e = memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation, Weight: 1, Properties: props,
+				ObservedAt: now, CreatedAt: now, UpdatedAt: now}
+			err = tx.InsertEdge(ctx, ws, e)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -51,8 +51,15 @@ func (o JobOptions) withDefaults() JobOptions {
 }
 
 // jobCommit applies a job's effects inside the transaction that ends it
-// and returns the job's result and the records to publish afterwards.
-type jobCommit func(ctx context.Context, tx store.Tx) (result any, changed []memory.Record, err error)
+// and returns the job's result and what to publish afterwards.
+type jobCommit func(ctx context.Context, tx store.Tx) (jobEffects, error)
+
+// jobEffects are a committed job's result and the changes to publish.
+type jobEffects struct {
+	result  any
+	records []memory.Record
+	graph   graphEffects
+}
 
 // jobHandler does a job's slow work outside any transaction (model
 // calls) and returns the writes to commit. It must be idempotent in the
@@ -173,9 +180,8 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 	defer cancel()
 	start := time.Now()
 	var (
-		result  any
-		changed []memory.Record
-		err     error
+		fx  jobEffects
+		err error
 	)
 	h := s.jobs.handlers[j.Kind]
 	if h == nil {
@@ -186,11 +192,11 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		if err == nil {
 			err = s.store.Tx(actx, func(tx store.Tx) error {
 				var err error
-				result, changed, err = commit(actx, tx)
+				fx, err = commit(actx, tx)
 				if err != nil {
 					return err
 				}
-				raw, err := json.Marshal(result)
+				raw, err := json.Marshal(fx.result)
 				if err != nil {
 					return err
 				}
@@ -200,7 +206,8 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 	}
 	s.metrics.ObserveJob(j.Kind, jobOutcome(err), time.Since(start))
 	if err == nil {
-		s.publish(j.Workspace, changed...)
+		s.publish(j.Workspace, fx.records...)
+		s.publishGraph(j.Workspace, fx.graph)
 		s.jobs.ended()
 		return
 	}

@@ -103,10 +103,10 @@ func (l logSignal) WithGroup(string) slog.Handler      { return l }
 // effect is a job commit that appends one gatekeeper row, so tests can
 // count how often a job's effects were committed.
 func effect(j store.Job) jobCommit {
-	return func(ctx context.Context, tx store.Tx) (any, []memory.Record, error) {
+	return func(ctx context.Context, tx store.Tx) (jobEffects, error) {
 		err := tx.InsertGatekeeper(ctx, store.GatekeeperEntry{ID: memory.NewID(), Workspace: j.Workspace, JobID: j.ID,
 			MessageID: "m", Decision: "skip", Reason: "test"})
-		return map[string]int{"n": 1}, nil, err
+		return jobEffects{result: map[string]int{"n": 1}}, err
 	}
 }
 

@@ -114,6 +114,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	now := s.clock()
 	decisionID := memory.NewID()
 	var res WriteResult
+	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
 		if err != nil || !canRead(p, head, true) {
@@ -152,6 +153,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if err := tx.UpdateRecord(ctx, p.Workspace, next, head.Version); err != nil {
 			return err
 		}
+		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now); err != nil {
+			return err
+		}
 		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,
 			"status": string(next.Status), "content_sha256": next.ContentSHA256}
 		res = WriteResult{Decision: next.Gate.Decision, Reason: out.Reason, Record: next, Citation: next.Citation(), PIIKinds: out.PIIKinds}
@@ -179,6 +183,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	}
 	s.countDecision(res.Decision, res.Reason)
 	s.publish(p.Workspace, res.Record)
+	s.publishGraph(p.Workspace, gfx)
 	return res, nil
 }
 

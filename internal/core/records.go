@@ -52,6 +52,10 @@ type WriteResult struct {
 	Citation   string        `json:"citation"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	PIIKinds   []string      `json:"pii_kinds,omitempty"`
+
+	// graph holds the nodes the write created for its entities, published
+	// after commit.
+	graph graphEffects
 }
 
 // draft turns a request into a version-1 record with defaults applied.
@@ -152,6 +156,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	}
 	s.countDecision(res.Decision, res.Reason)
 	s.publish(p.Workspace, changed...)
+	s.publishGraph(p.Workspace, res.graph)
 	return res, nil
 }
 
@@ -230,6 +235,10 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		changed = append(changed, r)
+		nodes, err := s.linkEntities(ctx, tx, p, r, now)
+		if err != nil {
+			return err
+		}
 		if out.Status == memory.Active && r.Supersedes != nil {
 			old, err := supersede(ctx, tx, p.Workspace, target, r, now)
 			if err != nil {
@@ -237,7 +246,8 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			}
 			changed = append(changed, old)
 		}
-		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
+		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds,
+			graph: graphEffects{nodes: nodes}}
 		payload := map[string]any{
 			"decision": out.Decision, "reason": out.Reason, "record_id": r.ID, "version": r.Version,
 			"type": string(r.Type), "status": string(r.Status), "access": string(r.Access), "content_sha256": r.ContentSHA256,

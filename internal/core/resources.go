@@ -55,8 +55,9 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 	now := s.clock()
 	res := ResourceResult{ResourceURI: uri}
 	var changed []memory.Record
+	var gfx graphEffects
 	err := s.tx(ctx, "resource", func(tx store.Tx) error {
-		res.Chunks, changed = nil, nil
+		res.Chunks, changed, gfx = nil, nil, graphEffects{}
 		for i, c := range pieces {
 			curi := uri + "#" + strconv.Itoa(i+1)
 			meta, _ := json.Marshal(map[string]any{"resource_uri": curi, "document_uri": uri, "name": req.Name,
@@ -73,6 +74,7 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 				return err
 			}
 			changed = append(changed, ch...)
+			gfx.add(wr.graph)
 			res.Chunks = append(res.Chunks, ResourceChunk{ID: wr.Record.ID, ResourceURI: curi, Heading: c.Heading})
 		}
 		return nil
@@ -81,5 +83,6 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 		return ResourceResult{}, err
 	}
 	s.publish(p.Workspace, changed...)
+	s.publishGraph(p.Workspace, gfx)
 	return res, nil
 }

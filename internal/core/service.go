@@ -36,6 +36,10 @@ type Options struct {
 	Jobs JobOptions
 	// Extraction configures conversation extraction (gateway flushes).
 	Extraction ExtractionOptions
+	// OnSubjectForgotten, when set, runs after a subject is forgotten;
+	// serve deletes the search index snapshot file with it, since the file
+	// was written before the erasure.
+	OnSubjectForgotten func()
 }
 
 // Service implements memgate's operations over a store.
@@ -54,8 +58,15 @@ type Service struct {
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
 
-	jobs    *jobQueue
-	extract ExtractionOptions
+	jobs     *jobQueue
+	extract  ExtractionOptions
+	graph    graphSink
+	onForget func()
+}
+
+// graphSink receives committed graph changes (the in-memory graph index).
+type graphSink interface {
+	apply(ws string, fx graphEffects)
 }
 
 // New returns a service. It does not start background work; see Run.
@@ -84,6 +95,7 @@ func New(o Options) *Service {
 		embedWake:   make(chan struct{}, 1),
 		jobs:        newJobQueue(o.Jobs),
 		extract:     o.Extraction,
+		onForget:    o.OnSubjectForgotten,
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	return s

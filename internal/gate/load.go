@@ -141,6 +141,7 @@ func Default() Policy {
 		Duplicates: Duplicates{Exact: true, Near: true, NearThreshold: 0.9, IgnoreTypes: []memory.Type{memory.Episode}},
 		Conflicts: Conflicts{Detect: true, Action: ConflictSupersede, MinSimilarity: 0.5, MaxChangedTerms: 2,
 			Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}},
+		Graph: Graph{ProposedStatus: memory.NodeProvisional, ExtractedStatus: memory.NodeProvisional},
 	}
 }
 
@@ -703,6 +704,15 @@ func (p Policy) Validate() error {
 	}
 	errs = append(errs, validateList("conflicts.types", p.Conflicts.Types, memory.Types, "type")...)
 	errs = append(errs, validateList("duplicates.ignore_types", p.Duplicates.IgnoreTypes, memory.Types, "type")...)
+
+	for _, g := range []struct {
+		key string
+		v   memory.NodeStatus
+	}{{"graph.proposed_status", p.Graph.ProposedStatus}, {"graph.extracted_status", p.Graph.ExtractedStatus}} {
+		if g.v != memory.NodeProvisional && g.v != memory.NodeActive {
+			add(g.key, "must be one of %s, %s, got %q", memory.NodeProvisional, memory.NodeActive, g.v)
+		}
+	}
 
 	switch ttl := p.Approvals.TTL.D(); {
 	case ttl <= 0:

@@ -217,7 +217,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key json", "p.json", "{\n  \"pii\": {\"enabled\": true, \"mode\": \"strict\"}\n}",
 			[]string{`policy: unknown key "pii.mode"`, "line 2"}},
 		{"unknown key no suggestion", "p.yaml", "storage: {}\n",
-			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts)`}},
+			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts, graph)`}},
 		{"string for number", "p.yaml", "limits:\n  max_entities: many\n",
 			[]string{`policy: limits.max_entities: expected an integer, got string "many"`, "line 2"}},
 		{"quoted number", "p.json", `{"rate_limit": {"agent": {"burst": "10"}}}`,

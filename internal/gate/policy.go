@@ -20,6 +20,15 @@ type Policy struct {
 	Approvals  Approvals  `yaml:"approvals" json:"approvals"`
 	Duplicates Duplicates `yaml:"duplicates" json:"duplicates"`
 	Conflicts  Conflicts  `yaml:"conflicts" json:"conflicts"`
+	Graph      Graph      `yaml:"graph" json:"graph"`
+}
+
+// Graph configures the nodes writes create for the entities records name
+// (SPEC §8): operators' are active; agents' (provenance proposed) and
+// extraction's (provenance extracted) take these statuses.
+type Graph struct {
+	ProposedStatus  memory.NodeStatus `yaml:"proposed_status" json:"proposed_status"`
+	ExtractedStatus memory.NodeStatus `yaml:"extracted_status" json:"extracted_status"`
 }
 
 // Limits bound the size of what a write may carry.

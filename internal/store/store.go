@@ -37,6 +37,11 @@ type Store interface {
 	Tx(ctx context.Context, fn func(Tx) error) error
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
+	// Scrub makes data deleted by committed transactions unrecoverable
+	// from the database files (SQLite: secure_delete is always on, and
+	// Scrub checkpoints and truncates the write-ahead log, which still
+	// holds the old pages). Subject forgetting calls it.
+	Scrub(ctx context.Context) error
 	Close() error
 }
 
@@ -246,6 +251,10 @@ type Tx interface {
 	// DeleteEdge removes an edge row for good (subject forgetting);
 	// ErrNotFound if absent.
 	DeleteEdge(ctx context.Context, ws, id string) error
+	// DeleteMessages removes for good the messages of a gateway user
+	// (userID != "") and those that became one of recordIDs, and returns
+	// how many it removed (subject forgetting).
+	DeleteMessages(ctx context.Context, ws, userID string, recordIDs []string) (int, error)
 
 	// AppendAudit seals e onto the workspace's chain: it assigns Seq and
 	// PrevHash from the chain head, computes Hash with audit.Seal, stores

@@ -213,3 +213,34 @@ func (c *conn) ListGatekeeper(ctx context.Context, ws, jobID string) ([]store.Ga
 	}
 	return out, mapErr("sqlite: gatekeeper log", rows.Err())
 }
+
+func (t *tx) DeleteMessages(ctx context.Context, ws, userID string, recordIDs []string) (int, error) {
+	ctx = t.detach(ctx)
+	n := 0
+	del := func(q string, args ...any) error {
+		res, err := t.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return mapErr("sqlite: delete messages", err)
+		}
+		k, err := res.RowsAffected()
+		n += int(k)
+		return mapErr("sqlite: delete messages", err)
+	}
+	if userID != "" {
+		if err := del("DELETE FROM messages WHERE workspace_id = ? AND user_id = ?", ws, userID); err != nil {
+			return n, err
+		}
+	}
+	for len(recordIDs) > 0 {
+		part := recordIDs[:min(len(recordIDs), 500)]
+		recordIDs = recordIDs[len(part):]
+		args := []any{ws}
+		for _, id := range part {
+			args = append(args, id)
+		}
+		if err := del("DELETE FROM messages WHERE workspace_id = ? AND record_id IN ("+placeholders(len(part))+")", args...); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -175,6 +175,27 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Scrub makes deleted data unrecoverable from the files: secure_delete
+// zeroes it in the database, and a truncating checkpoint (Checkpoint)
+// removes the write-ahead log that still holds the old pages. A reader
+// holding an old snapshot blocks the truncation; Scrub retries until ctx
+// ends.
+func (s *Store) Scrub(ctx context.Context) error {
+	for {
+		err := s.Checkpoint(ctx)
+		if err == nil || !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("sqlite: scrub: %w (%w)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
 // Close closes both pools. It is safe to call more than once; later calls
 // return the first call's result.
 func (s *Store) Close() error {

@@ -26,6 +26,7 @@ func ingestTests() []struct {
 		{"JobLeaseExpiry", testJobLeaseExpiry},
 		{"JobConcurrentClaims", testJobConcurrentClaims},
 		{"Gatekeeper", testGatekeeper},
+		{"DeleteMessages", testDeleteMessages},
 	}
 }
 
@@ -321,5 +322,44 @@ func testGatekeeper(t *testing.T, s store.Store) {
 	got, err := s.ListGatekeeper(ctx, "a", "j1")
 	if err != nil || len(got) != 2 || got[0] != e1 || got[1] != e2 {
 		t.Fatalf("ListGatekeeper = %+v, %v; want e1, e2", got, err)
+	}
+}
+
+func testDeleteMessages(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	u1 := store.Conversation{UserID: "u1", AppID: "x", ProjectID: "y", SessionID: "chat:1"}
+	u2 := u1
+	u2.UserID = "u2"
+	m1, m2 := newMessage("a", u1, "u1", 1, "one"), newMessage("a", u1, "bot", 2, "two")
+	m3, m4 := newMessage("a", u2, "u2", 1, "three"), newMessage("a", u2, "u2", 2, "four")
+	mb := newMessage("b", u1, "u1", 1, "one")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		for _, m := range []store.Message{m1, m2, m3, m4, mb} {
+			if err := tx.InsertMessage(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var n int
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		n, err = tx.DeleteMessages(ctx, "a", "u1", []string{m3.RecordID, m1.RecordID})
+		return err
+	})
+	if n != 3 {
+		t.Fatalf("DeleteMessages removed %d, want 3 (u1's two and the one of record m3)", n)
+	}
+	for _, m := range []store.Message{m1, m2, m3} {
+		if _, err := s.FindMessage(ctx, "a", m); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("message %q survived: %v", m.Content, err)
+		}
+	}
+	if _, err := s.FindMessage(ctx, "a", m4); err != nil {
+		t.Fatalf("u2's other message was removed: %v", err)
+	}
+	if _, err := s.FindMessage(ctx, "b", mb); err != nil {
+		t.Fatalf("a message of another workspace was removed: %v", err)
 	}
 }

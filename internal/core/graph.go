@@ -1,0 +1,249 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// graphEffects are the graph changes of a committed transaction, for the
+// in-memory graph index.
+type graphEffects struct {
+	nodes        []memory.Node
+	edges        []memory.Edge
+	deletedEdges []string
+}
+
+func (g *graphEffects) add(o graphEffects) {
+	g.nodes = append(g.nodes, o.nodes...)
+	g.edges = append(g.edges, o.edges...)
+	g.deletedEdges = append(g.deletedEdges, o.deletedEdges...)
+}
+
+// nodeOrigin is the provenance and status of the nodes a principal's
+// writes create.
+func (s *Service) nodeOrigin(p memory.Principal, origin string) (memory.NodeProvenance, memory.NodeStatus) {
+	switch {
+	case origin == OriginExtraction:
+		return memory.ProvExtracted, s.policy.Graph.ExtractedStatus
+	case p.Kind == memory.KindOperator, p.Kind == memory.KindSystem:
+		return memory.ProvOperator, memory.NodeActive
+	}
+	return memory.ProvProposed, s.policy.Graph.ProposedStatus
+}
+
+// linkEntities makes sure a node exists for every entity a stored record
+// names: a record links to the nodes of its entities (SPEC §8, its
+// MENTIONS edges; the record_entities index holds the links). Quarantined
+// records create nothing, since their entities may be what the PII screen
+// flagged.
+func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time) ([]memory.Node, error) {
+	if r.Status == memory.Quarantined || r.Status == memory.Forgotten {
+		return nil, nil
+	}
+	prov, status := s.nodeOrigin(p, r.Gate.Origin)
+	var created []memory.Node
+	for _, e := range r.Entities {
+		label, key, ok := strings.Cut(e, ":")
+		if !ok {
+			continue
+		}
+		_, err := tx.GetNodeByKey(ctx, p.Workspace, label, key)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
+		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
+			CreatedAt: now, UpdatedAt: now}
+		if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
+			return nil, err
+		}
+		created = append(created, n)
+	}
+	return created, nil
+}
+
+// ForgetReport counts what forget_subject erased.
+type ForgetReport struct {
+	Subject  string `json:"subject"`
+	Records  int    `json:"records"`
+	Messages int    `json:"messages"`
+	Nodes    int    `json:"nodes"`
+	Edges    int    `json:"edges"`
+}
+
+// subjectScope is the scope key a subject's own records carry: a user's
+// records are scoped to the user, and so on.
+func subjectScope(label, key string) memory.Scope {
+	switch label {
+	case "user":
+		return memory.Scope{UserID: key}
+	case "agent":
+		return memory.Scope{AgentID: key}
+	case "project":
+		return memory.Scope{ProjectID: key}
+	case "session":
+		return memory.Scope{SessionID: key}
+	}
+	return memory.Scope{}
+}
+
+// everyStatus is every record status but forgotten (already erased).
+var everyStatus = []memory.Status{memory.Provisional, memory.Active, memory.Quarantined, memory.Archived, memory.Superseded}
+
+// subjectRecords lists the heads that mention the subject or are scoped
+// to it.
+func subjectRecords(ctx context.Context, r store.Reader, ws, subject string, scope memory.Scope) ([]memory.Record, error) {
+	seen := map[string]bool{}
+	var out []memory.Record
+	queries := []store.RecordQuery{{Entity: subject}}
+	if scope != (memory.Scope{}) {
+		queries = append(queries, store.RecordQuery{Scope: scope})
+	}
+	for _, q := range queries {
+		q.Statuses, q.Access, q.IncludeInvalidated, q.Limit = everyStatus, store.AccessFilter{Levels: memory.AccessLevels}, true, store.MaxLimit
+		for {
+			page, err := r.ListRecords(ctx, ws, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, rec := range page {
+				if !seen[rec.ID] {
+					seen[rec.ID] = true
+					out = append(out, rec)
+				}
+			}
+			if len(page) < q.Limit {
+				break
+			}
+			q.Before = page[len(page)-1].ID
+		}
+	}
+	return out, nil
+}
+
+// ForgetSubject is the GDPR operation (SPEC §8): it erases the content of
+// every record that mentions the subject ("label:key") or is scoped to it
+// — every version, its vectors and cached embeddings, its index entries —
+// the subject's conversation messages, and the subject's node properties
+// and edges. Tombstones stay (records keep id, type, timestamps and a
+// hash; the node keeps its id under a hashed key, archived). One audit
+// entry records counts and a hash of the subject, never its name. The
+// database files are scrubbed afterwards, so the text survives nowhere.
+func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
+	if err := requireOperator(by); err != nil {
+		return ForgetReport{}, err
+	}
+	if !gate.ValidEntityKey(subject) {
+		return ForgetReport{}, fault.Field("subject", "must be label:key, e.g. user:alice or person:alice_smith")
+	}
+	label, key, _ := strings.Cut(subject, ":")
+	sum := sha256.Sum256([]byte(subject))
+	hash := hex.EncodeToString(sum[:])
+	now := s.clock()
+	rep := ForgetReport{Subject: subject}
+	var purged []memory.Record
+	var fx graphEffects
+	err := s.tx(ctx, "subject", func(tx store.Tx) error {
+		rep, purged, fx = ForgetReport{Subject: subject}, nil, graphEffects{}
+		recs, err := subjectRecords(ctx, tx, by.Workspace, subject, subjectScope(label, key))
+		if err != nil {
+			return err
+		}
+		ids := make([]string, 0, len(recs))
+		for _, r := range recs {
+			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
+				return err
+			}
+			if err := tx.PurgeRecord(ctx, by.Workspace, r.ID, now); err != nil {
+				return err
+			}
+			t, err := tx.GetRecord(ctx, by.Workspace, r.ID)
+			if err != nil {
+				return err
+			}
+			purged = append(purged, t)
+			ids = append(ids, r.ID)
+		}
+		rep.Records = len(ids)
+		userID := ""
+		if label == "user" {
+			userID = key
+		}
+		if rep.Messages, err = tx.DeleteMessages(ctx, by.Workspace, userID, ids); err != nil {
+			return err
+		}
+		n, err := tx.GetNodeByKey(ctx, by.Workspace, label, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			for {
+				es, err := tx.ListEdges(ctx, by.Workspace, store.EdgeQuery{Node: n.ID, IncludeInvalidated: true, Limit: store.MaxLimit})
+				if err != nil {
+					return err
+				}
+				for _, e := range es {
+					if err := tx.DeleteEdge(ctx, by.Workspace, e.ID); err != nil {
+						return err
+					}
+					fx.deletedEdges = append(fx.deletedEdges, e.ID)
+				}
+				if len(es) < store.MaxLimit {
+					break
+				}
+			}
+			rep.Edges = len(fx.deletedEdges)
+			n.NaturalKey = "forgotten-" + hash[:32]
+			n.Properties = json.RawMessage(`{}`)
+			n.Status, n.UpdatedAt = memory.NodeArchived, now
+			if err := tx.UpdateNode(ctx, by.Workspace, n); err != nil {
+				return err
+			}
+			fx.nodes = append(fx.nodes, n)
+			rep.Nodes = 1
+		}
+		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
+			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
+		return err
+	})
+	if err != nil {
+		return ForgetReport{}, err
+	}
+	s.publish(by.Workspace, purged...)
+	s.publishGraph(by.Workspace, fx)
+	if s.onForget != nil {
+		s.onForget()
+	}
+	// The erasure is committed; what remains is making it physical. A
+	// failure here is reported, and a later scrub (or the next forget)
+	// completes it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.store.Scrub(sctx); err != nil {
+		return rep, fault.Wrap(fault.Unavailable, err, "subject forgotten, but the database files could not be scrubbed yet; retry")
+	}
+	return rep, nil
+}
+
+// publishGraph applies committed graph changes to the in-memory graph
+// index.
+func (s *Service) publishGraph(ws string, fx graphEffects) {
+	if s.graph == nil {
+		return
+	}
+	s.graph.apply(ws, fx)
+}
