@@ -100,6 +100,8 @@ func (s *Server) Routes() []Route {
 		{"POST", "/memories/delete", userKey, "Memory Gateway: delete a memory (a tombstone remains)", s.gatewayDelete},
 		{"POST", "/memories/resources", userKey, "Memory Gateway: upload a text or Markdown document as resource chunks", s.gatewayResource},
 
+		{"POST", "/v1/graph/forget_subject", operator, "Forget a subject: every record that mentions it or is scoped to it, its messages, node properties and edges", s.forgetSubject},
+
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 	}

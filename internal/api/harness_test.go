@@ -67,6 +67,7 @@ type harness struct {
 	srv     *httptest.Server
 	svc     *core.Service
 	store   *sqlite.Store
+	dbPath  string
 	clock   *clock
 	logs    *syncBuffer
 	metrics *metrics.Metrics
@@ -102,7 +103,8 @@ func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	tweak, emb := o.tweak, o.emb
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	dbPath := filepath.Join(t.TempDir(), "memgate.db")
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
 		t.Fatalf("bootstrap: %v %v", created, err)
 	}
 	srv := httptest.NewServer(api.New(svc, log, m, "test").Handler())
-	h := &harness{t: t, srv: srv, svc: svc, store: st, clock: clk, logs: logs, metrics: m, index: ix,
+	h := &harness{t: t, srv: srv, svc: svc, store: st, dbPath: dbPath, clock: clk, logs: logs, metrics: m, index: ix,
 		tokens: map[string]string{"op": opTok}, secrets: []string{opTok}}
 	jobsCtx, stopJobs := context.WithCancel(ctx)
 	jobsDone := make(chan struct{})

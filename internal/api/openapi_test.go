@@ -417,6 +417,8 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"CreatedUser", core.CreatedUser{}, true},
 		{"GatewayUser", core.GatewayUser{}, true},
 		{"CreateUserRequest", createUserBody{}, false},
+		{"ForgetReport", core.ForgetReport{}, true},
+		{"ForgetSubjectRequest", forgetSubjectRequest{}, false},
 		{"Error/properties/error", errorDetail{}, true},
 
 		{"WriteRequest", core.WriteRequest{}, false},

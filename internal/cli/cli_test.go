@@ -105,6 +105,35 @@ func TestUsersCommands(t *testing.T) {
 	}
 }
 
+func TestForgetSubjectCommand(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, "write", "--type", "belief", "--content", "Bob lives in Oslo", "--entity", "person:bob", "--json")
+	run(t, dir, nil, "write", "--type", "belief", "--content", "Bob's notes", "--scope", "user_id=bob", "--json")
+	run(t, dir, nil, "write", "--type", "belief", "--content", "Carol lives in Rome", "--entity", "person:carol", "--json")
+	var rep struct {
+		Subject                         string
+		Records, Messages, Nodes, Edges int
+	}
+	mustJSON(t, run(t, dir, nil, "forget", "--subject", "person:bob", "--json"), &rep)
+	if rep.Subject != "person:bob" || rep.Records != 1 || rep.Nodes != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	mustJSON(t, run(t, dir, nil, "forget", "--subject", "user:bob", "--json"), &rep)
+	if rep.Records != 1 || rep.Nodes != 0 {
+		t.Fatalf("scoped report %+v", rep)
+	}
+	r := run(t, dir, nil, "list", "--json")
+	if strings.Contains(r.stdout, "Bob") || !strings.Contains(r.stdout, "Carol lives in Rome") {
+		t.Fatalf("list after forgetting %s", r.stdout)
+	}
+	if r := run(t, dir, nil, "forget", "--subject", "bob"); r.code != 3 {
+		t.Fatalf("bad subject: exit %d %s", r.code, r.stderr)
+	}
+	if r := run(t, dir, nil, "forget", "--subject", "person:bob", "someid"); r.code != 2 {
+		t.Fatalf("both: exit %d", r.code)
+	}
+}
+
 func TestRecordCommands(t *testing.T) {
 	dir := t.TempDir()
 	var w struct {

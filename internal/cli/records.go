@@ -112,22 +112,31 @@ func runWrite(env Env, args []string) error {
 // positional parses flags that may come before or after one positional
 // argument ("get ID --json" and "get --json ID") and returns it.
 func positional(env Env, fs *flag.FlagSet, cfg *config.Config, args []string, what string) (string, error) {
-	var pos []string
-	for {
-		if err := parse(env, fs, cfg, args); err != nil {
-			return "", err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	pos, err := positionals(env, fs, cfg, args)
+	if err != nil {
+		return "", err
 	}
 	if len(pos) != 1 {
 		return "", usagef("want exactly one %s", what)
 	}
 	return pos[0], nil
+}
+
+// positionals parses flags wherever they stand and returns the other
+// arguments.
+func positionals(env Env, fs *flag.FlagSet, cfg *config.Config, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(env, fs, cfg, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }
 
 func runGet(env Env, args []string) error {
@@ -221,11 +230,32 @@ func runHistory(env Env, args []string) error {
 func runForget(env Env, args []string) error {
 	fs, cfg := flags(env, "forget", false)
 	var asJSON bool
+	var subject string
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	id, err := positional(env, fs, cfg, args, "record id")
+	fs.StringVar(&subject, "subject", "", "forget a whole subject, label:key (e.g. user:alice): every record that mentions it or is scoped to it, its messages, node and edges")
+	pos, err := positionals(env, fs, cfg, args)
 	if err != nil {
 		return err
 	}
+	if subject != "" {
+		if len(pos) != 0 {
+			return usagef("forget: give a record id or --subject, not both")
+		}
+		return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+			rep, err := a.svc.ForgetSubject(ctx, a.operator(), subject)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, rep, func(w io.Writer) {
+				fmt.Fprintf(w, "forgot subject %s: %d records, %d messages, %d nodes, %d edges (tombstones kept; database files scrubbed)\n",
+					rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
+			})
+		})
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one record id, or --subject label:key")
+	}
+	id := pos[0]
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
 		r, err := a.svc.Forget(ctx, a.operator(), id)
 		if err != nil {
