@@ -19,6 +19,12 @@ type PPROptions struct {
 	Epsilon float64
 	// MaxNodes stops the push once this many nodes hold mass; default 10000.
 	MaxNodes int
+	// DegreeNormalized divides each score by the node's weighted degree
+	// (ACL's sweep order). Raw PPR favours well-connected nodes, and a hub
+	// next to a low-degree seed can outscore the seed; normalised scores
+	// never rank any node above a single seed, damp hubs, and still sum
+	// to at most 1.
+	DegreeNormalized bool
 }
 
 // PPR defaults.
@@ -34,29 +40,32 @@ const (
 // archived nodes are ignored) and returns node id → score for every node
 // that received any, seeds included.
 //
-// It runs the forward push of Andersen, Chung and Lang (2006), in its
-// non-lazy form: the seeds' mass starts as residual r; pushing node u moves
-// Alpha·r(u) into its score and spreads (1−Alpha)·r(u) over its traversable
-// edges in proportion to their weights. Edges are followed in both
+// It runs the forward push of Andersen, Chung and Lang (2006) on the lazy
+// random walk: the seeds' mass starts as residual r; pushing node u moves
+// Alpha·r(u) into its score, keeps (1−Alpha)·r(u)/2 as u's residual and
+// spreads (1−Alpha)·r(u)/2 over u's traversable edges in proportion to
+// their weights. The lazy walk makes scores fall off with distance even
+// from a seed of degree 1, where the plain walk ranks the seed's only
+// neighbour above it. Edges are followed in both
 // directions; invalidated edges, archived nodes and inert edges are not
 // traversed; a node with no traversable edge keeps all of its residual as
 // score. Mass is conserved: scores sum to at most 1, the rest being the
 // residual left when the push stops (threshold, Iterations or MaxNodes).
 // The cost depends on Epsilon, Alpha and MaxNodes, not on the graph's size.
-func (x *Index) PPR(ws string, seeds map[string]float64, o PPROptions) map[string]float64 {
-	alpha := o.Alpha
+func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[string]float64 {
+	alpha := opt.Alpha
 	if !(alpha > 0 && alpha < 1) {
 		alpha = DefaultPPRAlpha
 	}
-	iters := o.Iterations
+	iters := opt.Iterations
 	if iters <= 0 {
 		iters = DefaultPPRIterations
 	}
-	eps := o.Epsilon
+	eps := opt.Epsilon
 	if !(eps > 0) {
 		eps = DefaultPPREpsilon
 	}
-	maxNodes := o.MaxNodes
+	maxNodes := opt.MaxNodes
 	if maxNodes <= 0 {
 		maxNodes = DefaultPPRMaxNodes
 	}
@@ -93,7 +102,7 @@ func (x *Index) PPR(ws string, seeds map[string]float64, o PPROptions) map[strin
 		queue = append(queue, o)
 	}
 
-	for sweep := 0; sweep < iters && len(queue) > 0 && len(touched) < maxNodes; sweep++ {
+	for sweep := 0; sweep < iters && len(queue) > 0 && (sweep == 0 || len(touched) < maxNodes); sweep++ {
 		next = next[:0]
 		for _, u := range queue {
 			s.inq[u] = false
@@ -102,21 +111,17 @@ func (x *Index) PPR(ws string, seeds map[string]float64, o PPROptions) map[strin
 				continue
 			}
 			adj := [2][]int32{g.nodes[u].out, g.nodes[u].in}
-			wsum := 0.0
-			for dir, list := range adj {
-				for _, eo := range list {
-					if _, ok := g.pprEdge(u, eo, dir == 0); ok {
-						wsum += float64(g.edges[eo].weight)
-					}
-				}
-			}
-			s.r[u] = 0
+			wsum := g.weightedDegree(u)
 			if wsum == 0 {
+				// A lazy walk from a node without traversable edges
+				// never leaves it.
 				s.p[u] += ru
+				s.r[u] = 0
 				continue
 			}
 			s.p[u] += alpha * ru
-			share := (1 - alpha) * ru / wsum
+			s.r[u] = (1 - alpha) * ru / 2
+			share := (1 - alpha) * ru / 2 / wsum
 			for dir, list := range adj {
 				for _, eo := range list {
 					v, ok := g.pprEdge(u, eo, dir == 0)
@@ -127,11 +132,15 @@ func (x *Index) PPR(ws string, seeds map[string]float64, o PPROptions) map[strin
 						touched = append(touched, v)
 					}
 					s.r[v] += share * float64(g.edges[eo].weight)
-					if !s.inq[v] && s.r[v] >= eps*float64(len(g.nodes[v].out)+len(g.nodes[v].in)) {
+					if !s.inq[v] && s.r[v] >= g.pushThreshold(v, eps) {
 						s.inq[v] = true
 						next = append(next, v)
 					}
 				}
+			}
+			if !s.inq[u] && s.r[u] >= g.pushThreshold(u, eps) {
+				s.inq[u] = true
+				next = append(next, u)
 			}
 			if len(touched) >= maxNodes {
 				break
@@ -142,13 +151,35 @@ func (x *Index) PPR(ws string, seeds map[string]float64, o PPROptions) map[strin
 
 	scores := make(map[string]float64, len(touched))
 	for _, o := range touched {
-		if s.p[o] > 0 {
-			scores[g.nodes[o].id] = s.p[o]
+		if v := s.p[o]; v > 0 {
+			if opt.DegreeNormalized {
+				v /= max(1, g.weightedDegree(o))
+			}
+			scores[g.nodes[o].id] = v
 		}
 		s.p[o], s.r[o], s.inq[o] = 0, 0, false
 	}
 	s.list = touched[:0]
 	return scores
+}
+
+// weightedDegree sums the weights of o's traversable edges.
+func (g *wsGraph) weightedDegree(o int32) float64 {
+	w := 0.0
+	for dir, list := range [2][]int32{g.nodes[o].out, g.nodes[o].in} {
+		for _, eo := range list {
+			if _, ok := g.pprEdge(o, eo, dir == 0); ok {
+				w += float64(g.edges[eo].weight)
+			}
+		}
+	}
+	return w
+}
+
+// pushThreshold is the residual above which v is pushed. It uses the stored
+// degree, not the traversable one, to stay O(1).
+func (g *wsGraph) pushThreshold(v int32, eps float64) float64 {
+	return eps * float64(max(1, len(g.nodes[v].out)+len(g.nodes[v].in)))
 }
 
 // pprEdge returns the node across edge eo from u when PPR may follow it.
