@@ -100,6 +100,15 @@ func (s *Server) Routes() []Route {
 		{"POST", "/memories/delete", userKey, "Memory Gateway: delete a memory (a tombstone remains)", s.gatewayDelete},
 		{"POST", "/memories/resources", userKey, "Memory Gateway: upload a text or Markdown document as resource chunks", s.gatewayResource},
 
+		{"POST", "/v1/graph/nodes", anyToken, "Create or update a node by label and natural key (upsert_node)", s.upsertNode},
+		{"GET", "/v1/graph/nodes", anyToken, "Nodes with any of the given labels (query_by_labels)", s.listNodes},
+		{"GET", "/v1/graph/nodes/{ref}", anyToken, "A node by id or label:key (get_node)", s.getNode},
+		{"POST", "/v1/graph/nodes/{ref}/archive", anyToken, "Archive a node (mark_archived)", s.archiveNode},
+		{"GET", "/v1/graph/nodes/{ref}/neighbors", anyToken, "Nodes within depth 1-3 of a node (neighbors)", s.neighbors},
+		{"GET", "/v1/graph/path", anyToken, "A shortest path between two nodes (path)", s.graphPath},
+		{"POST", "/v1/graph/edges", anyToken, "Create or update the live edge joining two nodes by a relation (upsert_edge)", s.upsertEdge},
+		{"DELETE", "/v1/graph/edges/{id}", anyToken, "Invalidate an edge; it stays as history", s.invalidateEdge},
+		{"GET", "/v1/graph/health", anyToken, "Graph healthcheck: store and in-memory index", s.graphHealth},
 		{"POST", "/v1/graph/forget_subject", operator, "Forget a subject: every record that mentions it or is scoped to it, its messages, node properties and edges", s.forgetSubject},
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},

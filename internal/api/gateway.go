@@ -441,19 +441,3 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p memory.Princip
 	}
 	return writeJSON(w, http.StatusOK, j)
 }
-
-type forgetSubjectRequest struct {
-	Subject string `json:"subject"`
-}
-
-func (s *Server) forgetSubject(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	var req forgetSubjectRequest
-	if err := Decode(r, &req); err != nil {
-		return err
-	}
-	rep, err := s.svc.ForgetSubject(r.Context(), p, req.Subject)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, rep)
-}

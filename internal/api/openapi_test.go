@@ -19,6 +19,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/graph"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
@@ -418,6 +419,16 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"GatewayUser", core.GatewayUser{}, true},
 		{"CreateUserRequest", createUserBody{}, false},
 		{"ForgetReport", core.ForgetReport{}, true},
+		{"Node", memory.Node{}, true},
+		{"Edge", memory.Edge{}, true},
+		{"NodeResult", core.NodeResult{}, true},
+		{"EdgeResult", core.EdgeResult{}, true},
+		{"Neighbor", core.Neighbor{}, true},
+		{"PathResult", core.PathResult{}, true},
+		{"NodePage", core.NodePage{}, true},
+		{"GraphHealth", core.GraphHealth{}, true},
+		{"NodeInput", core.NodeInput{}, false},
+		{"EdgeInput", core.EdgeInput{}, false},
 		{"ForgetSubjectRequest", forgetSubjectRequest{}, false},
 		{"Error/properties/error", errorDetail{}, true},
 
@@ -490,6 +501,9 @@ func checkEnums(t *testing.T, doc map[string]any) {
 		"ApprovalKind":   strs(memory.ApprovalPending, memory.ApprovalQuarantine, memory.ApprovalConflict),
 		"ApprovalStatus": strs(memory.ApprovalOpen, memory.ApprovalApproved, memory.ApprovalRejected, memory.ApprovalExpired),
 		"ActorKind":      strs(audit.ActorAgent, audit.ActorUser, audit.ActorOperator, audit.ActorSystem),
+		"NodeStatus":     strs(anys(memory.NodeStatuses)...),
+		"NodeProvenance": strs(anys(memory.Provenances)...),
+		"Relation":       strs(anys(graph.RelationList())...),
 		"ErrorCode": strs(fault.InvalidArgument, fault.Unauthenticated, fault.PermissionDenied, fault.NotFound,
 			fault.VersionConflict, fault.Conflict, fault.TooLarge, fault.GateRejected, fault.RateLimited,
 			fault.Unavailable, fault.Internal),

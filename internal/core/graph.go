@@ -241,9 +241,15 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 
 // publishGraph applies committed graph changes to the in-memory graph
 // index.
+// It waits while LoadGraph scans the store, so a change committed during
+// the scan is applied after it, never lost.
 func (s *Service) publishGraph(ws string, fx graphEffects) {
-	if s.graph == nil {
+	if len(fx.nodes)+len(fx.edges)+len(fx.deletedEdges) == 0 {
 		return
 	}
-	s.graph.apply(ws, fx)
+	s.graphMu.Lock()
+	defer s.graphMu.Unlock()
+	if s.graph != nil {
+		s.graph.apply(ws, fx)
+	}
 }

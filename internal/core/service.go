@@ -60,6 +60,7 @@ type Service struct {
 
 	jobs     *jobQueue
 	extract  ExtractionOptions
+	graphMu  sync.Mutex
 	graph    graphSink
 	onForget func()
 }

@@ -1,0 +1,587 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/graph"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The graph operations of SPEC §8. Writes go to the store in audited
+// transactions; traversals (neighbors, path, labels, PPR) run on the
+// in-memory graph index, which every committed change of this process
+// updates and which is loaded from the store on first use.
+
+// graphIndex is the Service's in-memory graph.
+type graphIndex struct{ x *graph.Index }
+
+func (g *graphIndex) apply(ws string, fx graphEffects) {
+	for _, n := range fx.nodes {
+		g.x.PutNode(indexNode(ws, n))
+	}
+	for _, e := range fx.edges {
+		if e.InvalidatedAt != nil {
+			g.x.RemoveEdge(ws, e.ID)
+			continue
+		}
+		g.x.PutEdge(graph.Edge{ID: e.ID, Workspace: ws, From: e.From, To: e.To, Relation: e.Relation, Weight: e.Weight})
+	}
+	for _, id := range fx.deletedEdges {
+		g.x.RemoveEdge(ws, id)
+	}
+}
+
+// indexNode is what the index keeps of a node: its name and aliases (for
+// recognising it in queries) come from properties.name and
+// properties.aliases.
+func indexNode(ws string, n memory.Node) graph.Node {
+	var p struct {
+		Name    string   `json:"name"`
+		Aliases []string `json:"aliases"`
+	}
+	_ = json.Unmarshal(n.Properties, &p)
+	if strings.HasPrefix(n.NaturalKey, "forgotten-") {
+		p.Name, p.Aliases = "", nil
+	}
+	return graph.Node{ID: n.ID, Workspace: ws, Label: n.Label, Key: n.NaturalKey, Name: p.Name, Aliases: p.Aliases,
+		Archived: n.Status == memory.NodeArchived}
+}
+
+// LoadGraph builds the in-memory graph index from the store. serve calls
+// it at start; otherwise the first traversal does.
+func (s *Service) LoadGraph(ctx context.Context) error {
+	s.graphMu.Lock()
+	defer s.graphMu.Unlock()
+	if s.graph != nil {
+		return nil
+	}
+	g := &graphIndex{x: graph.New()}
+	err := s.store.ScanGraph(ctx, func(ws string, n *memory.Node, e *memory.Edge) error {
+		if n != nil {
+			g.apply(ws, graphEffects{nodes: []memory.Node{*n}})
+		} else {
+			g.apply(ws, graphEffects{edges: []memory.Edge{*e}})
+		}
+		return nil
+	})
+	if err != nil {
+		return storeErr(err, "graph")
+	}
+	s.graph = g
+	return nil
+}
+
+func (s *Service) graphX(ctx context.Context) (*graph.Index, error) {
+	if err := s.LoadGraph(ctx); err != nil {
+		return nil, err
+	}
+	return s.graph.(*graphIndex).x, nil
+}
+
+// NodeInput is an upsert of a node by (label, natural key).
+type NodeInput struct {
+	Label      string                `json:"label"`
+	NaturalKey string                `json:"natural_key"`
+	Properties json.RawMessage       `json:"properties,omitempty"`
+	Provenance memory.NodeProvenance `json:"provenance,omitempty"`
+	Status     memory.NodeStatus     `json:"status,omitempty"`
+}
+
+// NodeResult answers an upsert.
+type NodeResult struct {
+	Node    memory.Node `json:"node"`
+	Created bool        `json:"created"`
+}
+
+// graphWriter checks that p may write the graph: operators, and agents
+// that may write at all.
+func graphWriter(p memory.Principal) error {
+	switch {
+	case p.Kind == memory.KindOperator:
+		return nil
+	case p.Kind == memory.KindAgent && p.Trust != memory.ReadOnly:
+		return nil
+	}
+	return fault.New(fault.PermissionDenied, "this principal may not write the graph")
+}
+
+func (s *Service) checkProperties(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if len(raw) > s.policy.Limits.MaxMetadataBytes {
+		return nil, fault.New(fault.TooLarge, "properties: exceed the metadata limit").With("field", "properties")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fault.Field("properties", "must be a JSON object")
+	}
+	return raw, nil
+}
+
+// UpsertNode creates the node with a label and natural key, or updates
+// it: given properties replace the old ones; a given status applies.
+// Operators' nodes default to provenance operator and status active;
+// agents' are provenance proposed with the policy's status (trusted
+// agents' active).
+func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInput) (NodeResult, error) {
+	if err := graphWriter(p); err != nil {
+		return NodeResult{}, err
+	}
+	if !gate.ValidEntityKey(in.Label + ":" + in.NaturalKey) {
+		return NodeResult{}, fault.Field("natural_key", "label must be lowercase letters, digits or '_' and natural_key non-empty without whitespace, together at most 256 bytes")
+	}
+	props, err := s.checkProperties(in.Properties)
+	if err != nil {
+		return NodeResult{}, err
+	}
+	if in.Provenance != "" && !slices.Contains(memory.Provenances, in.Provenance) {
+		return NodeResult{}, fault.Field("provenance", "must be one of operator, proposed, imported, extracted")
+	}
+	if in.Status != "" && !slices.Contains(memory.NodeStatuses, in.Status) {
+		return NodeResult{}, fault.Field("status", "must be one of provisional, active, archived")
+	}
+	prov, status := s.nodeOrigin(p, "")
+	if p.Kind == memory.KindAgent {
+		if in.Provenance != "" && in.Provenance != memory.ProvProposed {
+			return NodeResult{}, fault.New(fault.PermissionDenied, "agents' nodes are always provenance proposed").With("field", "provenance")
+		}
+		if p.Trust == memory.Trusted {
+			status = memory.NodeActive
+		}
+		if in.Status == memory.NodeActive && p.Trust != memory.Trusted {
+			return NodeResult{}, fault.New(fault.PermissionDenied, "only operators and trusted agents make nodes active").With("field", "status")
+		}
+	} else if in.Provenance != "" {
+		prov = in.Provenance
+	}
+	if in.Status != "" {
+		status = in.Status
+	}
+	if err := s.rateLimit(p); err != nil {
+		return NodeResult{}, err
+	}
+	now := s.clock()
+	var res NodeResult
+	err = s.tx(ctx, "node", func(tx store.Tx) error {
+		n, err := tx.GetNodeByKey(ctx, p.Workspace, in.Label, in.NaturalKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if props == nil {
+				props, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
+			}
+			n = memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey, Properties: props, Provenance: prov,
+				Status: status, CreatedAt: now, UpdatedAt: now}
+			if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
+				return err
+			}
+			res = NodeResult{Node: n, Created: true}
+		case err != nil:
+			return err
+		default:
+			if props != nil {
+				n.Properties = props
+			}
+			if in.Status != "" {
+				n.Status = in.Status
+			}
+			if p.Kind == memory.KindOperator && in.Provenance != "" {
+				n.Provenance = in.Provenance
+			}
+			n.UpdatedAt = now
+			if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
+				return err
+			}
+			res = NodeResult{Node: n}
+		}
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.upsert", now, map[string]any{
+			"node_id": res.Node.ID, "label": res.Node.Label, "created": res.Created, "status": string(res.Node.Status),
+			"properties_sha256": memory.SHA256Hex(string(res.Node.Properties))})
+		return err
+	})
+	if err != nil {
+		return NodeResult{}, err
+	}
+	s.publishGraph(p.Workspace, graphEffects{nodes: []memory.Node{res.Node}})
+	return res, nil
+}
+
+// resolveNode finds a node by id or "label:key".
+func resolveNode(ctx context.Context, r store.Reader, ws, ref, field string) (memory.Node, error) {
+	var n memory.Node
+	var err error
+	if memory.ValidID(ref) {
+		n, err = r.GetNode(ctx, ws, ref)
+	} else if label, key, ok := strings.Cut(ref, ":"); ok && label != "" && key != "" {
+		n, err = r.GetNodeByKey(ctx, ws, label, key)
+	} else {
+		return memory.Node{}, fault.Field(field, "must be a node id or label:key")
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return memory.Node{}, fault.New(fault.NotFound, field+": no such node").With("field", field)
+	}
+	return n, storeErr(err, "node")
+}
+
+// EdgeInput is an upsert of the live edge joining two nodes by a
+// relation. From and To are node ids or "label:key".
+type EdgeInput struct {
+	From       string          `json:"from"`
+	To         string          `json:"to"`
+	Relation   string          `json:"relation"`
+	Weight     *float64        `json:"weight,omitempty"`
+	Properties json.RawMessage `json:"properties,omitempty"`
+	ValidFrom  *time.Time      `json:"valid_from,omitempty"`
+	ValidUntil *time.Time      `json:"valid_until,omitempty"`
+}
+
+// EdgeResult answers an edge upsert.
+type EdgeResult struct {
+	Edge    memory.Edge `json:"edge"`
+	Created bool        `json:"created"`
+}
+
+// UpsertEdge creates the live edge From -Relation-> To, or observes it
+// again and updates what the input gives. The relation must be one of
+// SPEC §8's.
+func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInput) (EdgeResult, error) {
+	if err := graphWriter(p); err != nil {
+		return EdgeResult{}, err
+	}
+	rel, ok := graph.NormalizeRelation(in.Relation)
+	if !ok {
+		return EdgeResult{}, fault.Field("relation", "must be one of "+strings.Join(graph.RelationList(), ", ")).With("allowed", graph.RelationList())
+	}
+	if in.Weight != nil && (*in.Weight <= 0 || *in.Weight > 1e6 || *in.Weight != *in.Weight) {
+		return EdgeResult{}, fault.Field("weight", "must be a positive number up to 1e6")
+	}
+	if in.ValidFrom != nil && in.ValidUntil != nil && !in.ValidUntil.After(*in.ValidFrom) {
+		return EdgeResult{}, fault.Field("valid_until", "must be after valid_from")
+	}
+	props, err := s.checkProperties(in.Properties)
+	if err != nil {
+		return EdgeResult{}, err
+	}
+	if err := s.rateLimit(p); err != nil {
+		return EdgeResult{}, err
+	}
+	now := s.clock()
+	var res EdgeResult
+	err = s.tx(ctx, "edge", func(tx store.Tx) error {
+		from, err := resolveNode(ctx, tx, p.Workspace, in.From, "from")
+		if err != nil {
+			return err
+		}
+		to, err := resolveNode(ctx, tx, p.Workspace, in.To, "to")
+		if err != nil {
+			return err
+		}
+		if from.ID == to.ID {
+			return fault.Field("to", "an edge joins two different nodes")
+		}
+		e, err := tx.FindLiveEdge(ctx, p.Workspace, from.ID, to.ID, rel)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, Properties: json.RawMessage(`{}`),
+				ObservedAt: now, CreatedAt: now}
+			res.Created = true
+		case err != nil:
+			return err
+		}
+		if in.Weight != nil {
+			e.Weight = *in.Weight
+		}
+		if props != nil {
+			e.Properties = props
+		}
+		if in.ValidFrom != nil {
+			e.ValidFrom = memory.CanonPtr(in.ValidFrom)
+		}
+		if in.ValidUntil != nil {
+			e.ValidUntil = memory.CanonPtr(in.ValidUntil)
+		}
+		e.ObservedAt, e.UpdatedAt = now, now
+		if res.Created {
+			err = tx.InsertEdge(ctx, p.Workspace, e)
+		} else {
+			err = tx.UpdateEdge(ctx, p.Workspace, e)
+		}
+		if err != nil {
+			return err
+		}
+		res.Edge = e
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.edge.upsert", now, map[string]any{
+			"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": res.Created})
+		return err
+	})
+	if err != nil {
+		return EdgeResult{}, err
+	}
+	s.publishGraph(p.Workspace, graphEffects{edges: []memory.Edge{res.Edge}})
+	return res, nil
+}
+
+// InvalidateEdge ends a live edge; it stays as history, never traversed.
+func (s *Service) InvalidateEdge(ctx context.Context, p memory.Principal, id string) (memory.Edge, error) {
+	if err := graphWriter(p); err != nil {
+		return memory.Edge{}, err
+	}
+	if !memory.ValidID(id) {
+		return memory.Edge{}, fault.New(fault.NotFound, "edge not found")
+	}
+	now := s.clock()
+	var out memory.Edge
+	err := s.tx(ctx, "edge", func(tx store.Tx) error {
+		e, err := tx.GetEdge(ctx, p.Workspace, id)
+		if err != nil {
+			return err
+		}
+		if e.InvalidatedAt != nil {
+			out = e
+			return nil
+		}
+		e.InvalidatedAt, e.UpdatedAt = &now, now
+		if err := tx.UpdateEdge(ctx, p.Workspace, e); err != nil {
+			return err
+		}
+		out = e
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.edge.invalidate", now, map[string]any{"edge_id": e.ID, "relation": e.Relation})
+		return err
+	})
+	if err != nil {
+		return memory.Edge{}, err
+	}
+	s.publishGraph(p.Workspace, graphEffects{edges: []memory.Edge{out}})
+	return out, nil
+}
+
+// ArchiveNode marks a node archived (mark_archived): hidden from default
+// reads and traversals, kept.
+func (s *Service) ArchiveNode(ctx context.Context, p memory.Principal, ref string) (memory.Node, error) {
+	if err := graphWriter(p); err != nil {
+		return memory.Node{}, err
+	}
+	now := s.clock()
+	var out memory.Node
+	err := s.tx(ctx, "node", func(tx store.Tx) error {
+		n, err := resolveNode(ctx, tx, p.Workspace, ref, "node")
+		if err != nil {
+			return err
+		}
+		out = n
+		if n.Status == memory.NodeArchived {
+			return nil
+		}
+		n.Status, n.UpdatedAt = memory.NodeArchived, now
+		if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
+			return err
+		}
+		out = n
+		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.archive", now, map[string]any{"node_id": n.ID, "label": n.Label})
+		return err
+	})
+	if err != nil {
+		return memory.Node{}, err
+	}
+	s.publishGraph(p.Workspace, graphEffects{nodes: []memory.Node{out}})
+	return out, nil
+}
+
+// GetNode returns a node by id or label:key; archived nodes only when
+// asked for.
+func (s *Service) GetNode(ctx context.Context, p memory.Principal, ref string, includeArchived bool) (memory.Node, error) {
+	n, err := resolveNode(ctx, s.store, p.Workspace, ref, "node")
+	if err != nil {
+		return memory.Node{}, err
+	}
+	if n.Status == memory.NodeArchived && !includeArchived {
+		return memory.Node{}, fault.New(fault.NotFound, "node: no such node (it is archived; ask with include_archived)")
+	}
+	return n, nil
+}
+
+// NeighborRequest is a neighbors query.
+type NeighborRequest struct {
+	Node            string
+	Depth           int
+	Relations       []string
+	Direction       string
+	Limit           int
+	IncludeArchived bool
+}
+
+// Neighbor is one node reached, with how.
+type Neighbor struct {
+	Node     memory.Node `json:"node"`
+	Depth    int         `json:"depth"`
+	Relation string      `json:"relation"`
+	Via      string      `json:"via"`
+	From     string      `json:"from"`
+	Forward  bool        `json:"forward"`
+}
+
+func (s *Service) checkRelations(rels []string) ([]string, error) {
+	out := make([]string, 0, len(rels))
+	for i, r := range rels {
+		n, ok := graph.NormalizeRelation(r)
+		if !ok {
+			return nil, fault.Field("relations["+strconv.Itoa(i)+"]", "must be one of "+strings.Join(graph.RelationList(), ", "))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Neighbors returns the nodes within depth (1-3) hops of a node, nearest
+// first.
+func (s *Service) Neighbors(ctx context.Context, p memory.Principal, req NeighborRequest) ([]Neighbor, error) {
+	if req.Depth == 0 {
+		req.Depth = 1
+	}
+	if req.Depth < 1 || req.Depth > 3 {
+		return nil, fault.Field("depth", "must be between 1 and 3")
+	}
+	switch req.Direction {
+	case "", "both", "out", "in":
+	default:
+		return nil, fault.Field("direction", "must be out, in or both")
+	}
+	if req.Limit < 0 || req.Limit > 1000 {
+		return nil, fault.Field("limit", "must be between 1 and 1000")
+	}
+	rels, err := s.checkRelations(req.Relations)
+	if err != nil {
+		return nil, err
+	}
+	start, err := s.GetNode(ctx, p, req.Node, req.IncludeArchived)
+	if err != nil {
+		return nil, err
+	}
+	x, err := s.graphX(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hops, err := x.Neighbors(graph.NeighborQuery{Workspace: p.Workspace, Node: start.ID, Depth: req.Depth, Relations: rels,
+		Direction: req.Direction, Limit: req.Limit, IncludeArchived: req.IncludeArchived})
+	if err != nil {
+		return nil, fault.Wrap(fault.InvalidArgument, err, "%v", err)
+	}
+	return s.hopNodes(ctx, p.Workspace, hops)
+}
+
+// hopNodes loads the nodes of hops from the store, so answers carry the
+// committed state.
+func (s *Service) hopNodes(ctx context.Context, ws string, hops []graph.Hop) ([]Neighbor, error) {
+	out := make([]Neighbor, 0, len(hops))
+	for _, h := range hops {
+		n, err := s.store.GetNode(ctx, ws, h.Node)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, storeErr(err, "node")
+		}
+		out = append(out, Neighbor{Node: n, Depth: h.Depth, Relation: h.Relation, Via: h.Via, From: h.From, Forward: h.Forward})
+	}
+	return out, nil
+}
+
+// PathResult is a shortest path, or found false.
+type PathResult struct {
+	Found bool       `json:"found"`
+	Hops  []Neighbor `json:"hops"`
+}
+
+// Path finds a shortest path of at most maxDepth (1-6) edges between two
+// nodes, by breadth-first search over edges in either direction.
+func (s *Service) Path(ctx context.Context, p memory.Principal, from, to string, maxDepth int, relations []string) (PathResult, error) {
+	if maxDepth == 0 {
+		maxDepth = 4
+	}
+	if maxDepth < 1 || maxDepth > 6 {
+		return PathResult{}, fault.Field("max_depth", "must be between 1 and 6")
+	}
+	rels, err := s.checkRelations(relations)
+	if err != nil {
+		return PathResult{}, err
+	}
+	a, err := s.GetNode(ctx, p, from, false)
+	if err != nil {
+		return PathResult{}, err
+	}
+	b, err := s.GetNode(ctx, p, to, false)
+	if err != nil {
+		return PathResult{}, err
+	}
+	x, err := s.graphX(ctx)
+	if err != nil {
+		return PathResult{}, err
+	}
+	hops, ok := x.Path(p.Workspace, a.ID, b.ID, maxDepth, rels)
+	if !ok {
+		return PathResult{Hops: []Neighbor{}}, nil
+	}
+	ns, err := s.hopNodes(ctx, p.Workspace, hops)
+	return PathResult{Found: true, Hops: ns}, err
+}
+
+// NodePage is a page of nodes.
+type NodePage struct {
+	Nodes      []memory.Node `json:"nodes"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+}
+
+// NodesByLabels lists nodes with any of labels (query_by_labels), by id.
+func (s *Service) NodesByLabels(ctx context.Context, p memory.Principal, labels []string, includeArchived bool, cursor string, limit int) (NodePage, error) {
+	if limit == 0 {
+		limit = store.DefaultLimit
+	}
+	if limit < 1 || limit > store.MaxLimit {
+		return NodePage{}, fault.Field("limit", "must be between 1 and 500")
+	}
+	q := store.NodeQuery{Labels: labels, After: cursor, Limit: limit + 1}
+	if !includeArchived {
+		q.Statuses = []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive}
+	}
+	ns, err := s.store.ListNodes(ctx, p.Workspace, q)
+	if err != nil {
+		return NodePage{}, storeErr(err, "nodes")
+	}
+	page := NodePage{Nodes: ns}
+	if len(ns) > limit {
+		page.Nodes = ns[:limit]
+		page.NextCursor = ns[limit-1].ID
+	}
+	return page, nil
+}
+
+// GraphHealth is the graph healthcheck: the store's counts and the
+// in-memory index's.
+type GraphHealth struct {
+	OK         bool `json:"ok"`
+	IndexNodes int  `json:"index_nodes"`
+	IndexEdges int  `json:"index_edges"`
+}
+
+// GraphHealthcheck reports whether the graph store answers and the index
+// is loaded.
+func (s *Service) GraphHealthcheck(ctx context.Context, p memory.Principal) (GraphHealth, error) {
+	if _, err := s.store.ListNodes(ctx, p.Workspace, store.NodeQuery{Limit: 1}); err != nil {
+		return GraphHealth{}, storeErr(err, "graph")
+	}
+	x, err := s.graphX(ctx)
+	if err != nil {
+		return GraphHealth{}, err
+	}
+	n, e := x.Stats()
+	return GraphHealth{OK: true, IndexNodes: n, IndexEdges: e}, nil
+}
