@@ -61,7 +61,8 @@ func commands() []command {
 		{"get", "show a record", runGet},
 		{"list", "list records", runList},
 		{"history", "show every version of a record", runHistory},
-		{"forget", "forget a record (keeps a tombstone)", runForget},
+		{"forget", "forget a record, or a whole subject with --subject (keeps tombstones)", runForget},
+		{"graph", "the memory graph: nodes, edges, neighbors, path", runGraph},
 		{"query", "hybrid search", runQuery},
 		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list or revoke agents", runAgents},
@@ -250,8 +251,25 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 		st.Close()
 		return nil, err
 	}
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
-		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}})
+	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}}
+	if withIndex {
+		// The snapshot on disk predates a subject's erasure and may hold
+		// its words: delete it (serve saves a fresh one).
+		snap := indexSnapshot(cfg)
+		opts.OnSubjectForgotten = func() {
+			if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				log.Warn("cannot delete the search index snapshot after forgetting a subject", "path", snap, "err", err)
+			}
+		}
+	}
+	svc := core.New(opts)
+	if withIndex {
+		if err := svc.LoadGraph(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
 	token, created, err := svc.Bootstrap(ctx)
 	if err != nil {
 		st.Close()

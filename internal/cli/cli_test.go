@@ -134,6 +134,47 @@ func TestForgetSubjectCommand(t *testing.T) {
 	}
 }
 
+func TestGraphCommands(t *testing.T) {
+	dir := t.TempDir()
+	var n memory.Node
+	mustJSON(t, run(t, dir, nil, "graph", "node", "upsert", "--label", "person", "--key", "alice", "--properties", `{"name":"Alice"}`, "--json"), &n)
+	if n.Label != "person" || n.NaturalKey != "alice" || n.Status != memory.NodeActive {
+		t.Fatalf("node %+v", n)
+	}
+	run(t, dir, nil, "graph", "node", "upsert", "--label", "project", "--key", "atlas")
+	run(t, dir, nil, "graph", "node", "upsert", "--label", "system", "--key", "pg")
+	var e memory.Edge
+	mustJSON(t, run(t, dir, nil, "graph", "edge", "upsert", "--from", "person:alice", "--to", "project:atlas", "--relation", "WORKS_WITH", "--json"), &e)
+	run(t, dir, nil, "graph", "edge", "upsert", "--from", "project:atlas", "--to", "system:pg", "--relation", "USES")
+	if r := run(t, dir, nil, "graph", "edge", "upsert", "--from", "person:alice", "--to", "system:pg", "--relation", "LIKES"); r.code != 3 || !strings.Contains(r.stderr, "USES") {
+		t.Fatalf("bad relation: exit %d %s", r.code, r.stderr)
+	}
+	var nb struct{ Neighbors []struct{ Depth int } }
+	mustJSON(t, run(t, dir, nil, "graph", "neighbors", "person:alice", "--depth", "2", "--json"), &nb)
+	if len(nb.Neighbors) != 2 || nb.Neighbors[1].Depth != 2 {
+		t.Fatalf("neighbors %+v", nb)
+	}
+	r := run(t, dir, nil, "graph", "path", "person:alice", "system:pg")
+	if r.code != 0 || !strings.Contains(r.stdout, "USES") {
+		t.Fatalf("path: %d %s", r.code, r.stdout)
+	}
+	if r := run(t, dir, nil, "graph", "neighbors", "person:alice", "--depth", "4"); r.code != 3 {
+		t.Fatalf("depth 4: exit %d", r.code)
+	}
+	run(t, dir, nil, "graph", "edge", "invalidate", e.ID)
+	mustJSON(t, run(t, dir, nil, "graph", "neighbors", "person:alice", "--depth", "2", "--json"), &nb)
+	if len(nb.Neighbors) != 0 {
+		t.Fatalf("after invalidating: %+v", nb)
+	}
+	run(t, dir, nil, "graph", "node", "archive", "system:pg")
+	if r := run(t, dir, nil, "graph", "node", "get", "system:pg"); r.code != 6 {
+		t.Fatalf("archived get: exit %d", r.code)
+	}
+	if r := run(t, dir, nil, "graph", "nodes", "--label", "person", "--label", "system", "--include-archived"); strings.Count(r.stdout, "\n") != 2 {
+		t.Fatalf("nodes: %q", r.stdout)
+	}
+}
+
 func TestRecordCommands(t *testing.T) {
 	dir := t.TempDir()
 	var w struct {
