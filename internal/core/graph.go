@@ -139,7 +139,7 @@ func subjectRecords(ctx context.Context, r store.Reader, ws, subject string, sco
 // — every version, its vectors and cached embeddings, its index entries —
 // the subject's conversation messages, and the subject's node properties
 // and edges. Tombstones stay (records keep id, type, timestamps and a
-// hash; the node keeps its id under a hashed key, archived). One audit
+// hash; the node keeps its id, under the key "forgotten-<id>", archived). One audit
 // entry records counts and a hash of the subject, never its name. The
 // database files are scrubbed afterwards, so the text survives nowhere.
 func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
@@ -207,7 +207,7 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 				}
 			}
 			rep.Edges = len(fx.deletedEdges)
-			n.NaturalKey = "forgotten-" + hash[:32]
+			n.NaturalKey = "forgotten-" + n.ID
 			n.Properties = json.RawMessage(`{}`)
 			n.Status, n.UpdatedAt = memory.NodeArchived, now
 			if err := tx.UpdateNode(ctx, by.Workspace, n); err != nil {
