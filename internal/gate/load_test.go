@@ -162,6 +162,8 @@ func TestLoadErrors(t *testing.T) {
 		name, file, content string
 		want                []string // substrings of the error
 	}{
+		{"graph status", "p.yaml", "graph:\n  extracted_status: archived\n",
+			[]string{"policy: graph.extracted_status: must be one of provisional, active", "line 2"}},
 		{"negative rate", "p.yaml", "rate_limit:\n  agent:\n    per_second: -1\n",
 			[]string{"policy: rate_limit.agent.per_second: must be >= 0", "line 3"}},
 		{"negative burst", "p.yaml", "rate_limit:\n  user: {burst: -5}\n",
