@@ -175,7 +175,7 @@ func BenchmarkPPRSeed(b *testing.B) {
 	g := benchGraphShared(b)
 	rng := rand.New(rand.NewPCG(2, 2))
 	lat := newLatencies()
-	scored := 0
+	scored, mass := 0, 0.0
 	b.ReportAllocs()
 	for b.Loop() {
 		seeds := map[string]float64{}
@@ -186,9 +186,13 @@ func BenchmarkPPRSeed(b *testing.B) {
 		s := g.x.PPR(benchWS, seeds, PPROptions{})
 		lat.stop()
 		scored += len(s)
+		for _, v := range s {
+			mass += v
+		}
 	}
 	lat.report(b)
 	b.ReportMetric(float64(scored)/float64(lat.n()), "nodes/op")
+	b.ReportMetric(mass/float64(lat.n()), "mass/op")
 }
 
 func BenchmarkRecognise(b *testing.B) {
@@ -240,7 +244,9 @@ func BenchmarkBuild(b *testing.B) {
 		g.ids, g.vocab, g.queries = nil, nil, nil // count the index only
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/benchEdges, "heap-B/edge")
+		heap := float64(after.HeapAlloc - before.HeapAlloc)
+		b.ReportMetric(heap/benchEdges, "heap-B/edge")
+		b.ReportMetric(heap/(1<<20), "heap-MiB")
 		runtime.KeepAlive(g.x)
 		_ = queries
 	}
