@@ -173,26 +173,30 @@ func BenchmarkNeighborsDepth2(b *testing.B) {
 
 func BenchmarkPPRSeed(b *testing.B) {
 	g := benchGraphShared(b)
-	rng := rand.New(rand.NewPCG(2, 2))
-	lat := newLatencies()
-	scored, mass := 0, 0.0
-	b.ReportAllocs()
-	for b.Loop() {
-		seeds := map[string]float64{}
-		for range 1 + rng.IntN(3) {
-			seeds[g.ids[rng.IntN(benchNodes)]] = 1
-		}
-		lat.start()
-		s := g.x.PPR(benchWS, seeds, PPROptions{})
-		lat.stop()
-		scored += len(s)
-		for _, v := range s {
-			mass += v
-		}
+	for _, eps := range []float64{DefaultPPREpsilon, 1e-5} {
+		b.Run(fmt.Sprintf("eps=%g", eps), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(2, 2))
+			lat := newLatencies()
+			scored, mass := 0, 0.0
+			b.ReportAllocs()
+			for b.Loop() {
+				seeds := map[string]float64{}
+				for range 1 + rng.IntN(3) {
+					seeds[g.ids[rng.IntN(benchNodes)]] = 1
+				}
+				lat.start()
+				s := g.x.PPR(benchWS, seeds, PPROptions{Epsilon: eps})
+				lat.stop()
+				scored += len(s)
+				for _, v := range s {
+					mass += v
+				}
+			}
+			lat.report(b)
+			b.ReportMetric(float64(scored)/float64(lat.n()), "nodes/op")
+			b.ReportMetric(mass/float64(lat.n()), "mass/op")
+		})
 	}
-	lat.report(b)
-	b.ReportMetric(float64(scored)/float64(lat.n()), "nodes/op")
-	b.ReportMetric(mass/float64(lat.n()), "mass/op")
 }
 
 func BenchmarkRecognise(b *testing.B) {
