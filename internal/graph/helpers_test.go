@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func node(ws, id string) Node { return Node{ID: id, Workspace: ws, Label: "concept", Key: id, Name: id} }
+func node(ws, id string) Node {
+	return Node{ID: id, Workspace: ws, Label: "concept", Key: id, Name: id}
+}
 
 func edge(ws, id, from, to, rel string) Edge {
 	return Edge{ID: id, Workspace: ws, From: from, To: to, Relation: rel, Weight: 1}

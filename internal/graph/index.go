@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -43,35 +44,57 @@ type Index struct {
 // table is full; no filter ever selects it.
 const noRel = math.MaxUint16
 
-// nodeRec is one node slot. A slot is in use when id != "". A slot that is
-// not present is a placeholder for an id named by edges only.
+// nodeRec is one node slot: the cold data, read once per node visited. A
+// slot is in use when id != "". A slot that is not present (see
+// wsGraph.flags) is a placeholder for an id named by edges only.
 type nodeRec struct {
-	id       string
-	label    string
-	key      string
-	name     string
-	aliases  []string
-	out, in  []int32 // edge ordinals
-	present  bool
-	archived bool
+	id      string
+	label   string
+	key     string
+	name    string
+	aliases []string
+	out, in []adj
 }
 
-// edgeRec is one edge slot (32 bytes). A slot is in use when id != "".
+// adj is one adjacency entry (8 bytes): the node across the edge and the
+// edge's ordinal. Holding the neighbour here spares traversal a visit to the
+// edge record.
+type adj struct{ nbr, edge int32 }
+
+// Node flags.
+const (
+	present  uint8 = 1 << iota // a node, not a placeholder
+	archived                   // hidden unless asked for
+)
+
+// edgeRec is the cold part of an edge slot. A slot is in use when id != "".
 type edgeRec struct {
 	id       string
 	from, to int32
-	weight   float32
-	rel      uint16
-	invalid  bool
 }
 
-// wsGraph is one workspace's graph.
+// edgeHot is the part of an edge that traversal reads for every edge it
+// crosses (8 bytes).
+type edgeHot struct {
+	weight  float32
+	rel     uint16
+	invalid bool
+}
+
+// wsGraph is one workspace's graph. Per-node and per-edge data are split in
+// parallel slices by how often traversal reads them: flags and idKey are
+// dense and hot, nodeRec is touched once per expanded node; edgeHot is read
+// for every edge crossed, edgeRec only to report a hop.
 type wsGraph struct {
 	ids       map[string]int32
 	nodes     []nodeRec
+	flags     []uint8
+	idKey     []uint64 // first 8 bytes of the id, big-endian: a fast id order
+	deg       []int32  // len(out) + len(in)
 	freeNodes []int32
 	edgeIDs   map[string]int32
 	edges     []edgeRec
+	hot       []edgeHot
 	freeEdges []int32
 	labels    map[string]map[int32]struct{}
 	phrases   map[string][]int32 // normalised name -> present nodes
@@ -124,16 +147,18 @@ func (x *Index) PutNode(n Node) {
 	defer x.mu.Unlock()
 	g := x.graph(n.Workspace, true)
 	o := g.ord(n.ID)
-	r := &g.nodes[o]
-	if r.present {
+	if g.flags[o]&present != 0 {
 		g.unindex(o)
 	} else {
 		x.nodes++
 	}
+	r := &g.nodes[o]
 	r.label, r.key, r.name = n.Label, n.Key, n.Name
 	r.aliases = slices.Clone(n.Aliases)
-	r.archived = n.Archived
-	r.present = true
+	g.flags[o] = present
+	if n.Archived {
+		g.flags[o] |= archived
+	}
 	g.index(o)
 }
 
@@ -149,18 +174,18 @@ func (x *Index) RemoveNode(ws, id string) {
 	if !ok {
 		return
 	}
-	if g.nodes[o].present {
+	if g.flags[o]&present != 0 {
 		g.unindex(o)
-		g.nodes[o].present = false
+		g.flags[o] = 0
 		x.nodes--
 	}
 	for len(g.nodes[o].out) > 0 {
 		x.edges--
-		g.removeEdge(g.nodes[o].out[len(g.nodes[o].out)-1], o)
+		g.removeEdge(g.nodes[o].out[len(g.nodes[o].out)-1].edge, o)
 	}
 	for len(g.nodes[o].in) > 0 {
 		x.edges--
-		g.removeEdge(g.nodes[o].in[len(g.nodes[o].in)-1], o)
+		g.removeEdge(g.nodes[o].in[len(g.nodes[o].in)-1].edge, o)
 	}
 	g.freeNode(o)
 }
@@ -183,7 +208,7 @@ func (x *Index) PutEdge(e Edge) {
 	if eo, ok := g.edgeIDs[e.ID]; ok {
 		r := &g.edges[eo]
 		if g.nodes[r.from].id == e.From && g.nodes[r.to].id == e.To {
-			r.rel, r.weight, r.invalid = rel, w, e.Invalidated
+			g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated}
 			return
 		}
 		g.removeEdge(eo, -1)
@@ -198,11 +223,15 @@ func (x *Index) PutEdge(e Edge) {
 	} else {
 		eo = int32(len(g.edges))
 		g.edges = append(g.edges, edgeRec{})
+		g.hot = append(g.hot, edgeHot{})
 	}
-	g.edges[eo] = edgeRec{id: e.ID, from: f, to: t, weight: w, rel: rel, invalid: e.Invalidated}
+	g.edges[eo] = edgeRec{id: e.ID, from: f, to: t}
+	g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated}
 	g.edgeIDs[e.ID] = eo
-	g.nodes[f].out = append(g.nodes[f].out, eo)
-	g.nodes[t].in = append(g.nodes[t].in, eo)
+	g.nodes[f].out = append(g.nodes[f].out, adj{nbr: t, edge: eo})
+	g.nodes[t].in = append(g.nodes[t].in, adj{nbr: f, edge: eo})
+	g.deg[f]++
+	g.deg[t]++
 	x.edges++
 }
 
@@ -228,8 +257,8 @@ func (x *Index) DropWorkspace(ws string) {
 	if g == nil {
 		return
 	}
-	for i := range g.nodes {
-		if g.nodes[i].present {
+	for _, f := range g.flags {
+		if f&present != 0 {
 			x.nodes--
 		}
 	}
@@ -254,12 +283,12 @@ func (x *Index) Node(ws, id string) (Node, bool) {
 		return Node{}, false
 	}
 	o, ok := g.ids[id]
-	if !ok || !g.nodes[o].present {
+	if !ok || g.flags[o]&present == 0 {
 		return Node{}, false
 	}
 	r := &g.nodes[o]
 	return Node{ID: r.id, Workspace: ws, Label: r.label, Key: r.key, Name: r.name,
-		Aliases: slices.Clone(r.aliases), Archived: r.archived}, true
+		Aliases: slices.Clone(r.aliases), Archived: g.flags[o]&archived != 0}, true
 }
 
 // ord returns the slot of id, allocating a placeholder if needed.
@@ -274,8 +303,13 @@ func (g *wsGraph) ord(id string) int32 {
 	} else {
 		o = int32(len(g.nodes))
 		g.nodes = append(g.nodes, nodeRec{})
+		g.flags = append(g.flags, 0)
+		g.idKey = append(g.idKey, 0)
+		g.deg = append(g.deg, 0)
 	}
-	g.nodes[o] = nodeRec{id: id}
+	g.nodes[o] = nodeRec{id: id, out: g.nodes[o].out[:0], in: g.nodes[o].in[:0]}
+	g.flags[o] = 0
+	g.idKey[o] = idKey(id)
 	g.ids[id] = o
 	return o
 }
@@ -283,7 +317,7 @@ func (g *wsGraph) ord(id string) int32 {
 // freeNode releases slot o if it is a placeholder without edges.
 func (g *wsGraph) freeNode(o int32) {
 	r := &g.nodes[o]
-	if r.id == "" || r.present || len(r.out) > 0 || len(r.in) > 0 {
+	if r.id == "" || g.flags[o]&present != 0 || len(r.out) > 0 || len(r.in) > 0 {
 		return
 	}
 	delete(g.ids, r.id)
@@ -296,14 +330,17 @@ func (g *wsGraph) freeNode(o int32) {
 func (g *wsGraph) removeEdge(eo int32, keep int32) {
 	e := g.edges[eo]
 	f, t := &g.nodes[e.from], &g.nodes[e.to]
-	if i := slices.Index(f.out, eo); i >= 0 {
+	if i := slices.Index(f.out, adj{e.to, eo}); i >= 0 {
 		f.out = slices.Delete(f.out, i, i+1)
 	}
-	if i := slices.Index(t.in, eo); i >= 0 {
+	if i := slices.Index(t.in, adj{e.from, eo}); i >= 0 {
 		t.in = slices.Delete(t.in, i, i+1)
 	}
+	g.deg[e.from]--
+	g.deg[e.to]--
 	delete(g.edgeIDs, e.id)
 	g.edges[eo] = edgeRec{}
+	g.hot[eo] = edgeHot{}
 	g.freeEdges = append(g.freeEdges, eo)
 	if e.from != keep {
 		g.freeNode(e.from)
@@ -357,6 +394,31 @@ func (g *wsGraph) unindex(o int32) {
 // usable reports whether slot o is a present node visible under the
 // archived rule.
 func (g *wsGraph) usable(o int32, includeArchived bool) bool {
-	r := &g.nodes[o]
-	return r.present && (includeArchived || !r.archived)
+	f := g.flags[o]
+	return f&present != 0 && (includeArchived || f&archived == 0)
+}
+
+// idKey packs the first 8 bytes of id, big-endian, so that comparing keys
+// orders ids like strings.Compare does whenever the keys differ.
+func idKey(id string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(id) {
+			k |= uint64(id[i])
+		}
+	}
+	return k
+}
+
+// cmpID orders slots by node id.
+func (g *wsGraph) cmpID(a, b int32) int {
+	ka, kb := g.idKey[a], g.idKey[b]
+	switch {
+	case ka < kb:
+		return -1
+	case ka > kb:
+		return 1
+	}
+	return strings.Compare(g.nodes[a].id, g.nodes[b].id)
 }

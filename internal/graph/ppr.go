@@ -92,8 +92,8 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 	s := x.getScratch(len(g.nodes))
 	defer x.putScratch(s)
 	s.growPPR(len(g.nodes))
-	touched := s.list // every node with p or r > 0, in first-touch order
-	var queue, next []int32
+	touched := s.touch[:0] // every slot with p or r > 0, in first-touch order
+	queue, next := s.queue[:0], s.next[:0]
 	for _, id := range ids {
 		o := g.ids[id]
 		touched = append(touched, o)
@@ -110,7 +110,6 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 			if ru == 0 {
 				continue
 			}
-			adj := [2][]int32{g.nodes[u].out, g.nodes[u].in}
 			wsum := g.weightedDegree(u)
 			if wsum == 0 {
 				// A lazy walk from a node without traversable edges
@@ -122,16 +121,17 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 			s.p[u] += alpha * ru
 			s.r[u] = (1 - alpha) * ru / 2
 			share := (1 - alpha) * ru / 2 / wsum
-			for dir, list := range adj {
-				for _, eo := range list {
-					v, ok := g.pprEdge(u, eo, dir == 0)
-					if !ok {
+			for _, list := range [2][]adj{g.nodes[u].out, g.nodes[u].in} {
+				for _, a := range list {
+					h := g.hot[a.edge]
+					v := a.nbr
+					if h.invalid || !g.usable(v, false) {
 						continue
 					}
 					if s.r[v] == 0 && s.p[v] == 0 {
 						touched = append(touched, v)
 					}
-					s.r[v] += share * float64(g.edges[eo].weight)
+					s.r[v] += share * float64(h.weight)
 					if !s.inq[v] && s.r[v] >= g.pushThreshold(v, eps) {
 						s.inq[v] = true
 						next = append(next, v)
@@ -159,17 +159,17 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 		}
 		s.p[o], s.r[o], s.inq[o] = 0, 0, false
 	}
-	s.list = touched[:0]
+	s.touch, s.queue, s.next = touched[:0], queue[:0], next[:0]
 	return scores
 }
 
 // weightedDegree sums the weights of o's traversable edges.
 func (g *wsGraph) weightedDegree(o int32) float64 {
 	w := 0.0
-	for dir, list := range [2][]int32{g.nodes[o].out, g.nodes[o].in} {
-		for _, eo := range list {
-			if _, ok := g.pprEdge(o, eo, dir == 0); ok {
-				w += float64(g.edges[eo].weight)
+	for _, list := range [2][]adj{g.nodes[o].out, g.nodes[o].in} {
+		for _, a := range list {
+			if h := g.hot[a.edge]; !h.invalid && g.usable(a.nbr, false) {
+				w += float64(h.weight)
 			}
 		}
 	}
@@ -179,18 +179,5 @@ func (g *wsGraph) weightedDegree(o int32) float64 {
 // pushThreshold is the residual above which v is pushed. It uses the stored
 // degree, not the traversable one, to stay O(1).
 func (g *wsGraph) pushThreshold(v int32, eps float64) float64 {
-	return eps * float64(max(1, len(g.nodes[v].out)+len(g.nodes[v].in)))
-}
-
-// pprEdge returns the node across edge eo from u when PPR may follow it.
-func (g *wsGraph) pprEdge(u, eo int32, out bool) (int32, bool) {
-	e := &g.edges[eo]
-	if e.invalid {
-		return 0, false
-	}
-	v := e.to
-	if !out {
-		v = e.from
-	}
-	return v, g.usable(v, false)
+	return eps * float64(max(1, g.deg[v]))
 }

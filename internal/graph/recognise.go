@@ -2,7 +2,6 @@ package graph
 
 import (
 	"slices"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -133,7 +132,7 @@ func (x *Index) Recognise(ws, text string) []string {
 			}
 			hit = hit[:0]
 			for _, o := range g.phrases[string(w.buf[w.start[i]:w.end[i+l-1]])] {
-				if !g.nodes[o].archived {
+				if g.flags[o]&archived == 0 {
 					hit = append(hit, o)
 				}
 			}
@@ -145,7 +144,7 @@ func (x *Index) Recognise(ws, text string) []string {
 			i++
 			continue
 		}
-		slices.SortFunc(hit, func(a, b int32) int { return strings.Compare(g.nodes[a].id, g.nodes[b].id) })
+		slices.SortFunc(hit, g.cmpID)
 		for _, o := range hit {
 			if _, dup := seen[o]; !dup {
 				seen[o] = struct{}{}

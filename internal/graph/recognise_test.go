@@ -18,7 +18,7 @@ func recogniser() *Index {
 	put("go", "Go", "golang")
 	put("pay", "Payment Service", "payment_service", "payments-api")
 	put("k8s", "Kubernetes", "kubernetes", "K8s")
-	put("c", "C", "c-lang")  // one letter: only its key is recognisable
+	put("c", "C", "c-lang") // one letter: only its key is recognisable
 	put("oneill", "Alice O'Neill", "alice_oneill")
 	put("zurich", "Zürich", "zurich")
 	put("db1", "Postgres", "postgres-primary")

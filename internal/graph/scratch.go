@@ -1,19 +1,30 @@
 package graph
 
-// scratch is per-query working memory indexed by node ordinal, pooled so
-// that a query allocates nothing proportional to the graph. A slot is
-// marked for the current query when mark[o] == epoch.
+// scratch is per-query working memory indexed by node slot, pooled so that
+// a query allocates nothing proportional to the graph.
 type scratch struct {
-	epoch  uint32
-	mark   []uint32
-	depth  []uint8
-	parent []int32
-	via    []int32
-	list   []int32
+	epoch uint32
+	side  [2]side // traversal state; Path's backward search uses side 1
 
-	// PPR; p and r are kept zeroed between uses.
-	p, r []float64
-	inq  []bool
+	// PPR; p, r and inq are kept zeroed between uses.
+	p, r  []float64
+	inq   []bool
+	queue []int32
+	next  []int32
+	touch []int32
+}
+
+// side is one breadth-first search: slot o is visited when mark[o] equals
+// the scratch's epoch, and then info[o] says how it was reached.
+type side struct {
+	mark []uint32
+	info []visit
+	list []int32 // visited slots in order of discovery, start excluded
+}
+
+type visit struct {
+	parent, via int32 // parent slot and edge ordinal; -1 for the start
+	depth       uint8
 }
 
 func (x *Index) getScratch(n int) *scratch {
@@ -21,37 +32,34 @@ func (x *Index) getScratch(n int) *scratch {
 	if s == nil {
 		s = new(scratch)
 	}
-	if len(s.mark) < n {
+	if len(s.side[0].mark) < n {
 		n += n / 4
-		s.mark = make([]uint32, n)
-		s.depth = make([]uint8, n)
-		s.parent = make([]int32, n)
-		s.via = make([]int32, n)
+		for i := range s.side {
+			s.side[i].mark = make([]uint32, n)
+			s.side[i].info = make([]visit, n)
+		}
 		s.epoch = 0
 	}
 	s.epoch++
 	if s.epoch == 0 {
-		clear(s.mark)
+		for i := range s.side {
+			clear(s.side[i].mark)
+		}
 		s.epoch = 1
 	}
-	s.list = s.list[:0]
+	for i := range s.side {
+		s.side[i].list = s.side[i].list[:0]
+	}
 	return s
 }
 
 func (x *Index) putScratch(s *scratch) {
-	if cap(s.list) > 1<<16 {
-		s.list = nil
+	for i := range s.side {
+		if cap(s.side[i].list) > 1<<16 {
+			s.side[i].list = nil
+		}
 	}
 	x.scPool.Put(s)
-}
-
-func (s *scratch) seen(o int32) bool { return s.mark[o] == s.epoch }
-
-func (s *scratch) visit(o int32, depth int, parent, via int32) {
-	s.mark[o] = s.epoch
-	s.depth[o] = uint8(depth)
-	s.parent[o] = parent
-	s.via[o] = via
 }
 
 // growPPR makes the PPR arrays cover n slots.

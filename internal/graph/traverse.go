@@ -3,7 +3,6 @@ package graph
 import (
 	"errors"
 	"slices"
-	"strings"
 )
 
 // Errors returned by Neighbors.
@@ -60,11 +59,20 @@ type Hop struct {
 	Forward bool
 }
 
+// walk is the fixed part of one breadth-first search.
+type walk struct {
+	g        *wsGraph
+	epoch    uint32
+	allow    []bool // relation codes allowed; nil: all
+	out, in  bool   // directions followed
+	archived bool   // archived nodes traversable
+}
+
 // Neighbors returns the nodes within q.Depth hops of q.Node by breadth-first
 // search, ordered by depth then node id, the start node excluded. Each node
 // appears once, at its smallest depth. The search stops early once Limit
-// nodes have been found at completed depths, so a hub's depth-3
-// neighbourhood costs no more than its first levels.
+// nodes have been found at completed depths; the last depth searched is
+// searched fully, so that the page holds its smallest ids.
 func (x *Index) Neighbors(q NeighborQuery) ([]Hop, error) {
 	if q.Workspace == "" {
 		return nil, ErrWorkspace
@@ -72,14 +80,14 @@ func (x *Index) Neighbors(q NeighborQuery) ([]Hop, error) {
 	if q.Depth < 1 || q.Depth > MaxNeighborDepth {
 		return nil, ErrDepth
 	}
-	var out, in bool
+	w := walk{archived: q.IncludeArchived}
 	switch q.Direction {
 	case "", Both:
-		out, in = true, true
+		w.out, w.in = true, true
 	case Out:
-		out = true
+		w.out = true
 	case In:
-		in = true
+		w.in = true
 	default:
 		return nil, ErrDirection
 	}
@@ -103,67 +111,81 @@ func (x *Index) Neighbors(q NeighborQuery) ([]Hop, error) {
 	if !ok || !g.usable(start, q.IncludeArchived) {
 		return nil, ErrNotFound
 	}
-	allow := x.relFilter(q.Relations)
+	w.g, w.allow = g, x.relFilter(q.Relations)
 	s := x.getScratch(len(g.nodes))
 	defer x.putScratch(s)
+	w.epoch = s.epoch
+	sd := &s.side[0]
+	w.visit(sd, start, 0, -1, -1)
 
-	s.visit(start, 0, -1, -1)
-	// s.list holds every node found, level after level; bounds[d] is where
-	// level d+1 starts.
-	frontier := []int32{start}
+	// sd.list holds every node found, level after level; level d starts
+	// at bounds[d-1].
 	var bounds []int
-	for d := 1; d <= q.Depth && len(frontier) > 0; d++ {
-		lo := len(s.list)
-		for _, u := range frontier {
-			if out {
-				x.expand(g, s, u, g.nodes[u].out, true, d, allow, q.IncludeArchived)
-			}
-			if in {
-				x.expand(g, s, u, g.nodes[u].in, false, d, allow, q.IncludeArchived)
+	lo := 0
+	for d := 1; d <= q.Depth; d++ {
+		n := len(sd.list)
+		if d == 1 {
+			w.expand(sd, start, 1)
+		} else {
+			for _, u := range sd.list[lo:n] {
+				w.expand(sd, u, d)
 			}
 		}
-		bounds = append(bounds, lo)
-		frontier = s.list[lo:]
-		if len(s.list) >= limit {
+		bounds = append(bounds, n)
+		lo = n
+		if len(sd.list) == n || len(sd.list) >= limit {
 			break
 		}
 	}
-	bounds = append(bounds, len(s.list))
+	bounds = append(bounds, len(sd.list))
 
-	hops := make([]Hop, 0, min(limit, len(s.list)))
+	hops := make([]Hop, 0, min(limit, len(sd.list)))
 	for i := 0; i+1 < len(bounds) && len(hops) < limit; i++ {
-		level := s.list[bounds[i]:bounds[i+1]]
-		level = smallestByID(g, level, limit-len(hops))
+		level := smallestByID(g, sd.list[bounds[i]:bounds[i+1]], limit-len(hops))
 		for _, o := range level {
-			hops = append(hops, x.hop(g, s, o))
+			hops = append(hops, x.hop(g, sd, o))
 		}
 	}
 	return hops, nil
 }
 
-// expand visits, at depth d, the neighbours of u over the edges in adj
-// (u's out list when forward, its in list otherwise).
-func (x *Index) expand(g *wsGraph, s *scratch, u int32, adj []int32, forward bool, d int, allow []bool, archived bool) {
-	for _, eo := range adj {
-		e := &g.edges[eo]
-		if e.invalid || (allow != nil && (int(e.rel) >= len(allow) || !allow[e.rel])) {
+func (w *walk) visit(sd *side, o int32, depth int, parent, via int32) {
+	sd.mark[o] = w.epoch
+	sd.info[o] = visit{parent: parent, via: via, depth: uint8(depth)}
+}
+
+// expand visits, at depth d, the neighbours of u. A node already found at
+// depth d keeps the smaller parent id (then the smaller edge id), so the
+// reported hop does not depend on the order edges were added.
+func (w *walk) expand(sd *side, u int32, d int) {
+	r := &w.g.nodes[u]
+	if w.out {
+		w.expandList(sd, u, r.out, d)
+	}
+	if w.in {
+		w.expandList(sd, u, r.in, d)
+	}
+}
+
+func (w *walk) expandList(sd *side, u int32, list []adj, d int) {
+	g := w.g
+	for _, a := range list {
+		h := g.hot[a.edge]
+		if h.invalid || (w.allow != nil && (int(h.rel) >= len(w.allow) || !w.allow[h.rel])) {
 			continue
 		}
-		v := e.to
-		if !forward {
-			v = e.from
-		}
-		if v == u || !g.usable(v, archived) {
+		v := a.nbr
+		if v == u || !g.usable(v, w.archived) {
 			continue
 		}
-		if s.seen(v) {
-			if int(s.depth[v]) == d && g.betterParent(u, eo, s.parent[v], s.via[v]) {
-				s.parent[v], s.via[v] = u, eo
+		if sd.mark[v] == w.epoch {
+			if in := &sd.info[v]; int(in.depth) == d && g.betterParent(u, a.edge, in.parent, in.via) {
+				in.parent, in.via = u, a.edge
 			}
 			continue
 		}
-		s.visit(v, d, u, eo)
-		s.list = append(s.list, v)
+		w.visit(sd, v, d, u, a.edge)
+		sd.list = append(sd.list, v)
 	}
 }
 
@@ -171,20 +193,26 @@ func (x *Index) expand(g *wsGraph, s *scratch, u int32, adj []int32, forward boo
 // parent id first, then smaller edge id.
 func (g *wsGraph) betterParent(u, eo, pu, peo int32) bool {
 	if u != pu {
-		return g.nodes[u].id < g.nodes[pu].id
+		return g.cmpID(u, pu) < 0
 	}
 	return g.edges[eo].id < g.edges[peo].id
 }
 
-func (x *Index) hop(g *wsGraph, s *scratch, o int32) Hop {
-	e := &g.edges[s.via[o]]
+// hop reports how slot o was reached in sd.
+func (x *Index) hop(g *wsGraph, sd *side, o int32) Hop {
+	in := sd.info[o]
+	return x.hopVia(g, in.parent, o, in.via, int(in.depth))
+}
+
+func (x *Index) hopVia(g *wsGraph, from, to, eo int32, depth int) Hop {
+	e := &g.edges[eo]
 	return Hop{
-		Node:     g.nodes[o].id,
-		Depth:    int(s.depth[o]),
+		Node:     g.nodes[to].id,
+		Depth:    depth,
 		Via:      e.id,
-		Relation: x.relName(e.rel),
-		From:     g.nodes[s.parent[o]].id,
-		Forward:  e.to == o && e.from == s.parent[o],
+		Relation: x.relName(g.hot[eo].rel),
+		From:     g.nodes[from].id,
+		Forward:  e.from == from && e.to == to,
 	}
 }
 
@@ -222,41 +250,39 @@ func clampLimit(l int) (int, error) {
 	return l, nil
 }
 
-// smallestByID sorts list by node id in place and returns its first k
-// elements; for a long list it selects them first with a bounded max-heap.
+// smallestByID reorders list in place and returns its k smallest slots by
+// node id, sorted; a long list goes through a bounded max-heap first.
 func smallestByID(g *wsGraph, list []int32, k int) []int32 {
-	byID := func(a, b int32) int { return strings.Compare(g.nodes[a].id, g.nodes[b].id) }
 	if k <= 0 {
 		return nil
 	}
 	if len(list) > 4*k {
-		// list[:k] is a max-heap of the k smallest seen so far.
-		h := list[:k]
+		h := list[:k] // a max-heap of the k smallest seen so far
 		for i := k/2 - 1; i >= 0; i-- {
-			siftDown(h, i, byID)
+			siftDown(g, h, i)
 		}
 		for _, o := range list[k:] {
-			if byID(o, h[0]) < 0 {
+			if g.cmpID(o, h[0]) < 0 {
 				h[0] = o
-				siftDown(h, 0, byID)
+				siftDown(g, h, 0)
 			}
 		}
 		list = h
 	}
-	slices.SortFunc(list, byID)
+	slices.SortFunc(list, g.cmpID)
 	return list[:min(k, len(list))]
 }
 
-func siftDown(h []int32, i int, less func(a, b int32) int) {
+func siftDown(g *wsGraph, h []int32, i int) {
 	for {
 		c := 2*i + 1
 		if c >= len(h) {
 			return
 		}
-		if c+1 < len(h) && less(h[c+1], h[c]) > 0 {
+		if c+1 < len(h) && g.cmpID(h[c+1], h[c]) > 0 {
 			c++
 		}
-		if less(h[c], h[i]) <= 0 {
+		if g.cmpID(h[c], h[i]) <= 0 {
 			return
 		}
 		h[i], h[c] = h[c], h[i]
@@ -264,14 +290,20 @@ func siftDown(h []int32, i int, less func(a, b int32) int) {
 	}
 }
 
-// Path returns a shortest path from → to of at most maxDepth hops, found by
-// breadth-first search over edges followed in either direction (Hop.Forward
-// tells which), through non-archived nodes only and over the given
-// relations (empty: all; unknown names match nothing). maxDepth ≤ 0 means
-// MaxPathDepth, and larger values are cut to MaxPathDepth. Among shortest
-// paths it returns the one whose hops have the smallest parents (see the
-// package doc). The hops run from the first step after from to to; from ==
-// to gives an empty path. It reports false when no such path exists.
+// Path returns a shortest path from → to of at most maxDepth hops. Edges
+// are followed in either direction (Hop.Forward tells which), through
+// non-archived nodes only, over the given relations (empty: all; unknown
+// names match nothing). maxDepth ≤ 0 means MaxPathDepth, and larger values
+// are cut to MaxPathDepth. The hops run from the first step after from to
+// to; from == to gives an empty path. It reports false when no such path
+// exists.
+//
+// The search is bidirectional: breadth-first from both ends, a level at a
+// time, always growing the side with the smaller frontier, until the two
+// meet. Among several shortest paths it returns the one through the
+// meeting node with the smallest id, each half following the smallest
+// parents (see the package doc), so the answer depends only on the graph,
+// not on the order it was built in.
 func (x *Index) Path(ws, from, to string, maxDepth int, relations []string) ([]Hop, bool) {
 	if maxDepth <= 0 || maxDepth > MaxPathDepth {
 		maxDepth = MaxPathDepth
@@ -290,25 +322,63 @@ func (x *Index) Path(ws, from, to string, maxDepth int, relations []string) ([]H
 	if src == dst {
 		return []Hop{}, true
 	}
-	allow := x.relFilter(relations)
+	w := walk{g: g, allow: x.relFilter(relations), out: true, in: true}
 	s := x.getScratch(len(g.nodes))
 	defer x.putScratch(s)
-	s.visit(src, 0, -1, -1)
-	frontier := []int32{src}
-	for d := 1; d <= maxDepth && len(frontier) > 0; d++ {
-		lo := len(s.list)
-		for _, u := range frontier {
-			x.expand(g, s, u, g.nodes[u].out, true, d, allow, false)
-			x.expand(g, s, u, g.nodes[u].in, false, d, allow, false)
+	w.epoch = s.epoch
+	fw, bw := &s.side[0], &s.side[1]
+	w.visit(fw, src, 0, -1, -1)
+	w.visit(bw, dst, 0, -1, -1)
+	// frontier [lo, len(list)) of each side; the start is implicit.
+	fLo, bLo := -1, -1 // -1: the frontier is the start alone
+	df, db := 0, 0
+	frontier := func(sd *side, lo int, start int32) []int32 {
+		if lo < 0 {
+			return []int32{start}
 		}
-		if s.seen(dst) {
-			hops := make([]Hop, d)
-			for o := dst; o != src; o = s.parent[o] {
-				hops[s.depth[o]-1] = x.hop(g, s, o)
+		return sd.list[lo:]
+	}
+	for df+db < maxDepth {
+		ff, bf := frontier(fw, fLo, src), frontier(bw, bLo, dst)
+		if len(ff) == 0 || len(bf) == 0 {
+			return nil, false
+		}
+		grow, other, d, lo := fw, bw, df+1, &fLo
+		if len(bf) < len(ff) {
+			grow, other, d, lo = bw, fw, db+1, &bLo
+			ff = bf
+		}
+		n := len(grow.list)
+		for _, u := range ff {
+			w.expand(grow, u, d)
+		}
+		*lo = n
+		if grow == fw {
+			df++
+		} else {
+			db++
+		}
+		meet := int32(-1)
+		for _, v := range grow.list[n:] {
+			if other.mark[v] == w.epoch && (meet < 0 || g.cmpID(v, meet) < 0) {
+				meet = v
 			}
-			return hops, true
 		}
-		frontier = s.list[lo:]
+		if meet < 0 {
+			continue
+		}
+		hops := make([]Hop, df+db)
+		// The forward half, from meet back to src.
+		for o := meet; o != src; o = fw.info[o].parent {
+			hops[fw.info[o].depth-1] = x.hop(g, fw, o)
+		}
+		// The backward half, from meet on to dst.
+		for o, i := meet, df; o != dst; i++ {
+			in := bw.info[o]
+			hops[i] = x.hopVia(g, o, in.parent, in.via, i+1)
+			o = in.parent
+		}
+		return hops, true
 	}
 	return nil, false
 }
@@ -316,7 +386,8 @@ func (x *Index) Path(ws, from, to string, maxDepth int, relations []string) ([]H
 // ByLabels lists the ids of workspace ws's nodes whose label is one of
 // labels (empty: any label), sorted, starting after the id after (a page
 // cursor: pass the last id of the previous page), at most limit of them
-// (0: DefaultLimit; above MaxLimit: MaxLimit). Labels match exactly.
+// (0: DefaultLimit; above MaxLimit: MaxLimit; negative: none). Labels match
+// exactly.
 func (x *Index) ByLabels(ws string, labels []string, includeArchived bool, after string, limit int) []string {
 	limit, err := clampLimit(limit)
 	if err != nil {
@@ -330,8 +401,7 @@ func (x *Index) ByLabels(ws string, labels []string, includeArchived bool, after
 	}
 	var cand []int32
 	keep := func(o int32) {
-		r := &g.nodes[o]
-		if r.present && (includeArchived || !r.archived) && r.id > after {
+		if g.usable(o, includeArchived) && g.nodes[o].id > after {
 			cand = append(cand, o)
 		}
 	}
@@ -342,12 +412,11 @@ func (x *Index) ByLabels(ws string, labels []string, includeArchived bool, after
 	} else {
 		seen := make(map[string]bool, len(labels))
 		for _, l := range labels {
-			if seen[l] {
-				continue
-			}
-			seen[l] = true
-			for o := range g.labels[l] {
-				keep(o)
+			if !seen[l] {
+				seen[l] = true
+				for o := range g.labels[l] {
+					keep(o)
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -277,5 +278,89 @@ func TestByLabels(t *testing.T) {
 	}
 	if got := x.ByLabels("w", []string{"person"}, false, "", 0); !slices.Equal(got, []string{"n2"}) {
 		t.Errorf("after relabel: person = %v", got)
+	}
+}
+
+// Path agrees with a plain breadth-first search on the length of the
+// shortest path, returns a real path, and returns the same one whatever
+// the order the graph was built in.
+func TestPathRandomGraphs(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		n := 10 + rng.IntN(40)
+		var edges []Edge
+		for i := range n + rng.IntN(2*n) {
+			u, v := rng.IntN(n), rng.IntN(n)
+			edges = append(edges, edge("w", "e"+itoa(i), "n"+itoa(u), "n"+itoa(v), "RELATED_TO"))
+		}
+		archivedNode := rng.IntN(n)
+		build := func(order []int) *Index {
+			x := New()
+			for i := range n {
+				nd := node("w", "n"+itoa(i))
+				nd.Archived = i == archivedNode
+				x.PutNode(nd)
+			}
+			for _, i := range order {
+				x.PutEdge(edges[i])
+			}
+			return x
+		}
+		fwd := make([]int, len(edges))
+		for i := range fwd {
+			fwd[i] = i
+		}
+		rev := slices.Clone(fwd)
+		slices.Reverse(rev)
+		x, y := build(fwd), build(rev)
+		// Reference distances by plain BFS.
+		nbrs := make(map[string][]string)
+		for _, e := range edges {
+			nbrs[e.From] = append(nbrs[e.From], e.To)
+			nbrs[e.To] = append(nbrs[e.To], e.From)
+		}
+		arch := "n" + itoa(archivedNode)
+		for range 20 {
+			a, b := "n"+itoa(rng.IntN(n)), "n"+itoa(rng.IntN(n))
+			dist := map[string]int{a: 0}
+			queue := []string{a}
+			for len(queue) > 0 && a != arch {
+				u := queue[0]
+				queue = queue[1:]
+				for _, v := range nbrs[u] {
+					if _, ok := dist[v]; !ok && v != arch {
+						dist[v] = dist[u] + 1
+						queue = append(queue, v)
+					}
+				}
+			}
+			want, reachable := dist[b]
+			reachable = reachable && b != arch && want <= MaxPathDepth
+			got, ok := x.Path("w", a, b, 0, nil)
+			if ok != reachable || (ok && len(got) != want) {
+				t.Fatalf("seed %d: Path(%s, %s) = %d hops, %v; BFS says %d, %v", seed, a, b, len(got), ok, want, reachable)
+			}
+			if !ok {
+				continue
+			}
+			prev := a
+			for i, h := range got {
+				if h.From != prev || h.Depth != i+1 || h.Node == arch {
+					t.Fatalf("seed %d: broken path %s", seed, hopsString(got))
+				}
+				prev = h.Node
+			}
+			if prev != b {
+				t.Fatalf("seed %d: path ends at %s, not %s", seed, prev, b)
+			}
+			if other, _ := y.Path("w", a, b, 0, nil); !slices.Equal(got, other) {
+				t.Fatalf("seed %d: path depends on build order:\n%s\n%s", seed, hopsString(got), hopsString(other))
+			}
+			if want > 1 {
+				if _, ok := x.Path("w", a, b, want-1, nil); ok {
+					t.Fatalf("seed %d: path found with maxDepth %d < %d", seed, want-1, want)
+				}
+			}
+		}
 	}
 }
