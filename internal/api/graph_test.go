@@ -212,3 +212,36 @@ func TestRecordsLinkToNodes(t *testing.T) {
 	h.write("std", map[string]any{"type": "belief", "content": "mail carol@example.com", "entities": []string{"person:carol"}}, http.StatusAccepted)
 	h.wantError("GET", "/v1/graph/nodes/person:carol?include_archived=true", "op", nil, http.StatusNotFound, "not_found")
 }
+
+func TestGraphRetrievalSignal(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mustDo("POST", "/v1/graph/nodes", "op", map[string]any{"label": "person", "natural_key": "alice_smith",
+		"properties": map[string]any{"name": "Alice Smith", "aliases": []string{"Ally"}}}, http.StatusCreated, nil)
+	h.node("op", "project", "atlas", http.StatusCreated)
+	h.node("op", "project", "zephyr", http.StatusCreated)
+	h.edge("person:alice_smith", "project:atlas", "WORKS_WITH")
+	// Neither record shares a word with the question; the graph links the
+	// first to the person the question names, one hop away.
+	linked := h.write("op", map[string]any{"type": "belief", "content": "The deadline moved to June", "entities": []string{"project:atlas"}}, http.StatusCreated)
+	h.write("op", map[string]any{"type": "belief", "content": "The budget was approved", "entities": []string{"project:zephyr"}}, http.StatusCreated)
+
+	search := func(body map[string]any) searchResp {
+		t.Helper()
+		var r searchResp
+		h.mustDo("POST", "/v1/search", "std", body, http.StatusOK, &r)
+		return r
+	}
+	r := search(map[string]any{"query": "what is Ally working on?", "signals": []string{"graph"}, "route": "multi_hop", "explain": true})
+	if len(r.Results) != 1 || r.Results[0].Record.ID != linked.Record.ID || !slices.Contains(r.Signals, "graph") {
+		t.Fatalf("graph signal: %+v", r)
+	}
+	// Filters hold on the graph signal too: a type it does not match
+	// leaves nothing.
+	if r := search(map[string]any{"query": "what is Ally working on?", "signals": []string{"graph"}, "route": "multi_hop", "types": []string{"decision"}}); len(r.Results) != 0 {
+		t.Fatalf("graph signal ignored the type filter: %+v", r.Results)
+	}
+	// Off by default: without signals the search does not run it.
+	if r := search(map[string]any{"query": "what is Ally working on?", "route": "multi_hop"}); slices.Contains(r.Signals, "graph") {
+		t.Fatalf("graph signal on by default: %v", r.Signals)
+	}
+}

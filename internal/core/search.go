@@ -110,6 +110,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.MinConfidence < 0 || req.MinConfidence > 1 {
 		return SearchResponse{}, fault.Field("min_confidence", "must be between 0 and 1")
 	}
+	if len(req.Signals) == 0 && !DefaultGraphSignal {
+		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense}
+	}
 	var halfLife time.Duration
 	if req.RecencyHalfLife != "" {
 		d, err := time.ParseDuration(req.RecencyHalfLife)

@@ -99,6 +99,9 @@ func New(o Options) *Service {
 		onForget:    o.OnSubjectForgotten,
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
+	if o.Index != nil {
+		o.Index.SetGraph(s.graphSignal)
+	}
 	return s
 }
 

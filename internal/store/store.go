@@ -137,6 +137,10 @@ type Reader interface {
 	// FindLiveEdge returns the live edge from one node to another by a
 	// relation, or ErrNotFound.
 	FindLiveEdge(ctx context.Context, ws, from, to, relation string) (memory.Edge, error)
+	// MentioningRecords returns the ids of up to limit heads whose
+	// entities include entity, newest first: the records that link to a
+	// node.
+	MentioningRecords(ctx context.Context, ws, entity string, limit int) ([]string, error)
 	// ListEdges returns edges matching q, by id.
 	ListEdges(ctx context.Context, ws string, q EdgeQuery) ([]memory.Edge, error)
 	// ScanGraph calls fn with every node of every workspace, by id, then

@@ -250,3 +250,22 @@ func (t *tx) DeleteEdge(ctx context.Context, ws, id string) error {
 	res, err := t.db.ExecContext(ctx, "DELETE FROM edges WHERE workspace_id = ? AND id = ?", ws, id)
 	return affectedOne("sqlite: delete edge", res, err)
 }
+
+func (c *conn) MentioningRecords(ctx context.Context, ws, entity string, limit int) ([]string, error) {
+	ctx = c.detach(ctx)
+	rows, err := c.db.QueryContext(ctx, `SELECT record_id FROM record_entities WHERE workspace_id = ? AND entity = ?
+		ORDER BY record_id DESC LIMIT ?`, ws, entity, pageLimit(limit))
+	if err != nil {
+		return nil, mapErr("sqlite: mentioning records", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, mapErr("sqlite: mentioning records", err)
+		}
+		out = append(out, id)
+	}
+	return out, mapErr("sqlite: mentioning records", rows.Err())
+}

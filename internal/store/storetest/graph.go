@@ -24,6 +24,7 @@ func graphTests() []struct {
 		{"Nodes", testNodes},
 		{"Edges", testEdges},
 		{"ScanGraph", testScanGraph},
+		{"MentioningRecords", testMentioningRecords},
 	}
 }
 
@@ -263,4 +264,27 @@ func sortedIDs(ids ...string) []string {
 	out := append([]string(nil), ids...)
 	slices.Sort(out)
 	return out
+}
+
+func testMentioningRecords(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	r1 := NewRecord("one", func(r *memory.Record) { r.Entities = []string{"person:alice", "project:x"} })
+	r2 := NewRecord("two", func(r *memory.Record) { r.Entities = []string{"person:alice"} })
+	r3 := NewRecord("three", func(r *memory.Record) { r.Entities = []string{"person:bob"} })
+	rb := NewRecord("b", func(r *memory.Record) { r.Entities = []string{"person:alice"} })
+	mustInsert(t, s, "a", r1, r2, r3)
+	mustInsert(t, s, "b", rb)
+	got, err := s.MentioningRecords(ctx, "a", "person:alice", 10)
+	if want := sortedIDs(r1.ID, r2.ID); err != nil || len(got) != 2 || got[0] != want[1] || got[1] != want[0] {
+		t.Fatalf("MentioningRecords = %v, %v; want %v newest first", got, err, want)
+	}
+	if got, _ := s.MentioningRecords(ctx, "a", "person:alice", 1); len(got) != 1 {
+		t.Fatalf("limit 1 gave %v", got)
+	}
+	// A head that no longer names the entity no longer links to it.
+	mustUpdate(t, s, "a", NextVersion(r1, T0.Add(time.Hour), func(n *memory.Record) { n.Entities = []string{"project:x"} }))
+	if got, _ := s.MentioningRecords(ctx, "a", "person:alice", 10); len(got) != 1 || got[0] != r2.ID {
+		t.Fatalf("after the update: %v", got)
+	}
 }
