@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/fault"
@@ -147,6 +149,7 @@ func init() {
 // lineWriter writes canonical lines and counts bytes.
 type lineWriter struct {
 	w   *bufio.Writer
+	buf bytes.Buffer
 	n   int64
 	err error
 }
@@ -156,15 +159,16 @@ func (lw *lineWriter) put(l exportLine) {
 		return
 	}
 	raw, err := json.Marshal(l)
+	lw.buf.Reset()
 	if err == nil {
-		raw, err = audit.Canonicalize(raw)
+		err = canonicalLine(raw, &lw.buf)
 	}
 	if err != nil {
 		lw.err = fault.Wrap(fault.Internal, err, "export: cannot encode a %s line", l.Kind)
 		return
 	}
-	raw = append(raw, '\n')
-	n, err := lw.w.Write(raw)
+	lw.buf.WriteByte('\n')
+	n, err := lw.w.Write(lw.buf.Bytes())
 	lw.n += int64(n)
 	if err != nil {
 		lw.err = fault.Wrap(fault.Unavailable, err, "export: write failed")
@@ -897,4 +901,150 @@ func clip(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// canonicalLine returns the RFC 8785 canonical form of the JSON text raw,
+// byte for byte what audit.Canonicalize returns (a test holds them
+// equal), several times faster: it decodes once into Go values instead of
+// token by token. Numbers other than short integers go through
+// audit.Canonicalize, which owns ECMAScript number formatting.
+func canonicalLine(raw []byte, out *bytes.Buffer) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return writeCanonical(out, v)
+}
+
+func writeCanonical(out *bytes.Buffer, v any) error {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, compareUTF16)
+		out.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			writeJCSString(out, k)
+			out.WriteByte(':')
+			if err := writeCanonical(out, t[k]); err != nil {
+				return err
+			}
+		}
+		out.WriteByte('}')
+	case []any:
+		out.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			if err := writeCanonical(out, e); err != nil {
+				return err
+			}
+		}
+		out.WriteByte(']')
+	case string:
+		writeJCSString(out, t)
+	case json.Number:
+		if shortInt(string(t)) {
+			out.WriteString(string(t))
+			return nil
+		}
+		c, err := audit.Canonicalize([]byte(t))
+		if err != nil {
+			return err
+		}
+		out.Write(c)
+	case bool:
+		if t {
+			out.WriteString("true")
+		} else {
+			out.WriteString("false")
+		}
+	case nil:
+		out.WriteString("null")
+	default:
+		return fmt.Errorf("unexpected JSON value %T", v)
+	}
+	return nil
+}
+
+// shortInt reports whether s is an integer that is already in canonical
+// form: no sign but a minus, no leading zero, no "-0", at most 15 digits
+// (exact in a double).
+func shortInt(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || len(s) > 1)) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// compareUTF16 orders object keys as RFC 8785 §3.2.3 does, by UTF-16 code
+// units; byte order agrees unless a key holds a character above U+FFFF.
+func compareUTF16(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			if a[i] < 0x80 && b[i] < 0x80 {
+				return int(a[i]) - int(b[i])
+			}
+			for i > 0 && !utf8.RuneStart(a[i]) {
+				i--
+			}
+			return slices.Compare(utf16.Encode([]rune(a[i:])), utf16.Encode([]rune(b[i:])))
+		}
+	}
+	return len(a) - len(b)
+}
+
+// writeJCSString escapes per RFC 8785 §3.2.2.2: only '"', '\\' and control
+// characters, the short forms where JSON has them.
+func writeJCSString(out *bytes.Buffer, s string) {
+	const hexDigits = "0123456789abcdef"
+	out.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out.WriteString(s[start:i])
+		switch c {
+		case '"':
+			out.WriteString(`\"`)
+		case '\\':
+			out.WriteString(`\\`)
+		case '\b':
+			out.WriteString(`\b`)
+		case '\f':
+			out.WriteString(`\f`)
+		case '\n':
+			out.WriteString(`\n`)
+		case '\r':
+			out.WriteString(`\r`)
+		case '\t':
+			out.WriteString(`\t`)
+		default:
+			out.WriteString(`\u00`)
+			out.WriteByte(hexDigits[c>>4])
+			out.WriteByte(hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	out.WriteString(s[start:])
+	out.WriteByte('"')
 }

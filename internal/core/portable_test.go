@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -110,8 +111,8 @@ func buildFixture(t *testing.T, s *Service, clk *testClock) fixture {
 	for i, typ := range memory.Types {
 		req := WriteRequest{Type: typ, Content: fmt.Sprintf("fixture %s number %d about keycloak-prod and PostgreSQL", typ, i),
 			Category: "technology", Entities: []string{"system:keycloak-prod", fmt.Sprintf("project:p%d", i)},
-			Scope:    memory.Scope{UserID: "alice", AppID: "chat", ProjectID: fmt.Sprintf("p%d", i%3), SessionID: "s1"},
-			Metadata: json.RawMessage(fmt.Sprintf(`{"z":1,"a":{"nested":[1,2.5,"x<y>&"]},"i":%d}`, i)),
+			Scope:     memory.Scope{UserID: "alice", AppID: "chat", ProjectID: fmt.Sprintf("p%d", i%3), SessionID: "s1"},
+			Metadata:  json.RawMessage(fmt.Sprintf(`{"z":1,"a":{"nested":[1,2.5,"x<y>&"]},"i":%d}`, i)),
 			ValidFrom: &vf, Classification: "internal"}
 		if typ == memory.Skill {
 			req.Metadata = json.RawMessage(`{"trigger":"new expo project","steps":["init","run"],"success_rate":0.85,"times_used":3}`)
@@ -563,4 +564,49 @@ func TestImportBadLineImportsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCanonicalLineMatchesAudit(t *testing.T) {
+	cases := []string{
+		`{"b":1,"a":[1.50,-0,1E2,0.000001,1e-7,1e21,123456789012345678,-12,0,3.14159],"c":null,"d":true,"e":false}`,
+		`{"é":1,"e":2,"😀":3,"\ufb01":4,"z":5,"":6,"ab":7,"a":8}`,
+		`{"s":"<a href=\"x\">&amp;</a> \u2028 \u2029 \u0000 \u001f \t\n\r\b\f \\ / 😀 \ud83d\ude00 é"}`,
+		`[{"x":{"y":{"z":[[],{}]}}},"",-1.5e-300,1.7976931348623157e308]`,
+		`"just a string"`,
+		`42`,
+	}
+	src, _, clk := newPortableService(t, true)
+	buildFixture(t, src, clk)
+	cases = append(cases, strings.Split(strings.TrimSpace(string(export(t, src, memory.DefaultWorkspace))), "\n")...)
+	for _, c := range cases {
+		want, err := audit.Canonicalize([]byte(c))
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		var got bytes.Buffer
+		if err := canonicalLine([]byte(c), &got); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if got.String() != string(want) {
+			t.Fatalf("canonical form of %s:\n got %s\nwant %s", c, got.String(), want)
+		}
+	}
+}
+
+func FuzzCanonicalLine(f *testing.F) {
+	f.Add(`{"b":[1.5,"x\u2028"],"a":{"é":1,"😀":2}}`)
+	f.Add(`[1e21,-0,0.1]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := audit.Canonicalize([]byte(s))
+		if err != nil {
+			return
+		}
+		var got bytes.Buffer
+		if err := canonicalLine([]byte(s), &got); err != nil {
+			t.Fatalf("%q: audit accepts it, canonicalLine: %v", s, err)
+		}
+		if got.String() != string(want) {
+			t.Fatalf("%q: got %s want %s", s, got.String(), want)
+		}
+	})
 }
