@@ -70,6 +70,7 @@ func commands() []command {
 		{"audit", "verify the audit chain", runAudit},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
+		{"operators", "create an operator token", runOperators},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)

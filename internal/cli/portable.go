@@ -170,7 +170,7 @@ func printImport(w io.Writer, st core.ImportStats) {
 	}
 	fmt.Fprintln(w)
 	if st.Principals > 0 {
-		fmt.Fprintln(w, "imported principals have no tokens: issue new ones (memgate agents create, memgate users create)")
+		fmt.Fprintln(w, "imported principals have no tokens: issue new ones (memgate operators create, agents create, users create)")
 	}
 }
 
@@ -277,4 +277,35 @@ func sameFile(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(fa, fb), nil
+}
+
+// runOperators creates operator tokens. It matters most after an import
+// into a fresh data directory: imported principals carry no tokens and
+// the server only prints a token when it creates the workspace itself.
+func runOperators(env Env, args []string) error {
+	if _, rest, err := subcommand(args, "create"); err != nil {
+		return err
+	} else {
+		args = rest
+	}
+	fs, cfg := flags(env, "operators create", false)
+	var asJSON bool
+	var name string
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.StringVar(&name, "name", "", "operator name, unique in the workspace")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if name == "" {
+		return usagef("--name is required")
+	}
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		p, err := a.svc.CreateOperator(ctx, a.operator(), name)
+		if err != nil {
+			return err
+		}
+		return output(env, asJSON, p, func(w io.Writer) {
+			fmt.Fprintf(w, "operator %s (%s) created\ntoken (shown once): %s\n", p.Name, p.ID, p.Token)
+		})
+	})
 }

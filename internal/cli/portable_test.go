@@ -68,6 +68,11 @@ func TestExportImportMigrateCommands(t *testing.T) {
 	if again := mustRun(t, run(t, dst, nil, "export")).stdout; again != exp {
 		t.Fatal("export of the import differs")
 	}
+	// Imported principals have no tokens; an operator token is re-issued.
+	r = mustRun(t, run(t, dst, nil, "operators", "create", "--name", "admin", "--json"))
+	if !strings.Contains(r.stdout, `"token": "mg_`) {
+		t.Fatalf("operators create: %s", r.stdout)
+	}
 	// Only into an empty workspace.
 	if r := run(t, dst, nil, "import", file); r.code != 7 || !strings.Contains(r.stderr, "not empty") {
 		t.Fatalf("second import: %d %s", r.code, r.stderr)
