@@ -69,6 +69,10 @@ func commands() []command {
 		{"users", "create, list or revoke Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
+		{"export", "write the workspace as canonical NDJSON", runExport},
+		{"import", "load an export into an empty workspace", runImport},
+		{"operators", "create an operator token", runOperators},
+		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
 			return err

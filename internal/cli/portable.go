@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/store/sqlite"
+)
+
+// Export, import and migrate (SPEC §9) work on data directories directly
+// and, unlike the other commands, never bootstrap: an import into a fresh
+// data directory creates the workspace from the file, so that exporting
+// it again gives the same bytes.
+
+// openDB opens the database at path without bootstrapping it. mustExist
+// refuses to create a new database file (export reads an existing one).
+func openDB(ctx context.Context, cfg *config.Config, path string, mustExist bool) (*sqlite.Store, *core.Service, error) {
+	pol, err := gate.Load(cfg.PolicyFile)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
+	}
+	if mustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fault.New(fault.NotFound, "no database at "+path)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot create the directory of %s", path)
+	}
+	st, err := sqlite.Open(ctx, path, sqlite.Options{SyncFull: cfg.SQLiteSync == "full"})
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", path)
+	}
+	return st, core.New(core.Options{Store: st, Policy: pol}), nil
+}
+
+// progressLog prints a progress line at most every interval; it is safe
+// for concurrent use (migrate's export and import report at once).
+type progressLog struct {
+	mu    sync.Mutex
+	w     io.Writer
+	every time.Duration
+	last  map[string]time.Time
+}
+
+func newProgressLog(w io.Writer) *progressLog {
+	return &progressLog{w: w, every: 2 * time.Second, last: map[string]time.Time{}}
+}
+
+// fn returns the progress callback of one phase ("export", "import").
+func (p *progressLog) fn(phase string) func(done int) {
+	start := time.Now()
+	return func(done int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		now := time.Now()
+		if now.Sub(p.last[phase]) < p.every {
+			return
+		}
+		if p.last[phase].IsZero() && now.Sub(start) < p.every {
+			return // quiet for short runs
+		}
+		p.last[phase] = now
+		fmt.Fprintf(p.w, "memgate: %s: %d records (%.0f/s)\n", phase, done, float64(done)/now.Sub(start).Seconds())
+	}
+}
+
+func runExport(env Env, args []string) error {
+	fs, cfg := flags(env, "export", false)
+	var out string
+	fs.StringVar(&out, "out", "", "write to FILE instead of stdout (atomically: a temporary file renamed at the end)")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("export takes no arguments; use --out FILE")
+	}
+	ctx := ctxOf(env)
+	st, svc, err := openDB(ctx, cfg, cfg.DBPath(), true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	prog := newProgressLog(env.Stderr)
+	w := env.Stdout
+	var tmp *os.File
+	if out != "" {
+		tmp, err = os.CreateTemp(filepath.Dir(out), ".memgate-export-*")
+		if err != nil {
+			return fault.Wrap(fault.Unavailable, err, "cannot create %s", out)
+		}
+		defer os.Remove(tmp.Name()) // a no-op after the rename
+		defer tmp.Close()
+		w = tmp
+	}
+	stats, err := svc.Export(ctx, core.LocalOperator(cfg.Workspace), w, prog.fn("export"))
+	if err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Sync(); err != nil {
+			return fault.Wrap(fault.Unavailable, err, "cannot write %s", out)
+		}
+		if err := tmp.Close(); err != nil {
+			return fault.Wrap(fault.Unavailable, err, "cannot write %s", out)
+		}
+		if err := os.Rename(tmp.Name(), out); err != nil {
+			return fault.Wrap(fault.Unavailable, err, "cannot write %s", out)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "memgate: exported workspace %s: %s, %d bytes\n", stats.Workspace, describeCounts(stats.ExportCounts), stats.Bytes)
+	return nil
+}
+
+func describeCounts(c core.ExportCounts) string {
+	return fmt.Sprintf("%d records (%d versions), %d nodes, %d edges, %d principals, %d approval items",
+		c.Records, c.Versions, c.Nodes, c.Edges, c.Principals, c.Approvals)
+}
+
+func runImport(env Env, args []string) error {
+	fs, cfg := flags(env, "import", false)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	file, err := positional(env, fs, cfg, args, "export file (- for stdin)")
+	if err != nil {
+		return err
+	}
+	var in io.Reader = env.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fault.Wrap(fault.NotFound, err, "cannot open %s", file)
+		}
+		defer f.Close()
+		in = f
+	}
+	ctx := ctxOf(env)
+	st, svc, err := openDB(ctx, cfg, cfg.DBPath(), false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	stats, err := svc.Import(ctx, core.LocalOperator(cfg.Workspace), in, newProgressLog(env.Stderr).fn("import"))
+	if err != nil {
+		return err
+	}
+	return output(env, asJSON, stats, func(w io.Writer) { printImport(w, stats) })
+}
+
+func printImport(w io.Writer, st core.ImportStats) {
+	verb := "into the empty workspace"
+	if st.WorkspaceCreated {
+		verb = "into the new workspace"
+	}
+	fmt.Fprintf(w, "imported %s %s: %s", verb, st.Workspace, describeCounts(st.ExportCounts))
+	if st.PrincipalsKept > 0 {
+		fmt.Fprintf(w, "; %d principals already present were kept", st.PrincipalsKept)
+	}
+	fmt.Fprintln(w)
+	if st.Principals > 0 {
+		fmt.Fprintln(w, "imported principals have no tokens: issue new ones (memgate operators create, agents create, users create)")
+	}
+}
+
+// migrateTarget resolves --to: sqlite:///abs/path/memgate.db or a data
+// directory. PostgreSQL URLs are refused until that backend exists.
+func migrateTarget(to string) (string, error) {
+	scheme, rest, hasScheme := strings.Cut(to, "://")
+	switch {
+	case to == "":
+		return "", usagef("--to is required: sqlite:///abs/path/memgate.db or a data directory")
+	case hasScheme && (scheme == "postgres" || scheme == "postgresql"):
+		return "", usagef("--to: the PostgreSQL backend is not available yet (a later release); migrate supports sqlite:///abs/path/memgate.db or a data directory")
+	case hasScheme && scheme == "sqlite":
+		if !filepath.IsAbs(rest) {
+			return "", usagef("--to: want sqlite:///absolute/path/memgate.db (three slashes)")
+		}
+		return filepath.Clean(rest), nil
+	case hasScheme:
+		return "", usagef("--to: unknown scheme %q; want sqlite:///abs/path/memgate.db or a data directory", scheme)
+	}
+	return filepath.Join(to, "memgate.db"), nil
+}
+
+// runMigrate with --to copies the workspace into another database, export
+// piped into import; without it, it applies pending schema migrations to
+// the data directory.
+func runMigrate(env Env, args []string) error {
+	fs, cfg := flags(env, "migrate", false)
+	var to string
+	var asJSON bool
+	fs.StringVar(&to, "to", "", "target: sqlite:///abs/path/memgate.db or a data directory (postgres:// is not available yet)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("migrate takes no arguments")
+	}
+	ctx := ctxOf(env)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["to"] {
+		st, _, err := openDB(ctx, cfg, cfg.DBPath(), false)
+		if err != nil {
+			return err
+		}
+		st.Close()
+		return output(env, asJSON, map[string]any{"database": cfg.DBPath(), "schema": "up to date"}, func(w io.Writer) {
+			fmt.Fprintf(w, "schema of %s is up to date\n", cfg.DBPath())
+		})
+	}
+	target, err := migrateTarget(to)
+	if err != nil {
+		return err
+	}
+	if same, _ := sameFile(cfg.DBPath(), target); same {
+		return usagef("--to names the source database itself")
+	}
+	src, srcSvc, err := openDB(ctx, cfg, cfg.DBPath(), true)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, dstSvc, err := openDB(ctx, cfg, target, false)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+
+	prog := newProgressLog(env.Stderr)
+	op := core.LocalOperator(cfg.Workspace)
+	pr, pw := io.Pipe()
+	exported := make(chan error, 1)
+	go func() {
+		_, err := srcSvc.Export(ctx, op, pw, prog.fn("export"))
+		pw.CloseWithError(err) // nil closes normally
+		exported <- err
+	}()
+	stats, ierr := dstSvc.Import(ctx, op, pr, prog.fn("import"))
+	pr.CloseWithError(errors.New("import stopped")) // unblocks the export if the import failed early
+	eerr := <-exported
+	switch {
+	case ierr != nil && eerr != nil && errors.Is(ierr, eerr):
+		return eerr // the import failed because its input did; nothing was written
+	case ierr != nil:
+		return ierr
+	case eerr != nil:
+		return eerr
+	}
+	return output(env, asJSON, stats, func(w io.Writer) {
+		fmt.Fprintf(w, "migrated to %s: ", target)
+		printImport(w, stats)
+	})
+}
+
+// sameFile reports whether two paths name the same existing file.
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}
+
+// runOperators creates operator tokens. It matters most after an import
+// into a fresh data directory: imported principals carry no tokens and
+// the server only prints a token when it creates the workspace itself.
+func runOperators(env Env, args []string) error {
+	if _, rest, err := subcommand(args, "create"); err != nil {
+		return err
+	} else {
+		args = rest
+	}
+	fs, cfg := flags(env, "operators create", false)
+	var asJSON bool
+	var name string
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.StringVar(&name, "name", "", "operator name, unique in the workspace")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if name == "" {
+		return usagef("--name is required")
+	}
+	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
+		p, err := a.svc.CreateOperator(ctx, a.operator(), name)
+		if err != nil {
+			return err
+		}
+		return output(env, asJSON, p, func(w io.Writer) {
+			fmt.Fprintf(w, "operator %s (%s) created\ntoken (shown once): %s\n", p.Name, p.ID, p.Token)
+		})
+	})
+}

@@ -1,0 +1,122 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/internal/cli"
+)
+
+// runIn is run with stdin.
+func runIn(t *testing.T, dataDir, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		if k == "MEMGATE_DATA_DIR" {
+			return dataDir
+		}
+		return ""
+	}
+	code := cli.Main(args, cli.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: getenv, Ctx: t.Context()})
+	return result{code, out.String(), errb.String()}
+}
+
+func mustRun(t *testing.T, r result) result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+func TestExportImportMigrateCommands(t *testing.T) {
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	var secrets []string
+	r := mustRun(t, run(t, src, nil, "agents", "create", "--name", "coder", "--trust", "standard", "--json"))
+	secrets = append(secrets, r.stdout[strings.Index(r.stdout, "mg_"):][:79])
+	r = mustRun(t, run(t, src, nil, "users", "create", "--user-id", "alice", "--json"))
+	secrets = append(secrets, r.stdout[strings.Index(r.stdout, "uk_"):][:46])
+	for _, c := range []string{"Alice prefers PostgreSQL for backend work", "Use SKIP LOCKED for job claims", "The VPN drops every hour"} {
+		mustRun(t, run(t, src, nil, "write", "--type", "belief", "--content", c, "--entity", "person:alice", "--scope", "user_id=alice"))
+	}
+
+	exp := mustRun(t, run(t, src, nil, "export")).stdout
+	if !strings.HasPrefix(exp, `{"kind":"memgate-export","version":1,"workspace":"default"}`+"\n") || strings.Count(exp, `"kind":"record"`) != 3 {
+		t.Fatalf("export:\n%s", exp)
+	}
+	for _, s := range secrets {
+		if strings.Contains(exp, s) || strings.Contains(exp, s[len(s)-20:]) {
+			t.Fatal("a token or user key is in the export")
+		}
+	}
+	file := filepath.Join(tmp, "ws.ndjson")
+	r = mustRun(t, run(t, src, nil, "export", "--out", file))
+	if got, _ := os.ReadFile(file); string(got) != exp || r.stdout != "" || !strings.Contains(r.stderr, "3 records") {
+		t.Fatalf("export --out: %q %q", r.stdout, r.stderr)
+	}
+
+	// Import into a fresh data directory, export again: the same bytes.
+	dst := filepath.Join(tmp, "dst")
+	r = mustRun(t, run(t, dst, nil, "import", file, "--json"))
+	if !strings.Contains(r.stdout, `"workspace_created": true`) || strings.Contains(r.stderr, "operator token") {
+		t.Fatalf("import: %s %s", r.stdout, r.stderr)
+	}
+	if again := mustRun(t, run(t, dst, nil, "export")).stdout; again != exp {
+		t.Fatal("export of the import differs")
+	}
+	// Imported principals have no tokens; an operator token is re-issued.
+	r = mustRun(t, run(t, dst, nil, "operators", "create", "--name", "admin", "--json"))
+	if !strings.Contains(r.stdout, `"token": "mg_`) {
+		t.Fatalf("operators create: %s", r.stdout)
+	}
+	// Only into an empty workspace.
+	if r := run(t, dst, nil, "import", file); r.code != 7 || !strings.Contains(r.stderr, "not empty") {
+		t.Fatalf("second import: %d %s", r.code, r.stderr)
+	}
+	// From stdin.
+	mustRun(t, runIn(t, filepath.Join(tmp, "stdin"), exp, "import", "-"))
+
+	// A bad line imports nothing and names the line.
+	bad := strings.Replace(exp, `"type":"belief"`, `"type":"rumour"`, 1)
+	badDir := filepath.Join(tmp, "bad")
+	if r := runIn(t, badDir, bad, "import", "-"); r.code != 3 || !strings.Contains(r.stderr, "line 6") {
+		t.Fatalf("bad import: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, badDir, nil, "export"); r.code != 6 {
+		t.Fatalf("the bad import created the workspace: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, filepath.Join(tmp, "none"), nil, "export"); r.code != 6 {
+		t.Fatalf("export of a missing data directory: %d %s", r.code, r.stderr)
+	}
+
+	// migrate: to a data directory and to a sqlite:// URL.
+	mdir := filepath.Join(tmp, "migrated")
+	r = mustRun(t, run(t, src, nil, "migrate", "--to", mdir))
+	if !strings.Contains(r.stdout, "3 records") {
+		t.Fatalf("migrate: %s", r.stdout)
+	}
+	if got := mustRun(t, run(t, mdir, nil, "export")).stdout; got != exp {
+		t.Fatal("export of the migrated directory differs")
+	}
+	udir := filepath.Join(tmp, "url")
+	mustRun(t, run(t, src, nil, "migrate", "--to", "sqlite://"+filepath.Join(udir, "memgate.db")))
+	if got := mustRun(t, run(t, udir, nil, "export")).stdout; got != exp {
+		t.Fatal("export of the sqlite:// target differs")
+	}
+	if r := run(t, src, nil, "migrate", "--to", mdir); r.code != 7 {
+		t.Fatalf("migrate into a non-empty target: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, src, nil, "migrate", "--to", "postgres://memgate@localhost/memgate"); r.code != 2 || !strings.Contains(r.stderr, "PostgreSQL backend is not available yet") {
+		t.Fatalf("postgres target: %d %s", r.code, r.stderr)
+	}
+	for _, to := range []string{"sqlite://relative/memgate.db", "mysql://x", src} {
+		if r := run(t, src, nil, "migrate", "--to", to); r.code != 2 {
+			t.Fatalf("--to %s: %d %s", to, r.code, r.stderr)
+		}
+	}
+	mustRun(t, run(t, src, nil, "migrate"))
+}
