@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,8 +83,9 @@ func TestExportImportMigrateCommands(t *testing.T) {
 
 	// A bad line imports nothing and names the line.
 	bad := strings.Replace(exp, `"type":"belief"`, `"type":"rumour"`, 1)
+	badLine := 1 + strings.Count(exp[:strings.Index(exp, `"type":"belief"`)], "\n")
 	badDir := filepath.Join(tmp, "bad")
-	if r := runIn(t, badDir, bad, "import", "-"); r.code != 3 || !strings.Contains(r.stderr, "line 6") {
+	if r := runIn(t, badDir, bad, "import", "-"); r.code != 3 || !strings.Contains(r.stderr, "line "+strconv.Itoa(badLine)+":") {
 		t.Fatalf("bad import: %d %s", r.code, r.stderr)
 	}
 	if r := run(t, badDir, nil, "export"); r.code != 6 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/graph"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -123,27 +124,6 @@ type exportApproval struct {
 // Line kinds, in file order (rank).
 var lineRank = map[string]int{
 	ExportFormat: 0, "workspace": 1, "principal": 2, "node": 3, "edge": 4, "record": 5, "approval": 6, "end": 7,
-}
-
-// relations is the edge relation enum of SPEC §8, the same table as the
-// graph service's.
-var relations = map[string]bool{}
-
-func init() {
-	for _, rs := range [][]string{
-		{"CAUSES", "TRIGGERS", "LEADS_TO", "PREVENTS"},                                       // causal
-		{"SOLVES", "ADDRESSES", "ALTERNATIVE_TO", "IMPROVES"},                                // solution
-		{"OCCURS_IN", "APPLIES_TO", "WORKS_WITH", "REQUIRES"},                                // context
-		{"BUILDS_ON", "CONTRADICTS", "CONFIRMS"},                                             // learning
-		{"SIMILAR_TO", "VARIANT_OF", "RELATED_TO"},                                           // similarity
-		{"FOLLOWS", "DEPENDS_ON", "ENABLES", "BLOCKS"},                                       // workflow
-		{"EFFECTIVE_FOR", "PREFERRED_OVER", "DEPRECATED_BY"},                                 // quality
-		{"MENTIONS", "HAS_FACT", "PREFERS", "USES", "PART_OF", "SUPERSEDES", "DERIVED_FROM"}, // structure
-	} {
-		for _, r := range rs {
-			relations[r] = true
-		}
-	}
 }
 
 // lineWriter writes canonical lines and counts bytes.
@@ -620,7 +600,7 @@ func validImportEdge(e memory.Edge, nodes map[string]bool) error {
 		return errors.New("from is not a node of the file")
 	case !nodes[e.To]:
 		return errors.New("to is not a node of the file")
-	case !relations[e.Relation]:
+	case !graph.ValidRelation(e.Relation):
 		return fmt.Errorf("relation %q is not one of SPEC §8", clip(e.Relation))
 	case math.IsNaN(e.Weight) || math.IsInf(e.Weight, 0):
 		return errors.New("weight must be a finite number")
