@@ -182,6 +182,12 @@ func TestWorkspaceIsolationProperty(t *testing.T) {
 					t.Fatalf("step %d: forgetting %s in %s changed %s (%d → %d records)", step, subj, ws, w, n, len(lr.Records))
 				}
 			}
+		case n < 10 && rng.IntN(2) == 0: // export: one workspace's data only
+			var buf strings.Builder
+			if _, err := s.Export(ctx, op, &buf, nil); err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			check(step, ws, "export", buf.String(), "")
 		default: // audit log of one's own workspace only
 			page, err := s.ListAudit(ctx, op, 0, 500)
 			if err != nil {
