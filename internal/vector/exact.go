@@ -141,3 +141,57 @@ func checkDim(dim int, v []float32) {
 		panic(fmt.Sprintf("vector: got a %d-dimensional vector, index dimension is %d", len(v), dim))
 	}
 }
+
+// SearchIn is Search restricted to the listed keys (each listed at most
+// once; keys without a vector are skipped): only their vectors are
+// scored, so a short list costs little whatever the size of the index.
+// The result is what Search returns with an allow that also requires
+// membership of keys.
+func (x *Exact) SearchIn(q []float32, k int, keys []uint32, allow Allow) []Hit {
+	checkDim(x.dim, q)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return topKIn(q[:x.dim], k, keys, allow, func(key uint32) []float32 {
+		s, ok := x.slot[key]
+		if !ok {
+			return nil
+		}
+		o := int(s) * x.dim
+		return x.data[o : o+x.dim : o+x.dim]
+	})
+}
+
+// topKIn scores the allowed keys of a list that have a vector (vec returns
+// nil for those that have none), four at a time, and keeps the best k.
+func topKIn(q []float32, k int, keys []uint32, allow Allow, vec func(uint32) []float32) []Hit {
+	if k = min(k, len(keys)); k <= 0 {
+		return nil
+	}
+	t := newTopK(k)
+	var kb [4]uint32
+	var vb [4][]float32
+	nb := 0
+	for _, key := range keys {
+		if allow != nil && !allow(key) {
+			continue
+		}
+		v := vec(key)
+		if v == nil {
+			continue
+		}
+		kb[nb], vb[nb] = key, v
+		if nb++; nb < 4 {
+			continue
+		}
+		nb = 0
+		s0, s1, s2, s3 := dot4(q, vb[0], vb[1], vb[2], vb[3])
+		t.offer(kb[0], s0)
+		t.offer(kb[1], s1)
+		t.offer(kb[2], s2)
+		t.offer(kb[3], s3)
+	}
+	for i := range nb {
+		t.offer(kb[i], dot(q, vb[i]))
+	}
+	return t.sorted()
+}
