@@ -100,7 +100,8 @@ type Engine struct {
 	sessions map[string][]uint32
 	// fx holds the integer-coded filter fields and the candidate lists
 	// (see filter.go).
-	fx filterIndex
+	fx     filterIndex
+	fcache filterCache
 }
 
 // GraphSignal is the slot for the graph candidate generator (personalised
@@ -125,7 +126,7 @@ func New(o Options) *Engine {
 	if o.AutoThreshold == 0 {
 		o.AutoThreshold = 250_000
 	}
-	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, fx: newFilterIndex(),
+	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
 		lex: lexical.New(lexical.DefaultOptions())}
 	return e
 }
@@ -300,6 +301,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 			e.unlinkSession(key)
 			e.fx.set(key, nil)
 			e.docs[key] = doc{}
+			e.refreshCached(key)
 			e.lex.Remove(key)
 			if e.vecs != nil {
 				e.vecs.Remove(key)
@@ -337,6 +339,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	}
 	e.linkSession(key)
 	e.fx.set(key, &e.docs[key])
+	e.refreshCached(key)
 	if !prev.alive || prev.sha != r.ContentSHA256 {
 		e.lex.Add(key, r.Content)
 		if prev.alive && e.vecs != nil {

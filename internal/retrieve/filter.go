@@ -1,6 +1,8 @@
 package retrieve
 
 import (
+	"encoding/binary"
+	"math"
 	"slices"
 	"sync"
 
@@ -405,3 +407,140 @@ func (e *Engine) denseSearch(q []float32, k int, c *filter, allow func(uint32) b
 // hnswExactList is the longest candidate list HNSW search scores exactly
 // whatever the index size (about 1 ms of 100-d scoring).
 const hnswExactList = 20_000
+
+// Filters without a short candidate list (unscoped searches of a large
+// workspace) would be checked key by key for every posting and vector a
+// search meets. The engine keeps the admitted bitsets of the few most
+// recent such filters instead — a workspace's searches mostly repeat a
+// handful of principals' filters — and keeps them current on every write,
+// like Lucene's filter cache.
+const (
+	filterCacheSize = 8
+	filterCacheMin  = 1 << 15 // smaller candidate sets are cheap to check lazily
+)
+
+type cachedFilter struct {
+	sig  string
+	f    Filter
+	bits []uint64
+	used int64 // last use, for eviction
+}
+
+type filterCache struct {
+	mu      sync.Mutex // guards the slice and used; bits change only under the engine's write lock
+	entries []*cachedFilter
+	clock   int64
+	minDocs int // candidate count from which a filter is cached (tests lower it)
+}
+
+// signature identifies a filter for the cache.
+func signature(f *Filter) string {
+	var b []byte
+	str := func(s string) { b = append(b, s...); b = append(b, 0) }
+	str(f.Workspace)
+	for _, s := range scopeFields(&f.Scope) {
+		str(s)
+	}
+	str(f.Category)
+	str(f.Entity)
+	str(f.OwnAgent)
+	for _, t := range f.Types {
+		str(string(t))
+	}
+	b = append(b, 1)
+	for _, s := range f.Statuses {
+		str(string(s))
+	}
+	b = append(b, 1)
+	for _, a := range f.Access {
+		str(string(a))
+	}
+	b = append(b, 1)
+	if f.AsOf != nil {
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.AsOf.UnixMicro()))
+	}
+	b = append(b, 1)
+	if f.IncludeInvalidated {
+		b = append(b, 1)
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.MinConfidence))
+	return string(b)
+}
+
+// cachedBits returns the admitted bitset of c from the cache, building it
+// when c's candidates are many. nil: not worth caching. Callers hold e.mu
+// (read); the bitset stays valid while they do.
+func (e *Engine) cachedBits(c *filter) []uint64 {
+	fc := &e.fcache
+	if c.none || c.total < fc.minDocs || (c.list != nil && 4*len(c.list) <= len(c.filt)) {
+		return nil
+	}
+	sig := signature(c.f)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.clock++
+	for _, ce := range fc.entries {
+		if ce.sig == sig {
+			ce.used = fc.clock
+			return ce.bits
+		}
+	}
+	ce := &cachedFilter{sig: sig, f: cloneFilter(c.f), used: fc.clock, bits: make([]uint64, (len(c.filt)+63)/64)}
+	list := c.list
+	if list == nil {
+		list = e.fx.lists[listKey{ws: c.ws}]
+	}
+	for _, k := range list {
+		if c.ok(k) {
+			ce.bits[k>>6] |= 1 << (k & 63)
+		}
+	}
+	if len(fc.entries) < filterCacheSize {
+		fc.entries = append(fc.entries, ce)
+	} else {
+		old := 0
+		for i, x := range fc.entries {
+			if x.used < fc.entries[old].used {
+				old = i
+			}
+		}
+		fc.entries[old] = ce
+	}
+	return ce.bits
+}
+
+func cloneFilter(f *Filter) Filter {
+	g := *f
+	g.Types, g.Statuses, g.Access = slices.Clone(f.Types), slices.Clone(f.Statuses), slices.Clone(f.Access)
+	if f.AsOf != nil {
+		t := *f.AsOf
+		g.AsOf = &t
+	}
+	return g
+}
+
+// refreshCached updates key's bit in every cached filter. Callers hold
+// e.mu for writing.
+func (e *Engine) refreshCached(key uint32) {
+	fc := &e.fcache
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for _, ce := range fc.entries {
+		if w := int(key >> 6); w >= len(ce.bits) {
+			ce.bits = append(ce.bits, make([]uint64, w+1-len(ce.bits)+len(ce.bits)/8)...)
+		}
+		c := e.compile(&ce.f)
+		if c.ok(key) {
+			ce.bits[key>>6] |= 1 << (key & 63)
+		} else {
+			ce.bits[key>>6] &^= 1 << (key & 63)
+		}
+	}
+}
+
+func bitsHas(bits []uint64) func(uint32) bool {
+	return func(key uint32) bool {
+		w := int(key >> 6)
+		return w < len(bits) && bits[w]&(1<<(key&63)) != 0
+	}
+}

@@ -324,3 +324,61 @@ func TestScopedDenseSearchIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterCacheFollowsWrites caches the bitsets of many filters, keeps
+// writing, and checks every cached bitset against the reference after
+// each batch of writes.
+func TestFilterCacheFollowsWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	e := randomEngine(t, r, 200)
+	e.fcache.minDocs = 0
+	var filters []Filter
+	for len(filters) < filterCacheSize { // all stay cached: the bitsets are maintained, not rebuilt
+		f := randomFilter(r)
+		f.Scope = memory.Scope{} // no short candidate list
+		filters = append(filters, f)
+	}
+	check := func(stage string) {
+		t.Helper()
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		for _, f := range filters {
+			c := e.compile(&f)
+			bits := e.cachedBits(c)
+			if bits == nil {
+				if !c.none {
+					t.Fatalf("%s: filter %+v not cached", stage, f)
+				}
+				continue
+			}
+			ref, has := refAllow(e, f), bitsHas(bits)
+			for key := range uint32(len(e.docs) + 70) {
+				if has(key) != ref(key) {
+					t.Fatalf("%s: cached bit of key %d is %v, filter %+v", stage, key, has(key), f)
+				}
+			}
+		}
+	}
+	check("initial")
+	for round := range 10 {
+		// More writes: new keys (the bitsets grow), updates, forgets.
+		for range 30 {
+			id := r.IntN(len(e.docs) + 100)
+			rc := rec(id, "alpha", func(rc *memory.Record) {
+				rc.Status = memory.Status([]string{"active", "superseded", "forgotten"}[r.IntN(3)])
+				rc.Access = []memory.Access{memory.Public, memory.Sensitive}[r.IntN(2)]
+				rc.Scope.ProjectID = []string{"", "p1", "p2"}[r.IntN(3)]
+				rc.Entities = []string{[]string{"Alice", "Bob"}[r.IntN(2)]}
+				rc.Type = []memory.Type{memory.Episode, memory.Belief}[r.IntN(2)]
+			})
+			ws := []string{"w1", "w2"}[r.IntN(2)]
+			if _, ok := e.keys["w1\x00"+rc.ID]; ok {
+				ws = "w1"
+			} else if _, ok := e.keys["w2\x00"+rc.ID]; ok {
+				ws = "w2"
+			}
+			e.Upsert(ws, rc)
+		}
+		check(fmt.Sprintf("round %d", round))
+	}
+}

@@ -188,6 +188,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if adm := cf.materialise(); adm != nil {
 		allow = adm.has
 		defer adm.release() // after the read lock is released: it is per search
+	} else if bits := e.cachedBits(cf); bits != nil {
+		allow = bitsHas(bits)
 	}
 	lists := map[string][]uint32{}
 	scores := map[string]map[uint32]float64{}
