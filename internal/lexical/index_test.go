@@ -719,6 +719,15 @@ func TestScopedMatchesReference(t *testing.T) {
 				t.Fatalf("query %q key %d: score %v, reference %v", terms, h.Key, h.Score, w)
 			}
 		}
+		var in Bits = make([]uint64, (n+200)/64+1)
+		for k := range uint32(n + 200) {
+			if allow(k) {
+				in[k>>6] |= 1 << (k & 63)
+			}
+		}
+		if got := ix.SearchTermsIn(terms, n+200, in, admitted); !slices.Equal(got, full) {
+			t.Fatalf("query %q: search over a bitset differs from the predicate's", terms)
+		}
 		for _, k := range []int{1, 5, 20} {
 			top, _ := ix.searchTerms(terms, k, allow, admitted)
 			if !slices.Equal(top, full[:min(k, len(full))]) {

@@ -85,12 +85,23 @@ func scopedDF(t *term, allow Allow) int {
 // admittedPostings appends to keys and tfs the live postings of t that
 // allow admits, and returns them as a term of their own (sorted prefix,
 // then the admitted part of t's unsorted tail; no tombstones).
-func admittedPostings(t *term, allow Allow, keys []uint32, tfs []uint16) (term, []uint32, []uint16) {
+// With bits, a key is admitted when its bit is set (allow is not called).
+func admittedPostings(t *term, allow Allow, bits []uint64, keys []uint32, tfs []uint16) (term, []uint32, []uint16) {
 	start := len(keys)
-	for i, key := range t.keys[:t.sorted] {
-		if t.tfs[i] != 0 && allow(key) {
-			keys = append(keys, key)
-			tfs = append(tfs, t.tfs[i])
+	tf := t.tfs[:len(t.keys)]
+	if bits != nil {
+		for i, key := range t.keys[:t.sorted] {
+			if w := key >> 6; int(w) < len(bits) && bits[w]&(1<<(key&63)) != 0 && tf[i] != 0 {
+				keys = append(keys, key)
+				tfs = append(tfs, tf[i])
+			}
+		}
+	} else {
+		for i, key := range t.keys[:t.sorted] {
+			if tf[i] != 0 && allow(key) {
+				keys = append(keys, key)
+				tfs = append(tfs, tf[i])
+			}
 		}
 	}
 	sorted := len(keys) - start
@@ -127,6 +138,12 @@ type searchStats struct {
 const pruneMargin = 1e-4
 
 func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int) ([]Hit, searchStats) {
+	return ix.searchTermsBits(terms, k, allow, nil, scopedDocs)
+}
+
+// searchTermsBits is searchTerms where, when bits is not nil, the admitted
+// documents are the keys whose bit is set (and allow is their predicate).
+func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint64, scopedDocs int) ([]Hit, searchStats) {
 	var st searchStats
 	if k <= 0 || len(terms) == 0 {
 		return []Hit{}, st
@@ -159,7 +176,7 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 		for _, name := range q {
 			if id, ok := ix.dict[name]; ok {
 				var ft term
-				ft, keys, tfs = admittedPostings(&ix.terms[id], allow, keys, tfs)
+				ft, keys, tfs = admittedPostings(&ix.terms[id], allow, bits, keys, tfs)
 				fts = append(fts, ft)
 			}
 		}
@@ -545,5 +562,21 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 // SearchTermsScoped is SearchScoped over already analysed terms.
 func (ix *Index) SearchTermsScoped(terms []string, k int, allow Allow, docs int) []Hit {
 	hits, _ := ix.searchTerms(terms, k, allow, docs)
+	return hits
+}
+
+// Bits is a set of document keys: bit key%64 of word key/64.
+type Bits []uint64
+
+// Has reports whether key is in the set.
+func (b Bits) Has(key uint32) bool {
+	w := int(key >> 6)
+	return w < len(b) && b[w]&(1<<(key&63)) != 0
+}
+
+// SearchTermsIn is SearchTermsScoped over the documents of a set: the
+// cheapest filter to apply per posting.
+func (ix *Index) SearchTermsIn(terms []string, k int, in Bits, docs int) []Hit {
+	hits, _ := ix.searchTermsBits(terms, k, in.Has, in, docs)
 	return hits
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/vector"
 )
@@ -339,7 +340,7 @@ func (c *filter) slow(key uint32) bool {
 // admitted is a filter's candidate list turned into a bitset of the keys
 // it admits, for searches that test many keys.
 type admitted struct {
-	bits []uint64
+	bits lexical.Bits
 	keys []uint32 // the keys set, to clear the bitset cheaply
 }
 
@@ -364,11 +365,6 @@ func (c *filter) materialise() *admitted {
 		}
 	}
 	return a
-}
-
-func (a *admitted) has(key uint32) bool {
-	w := int(key >> 6)
-	return w < len(a.bits) && a.bits[w]&(1<<(key&63)) != 0
 }
 
 func (a *admitted) release() {
@@ -538,9 +534,11 @@ func (e *Engine) refreshCached(key uint32) {
 	}
 }
 
-func bitsHas(bits []uint64) func(uint32) bool {
-	return func(key uint32) bool {
-		w := int(key >> 6)
-		return w < len(bits) && bits[w]&(1<<(key&63)) != 0
+// lexSearch runs a scoped lexical search, over the admitted set when it
+// is known as a bitset (in), else with the predicate.
+func (e *Engine) lexSearch(terms []string, k int, allow func(uint32) bool, in lexical.Bits, docs int) []lexical.Hit {
+	if in != nil {
+		return e.lex.SearchTermsIn(terms, k, in, docs)
 	}
+	return e.lex.SearchTermsScoped(terms, k, lexical.Allow(allow), docs)
 }

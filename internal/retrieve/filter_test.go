@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -179,7 +180,7 @@ func TestCompiledFilterMatchesReference(t *testing.T) {
 			}
 			if a := c.materialise(); a != nil {
 				for key := range uint32(len(e.docs) + 2) {
-					if a.has(key) != ref(key) {
+					if a.bits.Has(key) != ref(key) {
 						t.Fatalf("bitset disagrees on key %d", key)
 					}
 				}
@@ -351,7 +352,7 @@ func TestFilterCacheFollowsWrites(t *testing.T) {
 				}
 				continue
 			}
-			ref, has := refAllow(e, f), bitsHas(bits)
+			ref, has := refAllow(e, f), lexical.Bits(bits).Has
 			for key := range uint32(len(e.docs) + 70) {
 				if has(key) != ref(key) {
 					t.Fatalf("%s: cached bit of key %d is %v, filter %+v", stage, key, has(key), f)

@@ -185,11 +185,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	e.mu.RLock()
 	cf := e.compile(&q.Filter)
 	allow := cf.ok
+	var in lexical.Bits // the admitted keys, when known as a set
 	if adm := cf.materialise(); adm != nil {
-		allow = adm.has
+		in = adm.bits
 		defer adm.release() // after the read lock is released: it is per search
-	} else if bits := e.cachedBits(cf); bits != nil {
-		allow = bitsHas(bits)
+	} else {
+		in = e.cachedBits(cf)
+	}
+	if in != nil {
+		allow = in.Has
 	}
 	lists := map[string][]uint32{}
 	scores := map[string]map[uint32]float64{}
@@ -227,7 +231,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		wg.Go(func() {
 			docs := cf.total
 			terms := lexical.Analyze(q.Text, true)
-			hits := e.lex.SearchTermsScoped(terms, pool, lexical.Allow(allow), docs)
+			hits := e.lexSearch(terms, pool, allow, in, docs)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
 				keys[i], sc[i] = h.Key, float64(h.Score)
@@ -242,7 +246,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 				}
 				exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
 				if len(exp) > 0 {
-					hits2 := e.lex.SearchTermsScoped(append(slices.Clone(terms), exp...), pool, lexical.Allow(allow), docs)
+					hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
 					k2, s2 := make([]uint32, len(hits2)), make([]float64, len(hits2))
 					for i, h := range hits2 {
 						k2[i], s2[i] = h.Key, float64(h.Score)
