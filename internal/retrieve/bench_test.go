@@ -356,3 +356,50 @@ func percentileMS(d []time.Duration, p float64) float64 {
 	slices.Sort(d)
 	return float64(d[min(len(d)-1, max(0, int(math.Ceil(p*float64(len(d))))-1))]) / 1e6
 }
+
+// BenchmarkSnapshotLoad is the in-memory part of a cold start: the bench
+// engine (with its HNSW index, as auto mode has at 1M) saved as an index
+// snapshot and loaded into a fresh engine. It reports the load time and
+// the heap the loaded engine holds.
+//
+//	MEMGATE_BENCH_LARGE=1 MEMGATE_BENCH_CACHE=/tmp/x go test -run '^$' -bench 'SnapshotLoad/n=1M' -benchtime 3x -timeout 2h ./internal/retrieve/
+func BenchmarkSnapshotLoad(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		name := fmt.Sprintf("n=%dk", n/1000)
+		if n >= 1_000_000 {
+			name = fmt.Sprintf("n=%dM", n/1_000_000)
+		}
+		b.Run(name, func(b *testing.B) {
+			if n >= 1_000_000 && os.Getenv("MEMGATE_BENCH_LARGE") != "1" {
+				b.Skip("set MEMGATE_BENCH_LARGE=1 (and a long -timeout) to build 1,000,000 records")
+			}
+			s := benchEngine(b, n)
+			s.e.vecs, s.e.approx = s.hnswIndex(b), true
+			defer func() { s.e.vecs, s.e.approx = s.exact, false }()
+			path := filepath.Join(b.TempDir(), "index.snapshot")
+			if err := s.e.SaveSnapshot(path); err != nil {
+				b.Fatal(err)
+			}
+			opts := Options{Embedder: s.e.opts.Embedder, Vectors: VectorApprox}
+			var took []time.Duration
+			var heap float64
+			for b.Loop() {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				e := New(opts)
+				if err := e.LoadSnapshot(path); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(start))
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+				runtime.KeepAlive(e)
+			}
+			b.ReportMetric(percentileMS(took, 0.5)/1000, "load-s")
+			b.ReportMetric(heap, "engine-heap-MiB")
+		})
+	}
+}

@@ -118,18 +118,25 @@ func scopeFields(s *memory.Scope) [5]string {
 
 // encode codes a live document.
 func (x *filterIndex) encode(d *doc) fdoc {
-	f := fdoc{ws: x.code(d.ws), category: x.code(d.category), agent: x.code(d.agent), conf: d.confidence,
-		typ: enumCode(typeEnum, d.typ), status: enumCode(statusEnum, d.status), access: enumCode(accessEnum, d.access)}
+	f := fdoc{ws: x.code(d.ws), category: x.code(d.category), agent: x.code(d.agent)}
 	for i, v := range scopeFields(&d.scope) {
 		f.scope[i] = x.code(v)
 	}
+	encodeScalars(d, &f)
+	return f
+}
+
+// encodeScalars sets the fields of f that need no string codes.
+func encodeScalars(d *doc, f *fdoc) {
+	f.conf = d.confidence
+	f.typ, f.status, f.access = enumCode(typeEnum, d.typ), enumCode(statusEnum, d.status), enumCode(accessEnum, d.access)
+	f.flags = 0
 	if d.invalidated != 0 {
 		f.flags |= fInvalidated
 	}
 	if d.validFrom != 0 || d.validUntil != 0 {
 		f.flags |= fValidity
 	}
-	return f
 }
 
 // set records key's document (nil: none, it was forgotten) and keeps the
@@ -186,12 +193,22 @@ func (x *filterIndex) relistOne(lk listKey, key uint32, delta int) {
 func (x *filterIndex) rebuild(docs []doc) {
 	*x = newFilterIndex()
 	x.filt = make([]fdoc, len(docs))
+	var prev *doc
+	var pf fdoc
 	for key := range docs {
 		d := &docs[key]
 		if !d.alive {
 			continue
 		}
-		f := x.encode(d)
+		var f fdoc
+		if prev != nil && d.ws == prev.ws && d.scope == prev.scope && d.category == prev.category && d.agent == prev.agent {
+			// Neighbours mostly share their strings: skip the lookups.
+			f = pf
+			encodeScalars(d, &f)
+		} else {
+			f = x.encode(d)
+		}
+		prev, pf = d, f
 		x.filt[key] = f
 		x.lists[listKey{ws: f.ws}] = append(x.lists[listKey{ws: f.ws}], uint32(key))
 		for i, v := range f.scope {
