@@ -22,11 +22,19 @@ const negligibleIDF = 1e-4
 // Allow predicate (so the predicate runs once per key). touched lists the
 // keys whose entry is non-zero so they can be collected and reset without
 // scanning the whole array.
+//
+// With scoped statistics, the postings a filter admits are copied once,
+// while counting the scoped document frequency, into keys and tfs (one
+// region per query term, described by terms), and the search runs over
+// those copies: one pass over each postings list instead of two.
 type scratch struct {
 	scores  []float32
 	touched []uint32
 	cands   []uint32
 	heap    []Hit
+	keys    []uint32
+	tfs     []uint16
+	terms   []term
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -74,10 +82,47 @@ func scopedDF(t *term, allow Allow) int {
 	return n
 }
 
+// admittedPostings appends to keys and tfs the live postings of t that
+// allow admits, and returns them as a term of their own (sorted prefix,
+// then the admitted part of t's unsorted tail; no tombstones).
+// With bits, a key is admitted when its bit is set (allow is not called).
+func admittedPostings(t *term, allow Allow, bits []uint64, keys []uint32, tfs []uint16) (term, []uint32, []uint16) {
+	start := len(keys)
+	tf := t.tfs[:len(t.keys)]
+	if bits != nil {
+		for i, key := range t.keys[:t.sorted] {
+			if w := key >> 6; int(w) < len(bits) && bits[w]&(1<<(key&63)) != 0 && tf[i] != 0 {
+				keys = append(keys, key)
+				tfs = append(tfs, tf[i])
+			}
+		}
+	} else {
+		for i, key := range t.keys[:t.sorted] {
+			if tf[i] != 0 && allow(key) {
+				keys = append(keys, key)
+				tfs = append(tfs, tf[i])
+			}
+		}
+	}
+	sorted := len(keys) - start
+	for i := t.sorted; i < len(t.keys); i++ {
+		if key := t.keys[i]; t.tfs[i] != 0 && allow(key) {
+			keys = append(keys, key)
+			tfs = append(tfs, t.tfs[i])
+		}
+	}
+	ft := term{name: t.name, keys: keys[start:len(keys):len(keys)], tfs: tfs[start:len(tfs):len(tfs)], sorted: sorted}
+	if n := len(ft.keys); n > 0 {
+		ft.maxKey = slices.Max(ft.keys)
+	}
+	return ft, keys, tfs
+}
+
 // qterm is a query term resolved against the index.
 type qterm struct {
 	name string
 	t    *term
+	df   int     // document frequency in the whole index: fixes the term order
 	w    float64 // idf·(k1+1), also a strict upper bound of the term's contribution
 }
 
@@ -93,6 +138,12 @@ type searchStats struct {
 const pruneMargin = 1e-4
 
 func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int) ([]Hit, searchStats) {
+	return ix.searchTermsBits(terms, k, allow, nil, scopedDocs)
+}
+
+// searchTermsBits is searchTerms where, when bits is not nil, the admitted
+// documents are the keys whose bit is set (and allow is their predicate).
+func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint64, scopedDocs int) ([]Hit, searchStats) {
 	var st searchStats
 	if k <= 0 || len(terms) == 0 {
 		return []Hit{}, st
@@ -116,16 +167,35 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 		n = float64(scopedDocs)
 	}
 	k1, b := ix.k1, ix.b
+	sc := scratchPool.Get().(*scratch)
 	qs := make([]qterm, 0, len(q))
+	if scoped {
+		// The admitted postings of every term, copied in one pass that
+		// also counts them; the search then needs no allow.
+		keys, tfs, fts := sc.keys[:0], sc.tfs[:0], sc.terms[:0]
+		for _, name := range q {
+			if id, ok := ix.dict[name]; ok {
+				var ft term
+				ft, keys, tfs = admittedPostings(&ix.terms[id], allow, bits, keys, tfs)
+				fts = append(fts, ft)
+			}
+		}
+		sc.keys, sc.tfs, sc.terms = keys, tfs, fts
+		allow = nil
+	}
+	j := 0
 	for _, name := range q {
 		id, ok := ix.dict[name]
 		if !ok {
 			continue
 		}
 		t := &ix.terms[id]
-		df := float64(t.df())
+		gdf := t.df()
+		df := float64(gdf)
 		if scoped {
-			df = min(float64(scopedDF(t, allow)), n)
+			t = &sc.terms[j]
+			j++
+			df = min(float64(t.df()), n)
 			if df == 0 {
 				continue
 			}
@@ -134,13 +204,15 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 		if idf < negligibleIDF {
 			continue
 		}
-		qs = append(qs, qterm{name: name, t: t, w: idf * (k1 + 1)})
+		qs = append(qs, qterm{name: name, t: t, df: gdf, w: idf * (k1 + 1)})
 	}
 	// Rarest terms first (ties by name): a fixed order for the float32
 	// sums, so identical document sets give identical scores, and the order
-	// in which the remaining terms' bound shrinks fastest.
+	// in which the remaining terms' bound shrinks fastest. The order is by
+	// whole-index frequency also in scoped searches, so scoping does not
+	// change the order of the sums.
 	slices.SortFunc(qs, func(a, b qterm) int {
-		if c := a.t.df() - b.t.df(); c != 0 {
+		if c := a.df - b.df; c != 0 {
 			return c
 		}
 		return strings.Compare(a.name, b.name)
@@ -154,7 +226,6 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 		postings[i] = postings[i+1] + len(qs[i].t.keys)
 	}
 
-	sc := scratchPool.Get().(*scratch)
 	nkeys := len(ix.docLen)
 	if len(sc.scores) < nkeys {
 		sc.scores = make([]float32, nkeys+nkeys/8)
@@ -234,6 +305,11 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 	sc.heap = h[:0]
 	if cap(sc.heap) > 1<<16 {
 		sc.heap = nil
+	}
+	clear(sc.terms) // no references into the index from the pool
+	sc.terms = sc.terms[:0]
+	if cap(sc.keys) > 1<<22 {
+		sc.keys, sc.tfs = nil, nil
 	}
 	scratchPool.Put(sc)
 	return out, st
@@ -486,5 +562,21 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 // SearchTermsScoped is SearchScoped over already analysed terms.
 func (ix *Index) SearchTermsScoped(terms []string, k int, allow Allow, docs int) []Hit {
 	hits, _ := ix.searchTerms(terms, k, allow, docs)
+	return hits
+}
+
+// Bits is a set of document keys: bit key%64 of word key/64.
+type Bits []uint64
+
+// Has reports whether key is in the set.
+func (b Bits) Has(key uint32) bool {
+	w := int(key >> 6)
+	return w < len(b) && b[w]&(1<<(key&63)) != 0
+}
+
+// SearchTermsIn is SearchTermsScoped over the documents of a set: the
+// cheapest filter to apply per posting.
+func (ix *Index) SearchTermsIn(terms []string, k int, in Bits, docs int) []Hit {
+	hits, _ := ix.searchTermsBits(terms, k, in.Has, in, docs)
 	return hits
 }

@@ -50,6 +50,7 @@ type vectorIndex interface {
 	Len() int
 	Vector(key uint32) ([]float32, bool)
 	Search(q []float32, k int, allow vector.Allow) []vector.Hit
+	SearchIn(q []float32, k int, keys []uint32, allow vector.Allow) []vector.Hit
 }
 
 // doc is the compact, filterable state of one record head.
@@ -97,9 +98,10 @@ type Engine struct {
 	// sessions lists the episode keys of each conversation session
 	// (ws + "\x00" + session_id) in turn order, for context expansion.
 	sessions map[string][]uint32
-	// counts holds live documents per workspace and per workspace+scope
-	// key, for scoped lexical statistics.
-	counts map[string]int
+	// fx holds the integer-coded filter fields and the candidate lists
+	// (see filter.go).
+	fx     filterIndex
+	fcache filterCache
 }
 
 // GraphSignal is the slot for the graph candidate generator (personalised
@@ -124,7 +126,7 @@ func New(o Options) *Engine {
 	if o.AutoThreshold == 0 {
 		o.AutoThreshold = 250_000
 	}
-	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, counts: map[string]int{},
+	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
 		lex: lexical.New(lexical.DefaultOptions())}
 	return e
 }
@@ -297,8 +299,9 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	if r.Status == memory.Forgotten {
 		if exists {
 			e.unlinkSession(key)
-			e.count(&e.docs[key], -1)
+			e.fx.set(key, nil)
 			e.docs[key] = doc{}
+			e.refreshCached(key)
 			e.lex.Remove(key)
 			if e.vecs != nil {
 				e.vecs.Remove(key)
@@ -314,7 +317,6 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	prev := e.docs[key]
 	if prev.alive {
 		e.unlinkSession(key)
-		e.count(&prev, -1)
 	}
 	ev := r.IngestedAt.UnixMicro()
 	if r.ValidFrom != nil {
@@ -336,7 +338,8 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 		}
 	}
 	e.linkSession(key)
-	e.count(&e.docs[key], +1)
+	e.fx.set(key, &e.docs[key])
+	e.refreshCached(key)
 	if !prev.alive || prev.sha != r.ContentSHA256 {
 		e.lex.Add(key, r.Content)
 		if prev.alive && e.vecs != nil {
@@ -522,36 +525,9 @@ func (e *Engine) neighbours(key uint32) (prev, next uint32, hasPrev, hasNext boo
 	return
 }
 
-// countKeys are the counters a document contributes to.
-func countKeys(d *doc) []string {
-	ks := []string{"w\x00" + d.ws}
-	for _, kv := range [...][2]string{{"u", d.scope.UserID}, {"a", d.scope.AgentID}, {"p", d.scope.AppID},
-		{"j", d.scope.ProjectID}, {"s", d.scope.SessionID}} {
-		if kv[1] != "" {
-			ks = append(ks, kv[0]+"\x00"+d.ws+"\x00"+kv[1])
-		}
-	}
-	return ks
-}
-
-func (e *Engine) count(d *doc, delta int) {
-	for _, k := range countKeys(d) {
-		if e.counts[k] += delta; e.counts[k] <= 0 {
-			delete(e.counts, k)
-		}
-	}
-}
-
 // scopeDocs estimates how many documents a filter admits: the live count
 // of its narrowest scope key, or of its workspace. It feeds scoped
 // lexical statistics, where an estimate is enough.
 func (e *Engine) scopeDocs(f Filter) int {
-	n := e.counts["w\x00"+f.Workspace]
-	for _, kv := range [...][2]string{{"u", f.Scope.UserID}, {"a", f.Scope.AgentID}, {"p", f.Scope.AppID},
-		{"j", f.Scope.ProjectID}, {"s", f.Scope.SessionID}} {
-		if kv[1] != "" {
-			n = min(n, e.counts[kv[0]+"\x00"+f.Workspace+"\x00"+kv[1]])
-		}
-	}
-	return n
+	return e.compile(&f).total
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/vector"
 )
 
 // Routes (SPEC §5 step 1).
@@ -137,54 +136,10 @@ func Route(text string) string {
 	return RouteSimple
 }
 
-// allow compiles f into a predicate over document keys. Callers hold e.mu.
+// allow compiles f into a predicate over document keys (see filter.go).
+// Callers hold e.mu.
 func (e *Engine) allow(f Filter) func(key uint32) bool {
-	statuses := f.Statuses
-	if len(statuses) == 0 {
-		statuses = []memory.Status{memory.Active}
-	}
-	var asOf int64
-	if f.AsOf != nil {
-		asOf = f.AsOf.UnixMicro()
-	}
-	minConf := float32(f.MinConfidence)
-	return func(key uint32) bool {
-		if int(key) >= len(e.docs) {
-			return false
-		}
-		d := &e.docs[key]
-		if !d.alive || d.ws != f.Workspace {
-			return false
-		}
-		if !slices.Contains(statuses, d.status) {
-			return false
-		}
-		if !slices.Contains(f.Access, d.access) && !(d.access == memory.AgentOnly && f.OwnAgent != "" && d.agent == f.OwnAgent) {
-			return false
-		}
-		if len(f.Types) > 0 && !slices.Contains(f.Types, d.typ) {
-			return false
-		}
-		sc := f.Scope
-		if sc.UserID != "" && sc.UserID != d.scope.UserID || sc.AgentID != "" && sc.AgentID != d.scope.AgentID ||
-			sc.AppID != "" && sc.AppID != d.scope.AppID || sc.ProjectID != "" && sc.ProjectID != d.scope.ProjectID ||
-			sc.SessionID != "" && sc.SessionID != d.scope.SessionID {
-			return false
-		}
-		if f.Category != "" && f.Category != d.category {
-			return false
-		}
-		if f.Entity != "" && !slices.Contains(d.entities, f.Entity) {
-			return false
-		}
-		if !f.IncludeInvalidated && d.invalidated != 0 {
-			return false
-		}
-		if asOf != 0 && (d.validFrom != 0 && d.validFrom > asOf || d.validUntil != 0 && d.validUntil <= asOf) {
-			return false
-		}
-		return d.confidence >= minConf
-	}
+	return e.compile(&f).ok
 }
 
 // Search runs a query against the indexes.
@@ -228,7 +183,18 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	}
 
 	e.mu.RLock()
-	allow := e.allow(q.Filter)
+	cf := e.compile(&q.Filter)
+	allow := cf.ok
+	var in lexical.Bits // the admitted keys, when known as a set
+	if adm := cf.materialise(); adm != nil {
+		in = adm.bits
+		defer adm.release() // after the read lock is released: it is per search
+	} else {
+		in = e.cachedBits(cf)
+	}
+	if in != nil {
+		allow = in.Has
+	}
 	lists := map[string][]uint32{}
 	scores := map[string]map[uint32]float64{}
 	var mu sync.Mutex
@@ -263,9 +229,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if want(SignalLexical) {
 		res.Signals = append(res.Signals, SignalLexical)
 		wg.Go(func() {
-			docs := e.scopeDocs(q.Filter)
+			docs := cf.total
 			terms := lexical.Analyze(q.Text, true)
-			hits := e.lex.SearchTermsScoped(terms, pool, lexical.Allow(allow), docs)
+			hits := e.lexSearch(terms, pool, allow, in, docs)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
 				keys[i], sc[i] = h.Key, float64(h.Score)
@@ -280,7 +246,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 				}
 				exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
 				if len(exp) > 0 {
-					hits2 := e.lex.SearchTermsScoped(append(slices.Clone(terms), exp...), pool, lexical.Allow(allow), docs)
+					hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
 					k2, s2 := make([]uint32, len(hits2)), make([]float64, len(hits2))
 					for i, h := range hits2 {
 						k2[i], s2[i] = h.Key, float64(h.Score)
@@ -294,7 +260,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if qvec != nil && e.vecs != nil {
 		res.Signals = append(res.Signals, SignalDense)
 		wg.Go(func() {
-			hits := e.vecs.Search(qvec, pool, vector.Allow(allow))
+			hits := e.denseSearch(qvec, pool, cf, allow)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
 				keys[i], sc[i] = h.Key, float64(h.Score)

@@ -923,7 +923,7 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 		e.mu.Unlock()
 		return errors.New("retrieve: engine changed during ReadSnapshot")
 	}
-	e.docs, e.keys, e.intern, e.sessions, e.counts = s.docs, s.keys, s.intern, s.sessions, s.counts
+	e.docs, e.keys, e.intern, e.sessions, e.fx = s.docs, s.keys, s.intern, s.sessions, s.fx
 	e.lex = lex
 	e.vecs, e.approx = nil, false
 	if vecs != nil {
@@ -1119,7 +1119,7 @@ type docState struct {
 	keys     map[string]uint32
 	intern   map[string]string
 	sessions map[string][]uint32
-	counts   map[string]int
+	fx       filterIndex
 }
 
 func decodeDocs(p []byte, ndocs int) (*docState, error) {
@@ -1304,59 +1304,20 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	return s, nil
 }
 
-// rebuild derives the session lists and the scope counters from the
-// documents, as linkSession and count would have built them.
+// rebuild derives the session lists, the coded filter fields and the
+// candidate lists from the documents, as linkSession and fx.set would
+// have built them.
 func (s *docState) rebuild() {
 	type sessionKey struct{ ws, id string }
 	groups := map[sessionKey][]uint32{}
-	type countKey struct {
-		kind byte
-		ws   string
-		v    string
-	}
-	counts := map[countKey]int{}
-	// Consecutive documents mostly share workspace and scope: count runs.
-	var run *doc
-	runLen := 0
-	flush := func() {
-		if runLen == 0 {
-			return
-		}
-		counts[countKey{'w', run.ws, ""}] += runLen
-		for _, kv := range [...]struct {
-			k byte
-			v string
-		}{{'u', run.scope.UserID}, {'a', run.scope.AgentID}, {'p', run.scope.AppID}, {'j', run.scope.ProjectID}, {'s', run.scope.SessionID}} {
-			if kv.v != "" {
-				counts[countKey{kv.k, run.ws, kv.v}] += runLen
-			}
-		}
-		runLen = 0
-	}
 	for key := range s.docs {
 		d := &s.docs[key]
-		if !d.alive {
-			continue
-		}
-		if runLen > 0 && (d.ws != run.ws || d.scope != run.scope) {
-			flush()
-		}
-		run = d
-		runLen++
-		if d.typ == memory.Episode && d.scope.SessionID != "" {
+		if d.alive && d.typ == memory.Episode && d.scope.SessionID != "" {
 			sk := sessionKey{d.ws, d.scope.SessionID}
 			groups[sk] = append(groups[sk], uint32(key))
 		}
 	}
-	flush()
-	s.counts = make(map[string]int, len(counts))
-	for k, n := range counts {
-		if k.kind == 'w' {
-			s.counts["w\x00"+k.ws] = n
-		} else {
-			s.counts[string(k.kind)+"\x00"+k.ws+"\x00"+k.v] = n
-		}
-	}
+	s.fx.rebuild(s.docs)
 	s.sessions = make(map[string][]uint32, len(groups))
 	for sk, list := range groups {
 		slices.SortFunc(list, func(a, b uint32) int {
