@@ -42,6 +42,7 @@ type Options struct {
 	Weights  map[string]float64
 	Context  *float64
 	Feedback *float64
+	Speaker  *float64
 	// Limit keeps only the first Limit conversations (0: all).
 	Limit int
 	// Workers run questions concurrently (default GOMAXPROCS).
@@ -301,7 +302,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				for _, e := range q.Evidence {
 					qr.Rank[e] = 0
 				}
-				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback,
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker,
 					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID}}
 				t0 := time.Now()
 				sr, err := svc.Search(ctx, o.Principal, req)

@@ -44,6 +44,7 @@ func runBench(env Env, args []string) error {
 	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
 	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
+	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
@@ -154,12 +155,16 @@ func runBench(env Env, args []string) error {
 	if *feedback >= 0 {
 		fb = feedback
 	}
+	var spk *float64
+	if *speaker >= 0 {
+		spk = speaker
+	}
 	var ctxSpread *float64
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
 	}
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{
-		Weights: weights, Context: ctxSpread, Feedback: fb,
+		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 	})

@@ -46,6 +46,11 @@ type SearchRequest struct {
 	// Feedback is the fusion weight of the pseudo-relevance-feedback
 	// lexical list (default DefaultFeedback; 0 disables).
 	Feedback *float64 `json:"feedback,omitempty"`
+	// Speaker boosts the turns of the speaker a query names, or of the
+	// user (first person) or the assistant ("what did you say"): their
+	// fused score is multiplied by 1+speaker (default DefaultSpeaker; 0
+	// disables).
+	Speaker *float64 `json:"speaker,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -53,6 +58,7 @@ var (
 	DefaultDenseWeight = 0.25
 	DefaultContext     = 0.5
 	DefaultFeedback    = 0.0
+	DefaultSpeaker     = 0.25
 )
 
 // SearchHit is one result: the record, its fused score, its citation and,
@@ -132,6 +138,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.Feedback != nil && (*req.Feedback < 0 || *req.Feedback > 10) {
 		return SearchResponse{}, fault.Field("feedback", "must be between 0 and 10")
 	}
+	if req.Speaker != nil && (*req.Speaker < 0 || *req.Speaker > 10) {
+		return SearchResponse{}, fault.Field("speaker", "must be between 0 and 10")
+	}
 	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
 		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
 	}
@@ -161,6 +170,10 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		q.Feedback = *req.Feedback
 	}
 	q.Context = DefaultContext
+	q.Speaker = DefaultSpeaker
+	if req.Speaker != nil {
+		q.Speaker = *req.Speaker
+	}
 	if req.Context != nil {
 		q.Context = *req.Context
 	}

@@ -338,7 +338,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	e.linkSession(key)
 	e.count(&e.docs[key], +1)
 	if !prev.alive || prev.sha != r.ContentSHA256 {
-		e.lex.Add(key, r.Content)
+		e.lex.AddWithFields(key, r.Content, fieldTerms(&r))
 		if prev.alive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
 		}
