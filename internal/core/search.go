@@ -51,6 +51,10 @@ type SearchRequest struct {
 	// fused score is multiplied by 1+speaker (default DefaultSpeaker; 0
 	// disables).
 	Speaker *float64 `json:"speaker,omitempty"`
+	// Session boosts the turns of conversation sessions that match the
+	// query as a whole: fused score × (1 + session·relative session
+	// score) (default DefaultSession; 0 disables).
+	Session *float64 `json:"session,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -59,6 +63,7 @@ var (
 	DefaultContext     = 0.5
 	DefaultFeedback    = 0.0
 	DefaultSpeaker     = 0.25
+	DefaultSession     = 0.5
 )
 
 // SearchHit is one result: the record, its fused score, its citation and,
@@ -141,6 +146,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.Speaker != nil && (*req.Speaker < 0 || *req.Speaker > 10) {
 		return SearchResponse{}, fault.Field("speaker", "must be between 0 and 10")
 	}
+	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
+		return SearchResponse{}, fault.Field("session", "must be between 0 and 10")
+	}
 	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
 		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
 	}
@@ -176,6 +184,10 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	}
 	if req.Context != nil {
 		q.Context = *req.Context
+	}
+	q.Session = DefaultSession
+	if req.Session != nil {
+		q.Session = *req.Session
 	}
 	route := q.Route
 	if route == "" {

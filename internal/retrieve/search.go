@@ -88,6 +88,10 @@ type Query struct {
 	// name, or "user"/"assistant" for questions in the first or second
 	// person; see querySpeakers).
 	Speaker float64
+	// Session, when > 0, multiplies by 1+Session·s the fused score of a
+	// conversation turn whose session scores s (relative to the best
+	// session) as one BM25 document for the query (see sessionScores).
+	Session float64
 	Now     time.Time
 }
 
@@ -371,6 +375,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			}
 			fused[k] = s * (1 + q.RecencyWeight*math.Exp2(-float64(age)/float64(q.RecencyHalfLife)))
 		}
+	}
+	if q.Session > 0 {
+		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter))
 	}
 	if q.Speaker > 0 {
 		e.speakerBoost(q.Text, fused, q.Speaker)
