@@ -48,6 +48,8 @@ func runBench(env Env, args []string) error {
 	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
 	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
+	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
+	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
@@ -170,6 +172,14 @@ func runBench(env Env, args []string) error {
 	if *feedback >= 0 {
 		fb = feedback
 	}
+	var spk *float64
+	if *speaker >= 0 {
+		spk = speaker
+	}
+	var sess *float64
+	if *session >= 0 {
+		sess = session
+	}
 	var ctxSpread *float64
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
@@ -180,7 +190,7 @@ func runBench(env Env, args []string) error {
 	}
 	defer stopGW()
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
-		Weights: weights, Context: ctxSpread, Feedback: fb,
+		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 	})

@@ -341,7 +341,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	e.fx.set(key, &e.docs[key])
 	e.refreshCached(key)
 	if !prev.alive || prev.sha != r.ContentSHA256 {
-		e.lex.Add(key, r.Content)
+		e.lex.AddWithFields(key, r.Content, fieldTerms(&r))
 		if prev.alive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
 		}

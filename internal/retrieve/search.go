@@ -82,6 +82,15 @@ type Query struct {
 	// to the turns just before and after it in its session: the answer to
 	// a question often sits in the reply to the turn that matched it.
 	Context float64
+	// Speaker, when > 0, multiplies by 1+Speaker the fused score of the
+	// conversation turns spoken by a speaker the query points at (by
+	// name, or "user"/"assistant" for questions in the first or second
+	// person; see querySpeakers).
+	Speaker float64
+	// Session, when > 0, multiplies by 1+Session·s the fused score of a
+	// conversation turn whose session scores s (relative to the best
+	// session) as one BM25 document for the query (see sessionScores).
+	Session float64
 	Now     time.Time
 }
 
@@ -332,6 +341,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			}
 			fused[k] = s * (1 + q.RecencyWeight*math.Exp2(-float64(age)/float64(q.RecencyHalfLife)))
 		}
+	}
+	if q.Session > 0 {
+		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter))
+	}
+	if q.Speaker > 0 {
+		e.speakerBoost(q.Text, fused, q.Speaker)
 	}
 	order := make([]uint32, 0, len(fused))
 	for k := range fused {

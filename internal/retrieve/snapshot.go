@@ -87,7 +87,7 @@ var (
 )
 
 const (
-	snapVersion = 2
+	snapVersion = 3
 	maxHead     = 1 << 20
 	maxSection  = 1 << 40
 	// sectionChunk is the most a section read allocates beyond the bytes

@@ -1,0 +1,122 @@
+package retrieve
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Speakers. A conversation turn stored as "Name: text" (the usual form of
+// a transcript line, "user: ..." and "assistant: ..." included) is
+// indexed with a speaker field term per word of the name, so a question
+// that names a speaker, or asks about what "I" or "you" said, can prefer
+// that speaker's turns.
+
+const speakerField = "speaker"
+
+// Role speakers of a chat between a user and an assistant.
+const (
+	speakerUser      = "user"
+	speakerAssistant = "assistant"
+)
+
+// speakerOf returns the speaker name words of a turn written "Name: text"
+// (at most three words of letters, digits, '.', '-' or apostrophes before
+// the first colon, which a space follows), lower-cased; nil otherwise.
+func speakerOf(content string) []string {
+	i := strings.Index(content, ":")
+	if i <= 0 || i > 40 || i+1 >= len(content) || content[i+1] != ' ' {
+		return nil
+	}
+	name := strings.Fields(content[:i])
+	if len(name) == 0 || len(name) > 3 || strings.TrimSpace(content[:i]) != strings.Join(name, " ") {
+		return nil
+	}
+	out := make([]string, 0, len(name))
+	for _, w := range name {
+		for _, r := range w {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(".-'’", r) {
+				return nil
+			}
+		}
+		out = append(out, strings.ToLower(w))
+	}
+	return out
+}
+
+// fieldTerms are the field terms a record is indexed with besides its
+// text: the speaker of a conversation turn.
+func fieldTerms(r *memory.Record) []string {
+	if r.Type != memory.Episode {
+		return nil
+	}
+	var out []string
+	for _, w := range speakerOf(r.Content) {
+		out = append(out, lexical.FieldTerm(speakerField, w))
+	}
+	return out
+}
+
+var (
+	queryWordRe = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}.'’-]*`)
+	// A question about what the assistant said: "did you say", "you
+	// recommended", "you mentioned".
+	assistantRe = regexp.MustCompile(`(?i)\b(did you (say|mention|recommend|suggest|tell|write|give|list|name|call)|you (said|mentioned|recommended|suggested|told|wrote|gave|listed|named|provided|explained|described|shared|showed))\b`)
+	firstPerson = regexp.MustCompile(`(?i)\b(i|me|my|mine|myself|i'm|i've|i'd|i’m|i’ve|i’d)\b`)
+)
+
+// querySpeakers lists the speaker field terms a query points at: the
+// words it shares with speaker names (the engine keeps those some turn
+// actually holds), "assistant" when it asks what the assistant said, and
+// otherwise "user" when it speaks in the first person.
+func querySpeakers(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, lexical.FieldTerm(speakerField, w))
+		}
+	}
+	for _, w := range queryWordRe.FindAllString(text, -1) {
+		w = strings.ToLower(w)
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+		w = strings.TrimRight(w, ".'’-")
+		if w == "" {
+			continue
+		}
+		add(w)
+	}
+	switch {
+	case assistantRe.MatchString(text):
+		add(speakerAssistant)
+	case firstPerson.MatchString(text):
+		add(speakerUser)
+	}
+	return out
+}
+
+// speakerBoost multiplies by 1+w the fused score of every candidate
+// spoken by a speaker the query points at, when some candidate is.
+func (e *Engine) speakerBoost(text string, fused map[uint32]float64, w float64) {
+	var terms []string
+	for _, t := range querySpeakers(text) {
+		if e.lex.DocFreq(t) > 0 {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return
+	}
+	for k := range fused {
+		for _, t := range terms {
+			if e.lex.HasTerm(k, t) {
+				fused[k] *= 1 + w
+				break
+			}
+		}
+	}
+}
