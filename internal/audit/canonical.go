@@ -114,7 +114,7 @@ func writeValue(out *bytes.Buffer, dec *json.Decoder, tok json.Token) error {
 		}
 		return writeArray(out, dec)
 	case string:
-		writeString(out, t)
+		WriteString(out, t)
 	case json.Number:
 		s, err := formatNumber(string(t))
 		if err != nil {
@@ -171,7 +171,7 @@ func writeObject(out *bytes.Buffer, dec *json.Decoder) error {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		writeString(out, m.key)
+		WriteString(out, m.key)
 		out.WriteByte(':')
 		out.Write(m.value)
 	}
@@ -200,14 +200,21 @@ func writeArray(out *bytes.Buffer, dec *json.Decoder) error {
 	return nil
 }
 
-// writeString escapes per RFC 8785 §3.2.2.2. encoding/json cannot be used
-// because it also escapes <, >, & and U+2028/U+2029, which JCS keeps
-// literal.
-func writeString(out *bytes.Buffer, s string) {
+// WriteString writes s as a JSON string escaped per RFC 8785 §3.2.2.2:
+// only '"', '\\' and control characters, with the short forms where JSON
+// has them. encoding/json cannot be used because it also escapes <, >, &
+// and U+2028/U+2029, which JCS keeps literal. Runs of plain bytes are
+// copied at once.
+func WriteString(out *bytes.Buffer, s string) {
 	const hexDigits = "0123456789abcdef"
 	out.WriteByte('"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out.WriteString(s[start:i])
 		switch c {
 		case '"':
 			out.WriteString(`\"`)
@@ -224,15 +231,13 @@ func writeString(out *bytes.Buffer, s string) {
 		case '\t':
 			out.WriteString(`\t`)
 		default:
-			if c < 0x20 {
-				out.WriteString(`\u00`)
-				out.WriteByte(hexDigits[c>>4])
-				out.WriteByte(hexDigits[c&0xF])
-			} else {
-				out.WriteByte(c)
-			}
+			out.WriteString(`\u00`)
+			out.WriteByte(hexDigits[c>>4])
+			out.WriteByte(hexDigits[c&0xF])
 		}
+		start = i + 1
 	}
+	out.WriteString(s[start:])
 	out.WriteByte('"')
 }
 

@@ -914,7 +914,7 @@ func writeCanonical(out *bytes.Buffer, v any) error {
 			if i > 0 {
 				out.WriteByte(',')
 			}
-			writeJCSString(out, k)
+			audit.WriteString(out, k)
 			out.WriteByte(':')
 			if err := writeCanonical(out, t[k]); err != nil {
 				return err
@@ -933,7 +933,7 @@ func writeCanonical(out *bytes.Buffer, v any) error {
 		}
 		out.WriteByte(']')
 	case string:
-		writeJCSString(out, t)
+		audit.WriteString(out, t)
 	case json.Number:
 		if shortInt(string(t)) {
 			out.WriteString(string(t))
@@ -989,42 +989,4 @@ func compareUTF16(a, b string) int {
 		}
 	}
 	return len(a) - len(b)
-}
-
-// writeJCSString escapes per RFC 8785 §3.2.2.2: only '"', '\\' and control
-// characters, the short forms where JSON has them.
-func writeJCSString(out *bytes.Buffer, s string) {
-	const hexDigits = "0123456789abcdef"
-	out.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		out.WriteString(s[start:i])
-		switch c {
-		case '"':
-			out.WriteString(`\"`)
-		case '\\':
-			out.WriteString(`\\`)
-		case '\b':
-			out.WriteString(`\b`)
-		case '\f':
-			out.WriteString(`\f`)
-		case '\n':
-			out.WriteString(`\n`)
-		case '\r':
-			out.WriteString(`\r`)
-		case '\t':
-			out.WriteString(`\t`)
-		default:
-			out.WriteString(`\u00`)
-			out.WriteByte(hexDigits[c>>4])
-			out.WriteByte(hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	out.WriteString(s[start:])
-	out.WriteByte('"')
 }
