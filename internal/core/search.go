@@ -63,7 +63,7 @@ var (
 	DefaultDenseWeight = 0.25
 	DefaultContext     = 0.5
 	DefaultFeedback    = 0.0
-	DefaultSpeaker     = 0.25
+	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
 )
 

@@ -25,7 +25,8 @@ const (
 
 // speakerOf returns the speaker name words of a turn written "Name: text"
 // (at most three words of letters, digits, '.', '-' or apostrophes before
-// the first colon, which a space follows), lower-cased; nil otherwise.
+// the first colon, which a space follows), lower-cased and without
+// trailing punctuation; nil otherwise.
 func speakerOf(content string) []string {
 	i := strings.Index(content, ":")
 	if i <= 0 || i > 40 || i+1 >= len(content) || content[i+1] != ' ' {
@@ -42,7 +43,13 @@ func speakerOf(content string) []string {
 				return nil
 			}
 		}
-		out = append(out, strings.ToLower(w))
+		// Trimmed as query words are, so "Dr." matches "Dr".
+		if w = strings.TrimRight(strings.ToLower(w), ".'’-"); w != "" {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -11,7 +11,7 @@ func TestSpeakerOf(t *testing.T) {
 	for content, want := range map[string][]string{
 		"Caroline: I went to a support group": {"caroline"},
 		"user: how do I fix my bike?":         {"user"},
-		"Dr. Jane O'Neill: take two a day":    {"dr.", "jane", "o'neill"},
+		"Dr. Jane O'Neill: take two a day":    {"dr", "jane", "o'neill"},
 		"Note:no space after the colon":       nil,
 		"The plan is simple: ship on friday":  nil, // four words before the colon
 		"deploy failed at 10:30 on friday":    nil,
@@ -30,7 +30,7 @@ func TestQuerySpeakers(t *testing.T) {
 	has := func(q, speaker string) bool {
 		return slices.Contains(querySpeakers(q), "\x00speaker\x00"+speaker)
 	}
-	if !has("What did Caroline's friends give her?", "caroline") {
+	if !has("What did Dr. Jane say?", "dr") || !has("What did Caroline's friends give her?", "caroline") {
 		t.Error("a named speaker (possessive) is not pointed at")
 	}
 	if !has("Where did I get my guitar serviced?", speakerUser) || has("Where did I get my guitar serviced?", speakerAssistant) {
