@@ -393,33 +393,46 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			if n >= 1_000_000 && os.Getenv("MEMGATE_BENCH_LARGE") != "1" {
 				b.Skip("set MEMGATE_BENCH_LARGE=1 (and a long -timeout) to build 1,000,000 records")
 			}
-			s := benchEngine(b, n)
-			s.e.vecs, s.e.approx = s.hnswIndex(b), true
-			defer func() { s.e.vecs, s.e.approx = s.exact, false }()
-			path := filepath.Join(b.TempDir(), "index.snapshot")
-			if err := s.e.SaveSnapshot(path); err != nil {
-				b.Fatal(err)
+			for _, vectors := range []bool{false, true} {
+				b.Run(map[bool]string{false: "lexical", true: "hnsw"}[vectors], func(b *testing.B) { benchSnapshotLoad(b, n, vectors) })
 			}
-			opts := Options{Embedder: s.e.opts.Embedder, Vectors: VectorApprox}
-			var took []time.Duration
-			var heap float64
-			for b.Loop() {
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				start := time.Now()
-				e := New(opts)
-				if err := e.LoadSnapshot(path); err != nil {
-					b.Fatal(err)
-				}
-				took = append(took, time.Since(start))
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				heap = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
-				runtime.KeepAlive(e)
-			}
-			b.ReportMetric(percentileMS(took, 0.5)/1000, "load-s")
-			b.ReportMetric(heap, "engine-heap-MiB")
 		})
 	}
+}
+
+func benchSnapshotLoad(b *testing.B, n int, vectors bool) {
+	s := benchEngine(b, n)
+	opts := Options{}
+	s.e.vecs, s.e.approx = nil, false
+	emb := s.e.opts.Embedder
+	s.e.opts.Embedder = nil
+	if vectors {
+		s.e.vecs, s.e.approx = s.hnswIndex(b), true
+		s.e.opts.Embedder = emb
+		opts = Options{Embedder: emb, Vectors: VectorApprox}
+	}
+	defer func() { s.e.vecs, s.e.approx, s.e.opts.Embedder = s.exact, false, emb }()
+	path := filepath.Join(b.TempDir(), "index.snapshot")
+	if err := s.e.SaveSnapshot(path); err != nil {
+		b.Fatal(err)
+	}
+	var took []time.Duration
+	var heap float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		e := New(opts)
+		if err := e.LoadSnapshot(path); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
+		runtime.KeepAlive(e)
+	}
+	b.ReportMetric(percentileMS(took, 0.5)/1000, "load-s")
+	b.ReportMetric(heap, "engine-heap-MiB")
 }
