@@ -68,8 +68,9 @@ import (
 //
 // A section is u64 length, u32 CRC-32C of the payload, payload; every count
 // inside is checked against the bytes that carry it before allocating. The
-// lexical and vector snapshots carry their own checksums. Sessions and the
-// filter codes and candidate lists (filter.go) are rebuilt from the documents.
+// lexical and vector snapshots carry their own checksums. Sessions, the
+// filter codes and the candidate lists (filter.go) are rebuilt from the
+// documents.
 
 // Snapshot errors. Any error from ReadSnapshot, LoadSnapshot or Restore
 // means: discard the engine and Load a new one.
@@ -877,8 +878,8 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 		return err
 	}
 
-	// The documents are decoded (and sessions, filter codes and candidate lists rebuilt) while
-	// the indexes are read.
+	// The documents are decoded (and sessions, filter codes and candidate
+	// lists rebuilt) while the indexes are read.
 	dp, err := readSection(r, maxSection)
 	if err != nil {
 		return err
