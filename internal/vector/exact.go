@@ -15,9 +15,9 @@ import (
 type Exact struct {
 	mu   sync.RWMutex
 	dim  int
-	data []float32        // len(keys)*dim values, slot i at data[i*dim:(i+1)*dim]
-	keys []uint32 // slot → key
-	slot keyIndex // key → slot
+	data []float32 // len(keys)*dim values, slot i at data[i*dim:(i+1)*dim]
+	keys []uint32  // slot → key
+	slot keyIndex  // key → slot
 }
 
 // NewExact returns an empty exact index for vectors of dimension dim.

@@ -78,7 +78,7 @@ type HNSW struct {
 	deleted  []bool      // node → tombstone
 	nDeleted int
 	ids      keyIndex // key → live node
-	entry    uint32            // entry point (a node on the top layer), noNode if empty
+	entry    uint32   // entry point (a node on the top layer), noNode if empty
 	maxLevel int
 
 	// Idle per-search scratch spaces. Not a sync.Pool: that is emptied by
