@@ -188,35 +188,60 @@ func (x *filterIndex) relistOne(lk listKey, key uint32, delta int) {
 	}
 }
 
-// rebuild derives the coded documents and the lists from docs (after a
-// snapshot is read). Keys ascend, so every list is built sorted.
-func (x *filterIndex) rebuild(docs []doc) {
-	*x = newFilterIndex()
-	x.filt = make([]fdoc, len(docs))
-	var prev *doc
-	var pf fdoc
-	for key := range docs {
-		d := &docs[key]
-		if !d.alive {
+// rebuildLists derives the candidate lists from filt (after a snapshot is
+// read). Keys ascend, so every list is built sorted. Documents are
+// grouped by workspace and scope, so each costs one map lookup (none when
+// it shares its neighbour's), not one per list.
+func (x *filterIndex) rebuildLists() {
+	type groupKey struct {
+		ws    uint32
+		scope [5]uint32
+	}
+	groups := map[groupKey]int{}
+	var members [][6]int32 // group → its lists (-1: none)
+	index := map[listKey]int32{}
+	var lks []listKey
+	var ls [][]uint32
+	list := func(lk listKey) int32 {
+		li, ok := index[lk]
+		if !ok {
+			li = int32(len(lks))
+			index[lk] = li
+			lks, ls = append(lks, lk), append(ls, nil)
+		}
+		return li
+	}
+	var last groupKey
+	g := -1
+	for key := range x.filt {
+		f := &x.filt[key]
+		if f.ws == 0 {
 			continue
 		}
-		var f fdoc
-		if prev != nil && d.ws == prev.ws && d.scope == prev.scope && d.category == prev.category && d.agent == prev.agent {
-			// Neighbours mostly share their strings: skip the lookups.
-			f = pf
-			encodeScalars(d, &f)
-		} else {
-			f = x.encode(d)
+		if gk := (groupKey{f.ws, f.scope}); g < 0 || gk != last {
+			var ok bool
+			if g, ok = groups[gk]; !ok {
+				g = len(members)
+				groups[gk] = g
+				m := [6]int32{list(listKey{ws: f.ws}), -1, -1, -1, -1, -1}
+				for i, v := range f.scope {
+					if v != 0 {
+						m[1+i] = list(listKey{f.ws, uint8(1 + i), v})
+					}
+				}
+				members = append(members, m)
+			}
+			last = gk
 		}
-		prev, pf = d, f
-		x.filt[key] = f
-		x.lists[listKey{ws: f.ws}] = append(x.lists[listKey{ws: f.ws}], uint32(key))
-		for i, v := range f.scope {
-			if v != 0 {
-				lk := listKey{f.ws, uint8(1 + i), v}
-				x.lists[lk] = append(x.lists[lk], uint32(key))
+		for _, li := range members[g] {
+			if li >= 0 {
+				ls[li] = append(ls[li], uint32(key))
 			}
 		}
+	}
+	x.lists = make(map[listKey][]uint32, len(lks))
+	for i, lk := range lks {
+		x.lists[lk] = ls[i]
 	}
 }
 

@@ -68,8 +68,9 @@ import (
 //
 // A section is u64 length, u32 CRC-32C of the payload, payload; every count
 // inside is checked against the bytes that carry it before allocating. The
-// lexical and vector snapshots carry their own checksums. Sessions and the
-// scope counters are rebuilt from the documents.
+// lexical and vector snapshots carry their own checksums. Sessions, the
+// filter codes and the candidate lists (filter.go) are rebuilt from the
+// documents.
 
 // Snapshot errors. Any error from ReadSnapshot, LoadSnapshot or Restore
 // means: discard the engine and Load a new one.
@@ -877,8 +878,8 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 		return err
 	}
 
-	// The documents are decoded (and sessions and counters rebuilt) while
-	// the indexes are read.
+	// The documents are decoded (and sessions, filter codes and candidate
+	// lists rebuilt) while the indexes are read.
 	dp, err := readSection(r, maxSection)
 	if err != nil {
 		return err
@@ -1178,13 +1179,21 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		}
 		return tab[i]
 	}
-	istr := func() string { // an interned field
+	// The filter codes of the interned strings, assigned on first use.
+	fx := newFilterIndex()
+	fx.filt = make([]fdoc, ndocs)
+	tcode := make([]uint32, nstr)
+	istr := func(code *uint32) string { // an interned field
 		i := d.uv()
 		if i >= nstr {
 			d.fail("string id")
 			return ""
 		}
 		interned[i] = true
+		if tcode[i] == 0 {
+			tcode[i] = fx.code(tab[i])
+		}
+		*code = tcode[i]
 		return tab[i]
 	}
 	for i := range docs {
@@ -1207,10 +1216,12 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		}
 		x := &docs[i]
 		x.alive = true
-		x.ws = istr()
+		f := &fx.filt[i]
+		x.ws = istr(&f.ws)
 		x.typ, x.status, x.access = memory.Type(str()), memory.Status(str()), memory.Access(str())
-		x.agent, x.category = istr(), istr()
-		x.scope = memory.Scope{UserID: istr(), AgentID: istr(), AppID: istr(), ProjectID: istr(), SessionID: istr()}
+		x.agent, x.category = istr(&f.agent), istr(&f.category)
+		x.scope = memory.Scope{UserID: istr(&f.scope[0]), AgentID: istr(&f.scope[1]), AppID: istr(&f.scope[2]),
+			ProjectID: istr(&f.scope[3]), SessionID: istr(&f.scope[4])}
 		keyBlob = append(keyBlob, x.ws...)
 		keyBlob = append(keyBlob, 0)
 		if flags&docUUID != 0 {
@@ -1224,6 +1235,7 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		keyEnd[i] = len(keyBlob)
 		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.sv(), d.sv(), d.sv(), d.sv()
 		x.confidence = math.Float32frombits(d.u32())
+		encodeScalars(x, f)
 		if flags&docHex != 0 {
 			if b := d.bytes(32); b != nil {
 				shaBlob = appendHex(shaBlob, b)
@@ -1268,7 +1280,7 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		return nil, snapCorrupt("%d trailing bytes", d.rest())
 	}
 
-	s := &docState{docs: docs, keys: make(map[string]uint32, ndocs), intern: map[string]string{}}
+	s := &docState{docs: docs, keys: make(map[string]uint32, ndocs), intern: map[string]string{}, fx: fx}
 	keyStr, shaStr := string(keyBlob), string(shaBlob)
 	keyBlob, shaBlob = nil, nil
 	ko, so := 0, 0
@@ -1317,7 +1329,7 @@ func (s *docState) rebuild() {
 			groups[sk] = append(groups[sk], uint32(key))
 		}
 	}
-	s.fx.rebuild(s.docs)
+	s.fx.rebuildLists()
 	s.sessions = make(map[string][]uint32, len(groups))
 	for sk, list := range groups {
 		slices.SortFunc(list, func(a, b uint32) int {

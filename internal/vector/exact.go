@@ -8,16 +8,16 @@ import (
 )
 
 // Exact is a brute-force index: every search scores every allowed vector.
-// Vectors live in one contiguous []float32 (slot-major); a key→slot map
+// Vectors live in one contiguous []float32 (slot-major); a key→slot index
 // locates them and Remove swap-deletes the last slot into the hole, so the
 // storage never has gaps. Results do not depend on slot order: ranking is a
 // total order on (score, key).
 type Exact struct {
 	mu   sync.RWMutex
 	dim  int
-	data []float32        // len(keys)*dim values, slot i at data[i*dim:(i+1)*dim]
-	keys []uint32         // slot → key
-	slot map[uint32]int32 // key → slot
+	data []float32 // len(keys)*dim values, slot i at data[i*dim:(i+1)*dim]
+	keys []uint32  // slot → key
+	slot keyIndex  // key → slot
 }
 
 // NewExact returns an empty exact index for vectors of dimension dim.
@@ -25,7 +25,7 @@ func NewExact(dim int) *Exact {
 	if dim <= 0 || dim > maxDim {
 		panic(fmt.Sprintf("vector: invalid dimension %d", dim))
 	}
-	return &Exact{dim: dim, slot: make(map[uint32]int32)}
+	return &Exact{dim: dim}
 }
 
 // Dim returns the vector dimension.
@@ -44,11 +44,11 @@ func (x *Exact) Add(key uint32, v []float32) {
 	checkDim(x.dim, v)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if s, ok := x.slot[key]; ok {
+	if s, ok := x.slot.get(key); ok {
 		copy(x.data[int(s)*x.dim:], v)
 		return
 	}
-	x.slot[key] = int32(len(x.keys))
+	x.slot.set(key, uint32(len(x.keys)))
 	x.keys = append(x.keys, key)
 	x.data = append(x.data, v...)
 }
@@ -57,17 +57,17 @@ func (x *Exact) Add(key uint32, v []float32) {
 func (x *Exact) Remove(key uint32) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	s, ok := x.slot[key]
+	s, ok := x.slot.get(key)
 	if !ok {
 		return
 	}
-	delete(x.slot, key)
-	last := int32(len(x.keys) - 1)
+	x.slot.del(key)
+	last := uint32(len(x.keys) - 1)
 	if s != last {
 		moved := x.keys[last]
 		x.keys[s] = moved
 		copy(x.data[int(s)*x.dim:int(s+1)*x.dim], x.data[int(last)*x.dim:])
-		x.slot[moved] = s
+		x.slot.set(moved, s)
 	}
 	x.keys = x.keys[:last]
 	x.data = x.data[:int(last)*x.dim]
@@ -77,7 +77,7 @@ func (x *Exact) Remove(key uint32) {
 func (x *Exact) Vector(key uint32) ([]float32, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	s, ok := x.slot[key]
+	s, ok := x.slot.get(key)
 	if !ok {
 		return nil, false
 	}
@@ -179,7 +179,7 @@ func (x *Exact) SearchIn(q []float32, k int, keys []uint32, allow Allow) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return topKIn(q[:x.dim], k, keys, allow, func(key uint32) []float32 {
-		s, ok := x.slot[key]
+		s, ok := x.slot.get(key)
 		if !ok {
 			return nil
 		}

@@ -77,8 +77,8 @@ type HNSW struct {
 	keys     []uint32    // node → key
 	deleted  []bool      // node → tombstone
 	nDeleted int
-	ids      map[uint32]uint32 // key → live node
-	entry    uint32            // entry point (a node on the top layer), noNode if empty
+	ids      keyIndex // key → live node
+	entry    uint32   // entry point (a node on the top layer), noNode if empty
 	maxLevel int
 
 	// Idle per-search scratch spaces. Not a sync.Pool: that is emptied by
@@ -119,7 +119,6 @@ func NewHNSW(dim int, cfg HNSWConfig) *HNSW {
 		mL:       1 / math.Log(float64(cfg.M)),
 		pcg:      pcg,
 		rnd:      rand.New(pcg),
-		ids:      make(map[uint32]uint32),
 		entry:    noNode,
 	}
 }
@@ -156,7 +155,7 @@ func (h *HNSW) SetEfSearch(ef int) {
 func (h *HNSW) Vector(key uint32) ([]float32, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	id, ok := h.ids[key]
+	id, ok := h.ids.get(key)
 	if !ok {
 		return nil, false
 	}
@@ -167,8 +166,8 @@ func (h *HNSW) Vector(key uint32) ([]float32, bool) {
 func (h *HNSW) Remove(key uint32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if id, ok := h.ids[key]; ok {
-		delete(h.ids, key)
+	if id, ok := h.ids.get(key); ok {
+		h.ids.del(key)
 		h.deleted[id] = true
 		h.nDeleted++
 	}
@@ -181,7 +180,7 @@ func (h *HNSW) Add(key uint32, v []float32) {
 	checkDim(h.dim, v)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if old, ok := h.ids[key]; ok {
+	if old, ok := h.ids.get(key); ok {
 		if equalVec(h.vec(old), v) {
 			return
 		}
@@ -281,7 +280,7 @@ func growChunk[T float32 | uint32](c []T, n, limit int) []T {
 func (h *HNSW) insert(key uint32, v []float32) {
 	level := h.randomLevel()
 	id := h.appendNode(key, level, v, false)
-	h.ids[key] = id
+	h.ids.set(key, id)
 	if h.entry == noNode {
 		h.entry, h.maxLevel = id, level
 		return
@@ -553,7 +552,7 @@ func (h *HNSW) SearchIn(q []float32, k int, keys []uint32, allow Allow) []Hit {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return topKIn(q, k, keys, allow, func(key uint32) []float32 {
-		id, ok := h.ids[key]
+		id, ok := h.ids.get(key)
 		if !ok {
 			return nil
 		}
@@ -590,8 +589,7 @@ func (h *HNSW) scan(q []float32, k int, allow Allow) []Hit {
 }
 
 // footprint estimates the bytes held by the index's storage: the capacity
-// of its slices plus about 16 bytes per key-map entry (Go's swiss-table maps
-// use 8-byte slots and a control byte each, at most 7/8 full).
+// of its slices, the key index included.
 func (h *HNSW) footprint() int64 {
 	var b int64
 	for _, c := range h.vecs {
@@ -601,7 +599,7 @@ func (h *HNSW) footprint() int64 {
 		b += int64(cap(c)) * 4
 	}
 	b += int64(cap(h.upperOff)+cap(h.upper)+cap(h.keys))*4 + int64(cap(h.levels)+cap(h.deleted))
-	b += int64(len(h.ids)) * 16
+	b += int64(cap(h.ids.v)) * 4
 	return b
 }
 

@@ -74,3 +74,30 @@ func TestParallelExactScan(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyIndex(t *testing.T) {
+	var m keyIndex
+	want := map[uint32]uint32{}
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 5000 {
+		k := uint32(r.IntN(3000))
+		switch r.IntN(3) {
+		case 0:
+			m.del(k)
+			delete(want, k)
+		default:
+			v := r.Uint32() >> 1
+			m.set(k, v)
+			want[k] = v
+		}
+	}
+	if m.len() != len(want) {
+		t.Fatalf("len %d, want %d", m.len(), len(want))
+	}
+	for k := range uint32(5000) {
+		v, ok := m.get(k)
+		if w, wok := want[k]; ok != wok || v != w {
+			t.Fatalf("key %d: %d %v, want %d %v", k, v, ok, w, wok)
+		}
+	}
+}

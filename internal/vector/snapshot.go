@@ -385,10 +385,10 @@ func ReadExact(r io.Reader) (*Exact, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := x.slot[key]; dup {
-			return nil, corrupt("duplicate key %d", key)
+		if _, dup := x.slot.get(key); dup || key > maxKey {
+			return nil, corrupt("duplicate or out-of-range key %d", key)
 		}
-		x.slot[key] = int32(len(x.keys))
+		x.slot.set(key, uint32(len(x.keys)))
 		x.keys = append(x.keys, key)
 		off := len(x.data)
 		x.data = slices.Grow(x.data, int(dim))[:off+int(dim)]
@@ -510,10 +510,10 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		}
 		id := h.appendNode(key, int(level), vec, del == 1)
 		if del == 0 {
-			if _, dup := h.ids[key]; dup {
-				return nil, corrupt("duplicate key %d", key)
+			if _, dup := h.ids.get(key); dup || key > maxKey {
+				return nil, corrupt("duplicate or out-of-range key %d", key)
 			}
-			h.ids[key] = id
+			h.ids.set(key, id)
 		}
 		for l := 0; l <= int(level); l++ {
 			b := h.block(id, l)
