@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/snapio"
 	"hash/crc32"
 	"io"
 	"math"
@@ -305,67 +306,16 @@ func ReadIndex(r io.Reader) (*Index, error) {
 	return decodeIndex(payload)
 }
 
-// decoder reads a payload; the first error sticks and ends every read.
-type decoder struct {
-	b   []byte
-	p   int
-	err error
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = corrupt("%s at byte %d", what, d.p)
-	}
-	d.p = len(d.b)
-}
-
-func (d *decoder) uv() uint64 {
-	if d.p < len(d.b) {
-		if c := d.b[d.p]; c < 0x80 {
-			d.p++
-			return uint64(c)
-		}
-	}
-	v, n := binary.Uvarint(d.b[d.p:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.p += n
-	return v
-}
-
-func (d *decoder) u64() uint64 {
-	if len(d.b)-d.p < 8 {
-		d.fail("truncated")
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b[d.p:])
-	d.p += 8
-	return v
-}
-
-func (d *decoder) u8() uint8 {
-	if d.p >= len(d.b) {
-		d.fail("truncated")
-		return 0
-	}
-	d.p++
-	return d.b[d.p-1]
-}
-
-func (d *decoder) rest() uint64 { return uint64(len(d.b) - d.p) }
-
 func decodeIndex(payload []byte) (*Index, error) {
-	d := &decoder{b: payload}
-	k1 := math.Float64frombits(d.u64())
-	b := math.Float64frombits(d.u64())
-	stem := d.u8()
-	nkeys, nterms, nposts := d.uv(), d.uv(), d.uv()
-	if d.err != nil {
-		return nil, d.err
+	d := snapio.NewReader(payload, corrupt)
+	k1 := math.Float64frombits(d.U64())
+	b := math.Float64frombits(d.U64())
+	stem := d.U8()
+	nkeys, nterms, nposts := d.Uvarint(), d.Uvarint(), d.Uvarint()
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	switch rest := d.rest(); {
+	switch rest := d.Rest(); {
 	case !(k1 > 0) || math.IsInf(k1, 0) || !(b >= 0 && b <= 1) || stem > 1:
 		return nil, corrupt("options k1=%v b=%v stem=%d", k1, b, stem)
 	// Every key takes at least one byte, every term one length byte and
@@ -382,21 +332,20 @@ func decodeIndex(payload []byte) (*Index, error) {
 	lens := make([]uint32, nterms)
 	nameBytes := uint64(0)
 	for i := range lens {
-		n := d.uv()
-		if n == 0 || n > d.rest() {
-			d.fail("term name length")
+		n := d.Uvarint()
+		if n == 0 || n > d.Rest() {
+			d.Fail("term name length")
 		}
 		nameBytes += n
 		lens[i] = uint32(n)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	if nameBytes > d.rest() {
+	if nameBytes > d.Rest() {
 		return nil, corrupt("term names of %d bytes", nameBytes)
 	}
-	blob := string(d.b[d.p : d.p+int(nameBytes)])
-	d.p += int(nameBytes)
+	blob := string(d.Bytes(int(nameBytes)))
 	terms := make([]term, nterms)
 	off := 0
 	for i, n := range lens {
@@ -428,7 +377,7 @@ func decodeIndex(payload []byte) (*Index, error) {
 	return ix, nil
 }
 
-func decodeDocs(d *decoder, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
 	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
 	nterms := uint64(len(terms))
 	ix.docs = make([]docRef, nkeys)
@@ -439,24 +388,24 @@ func decodeDocs(d *decoder, k1, b float64, stem bool, nkeys int, terms []term, n
 	df := make([]uint32, nterms)
 	p := uint32(0)
 	for key := range ix.docs {
-		s := d.uv()
+		s := d.Uvarint()
 		if s == 0 {
 			ix.docs[key] = docRef{off: absent}
 			continue
 		}
-		cnt, dl := s-1, d.uv()
+		cnt, dl := s-1, d.Uvarint()
 		if cnt > uint64(nposts-p) || dl > math.MaxUint32 {
-			d.fail("document size")
+			d.Fail("document size")
 		}
-		if d.err != nil {
-			return nil, d.err
+		if d.Err != nil {
+			return nil, d.Err
 		}
 		prev, sum, clipped := int64(-1), uint64(0), false
 		for j := p; j < p+uint32(cnt); j++ {
-			delta, tf := d.uv(), d.uv()
+			delta, tf := d.Uvarint(), d.Uvarint()
 			if delta >= nterms || uint64(prev+1)+delta >= nterms || tf == 0 || tf > maxTF {
-				d.fail("posting")
-				return nil, d.err
+				d.Fail("posting")
+				return nil, d.Err
 			}
 			id := prev + 1 + int64(delta)
 			arena[j], tfs[j] = uint32(id), uint16(tf)
@@ -465,8 +414,8 @@ func decodeDocs(d *decoder, k1, b float64, stem bool, nkeys int, terms []term, n
 			clipped = clipped || tf == maxTF
 			prev = id
 		}
-		if d.err != nil {
-			return nil, d.err
+		if d.Err != nil {
+			return nil, d.Err
 		}
 		// docLen counts tokens, the tfs count each distinct one (capped).
 		if sum > dl || (sum != dl && !clipped) {
@@ -479,14 +428,14 @@ func decodeDocs(d *decoder, k1, b float64, stem bool, nkeys int, terms []term, n
 		ix.total += dl
 		p += uint32(cnt)
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
 	if p != nposts {
 		return nil, corrupt("%d postings, header says %d", p, nposts)
 	}
-	if d.rest() != 0 {
-		return nil, corrupt("%d trailing bytes", d.rest())
+	if d.Rest() != 0 {
+		return nil, corrupt("%d trailing bytes", d.Rest())
 	}
 	// Postings: one slab per column, each list a full slice of it (an
 	// append reallocates rather than spill into the next list), filled by

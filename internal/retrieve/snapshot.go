@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/snapio"
 	"hash/crc32"
 	"io"
 	"math"
@@ -288,87 +289,6 @@ func readSection(r io.Reader, limit uint64) ([]byte, error) {
 	return buf, nil
 }
 
-// dec reads a section payload; the first error sticks.
-type dec struct {
-	b   []byte
-	p   int
-	err error
-}
-
-func (d *dec) fail(what string) {
-	if d.err == nil {
-		d.err = snapCorrupt("%s at byte %d", what, d.p)
-	}
-	d.p = len(d.b)
-}
-
-func (d *dec) uv() uint64 {
-	if d.p < len(d.b) {
-		if c := d.b[d.p]; c < 0x80 {
-			d.p++
-			return uint64(c)
-		}
-	}
-	v, n := binary.Uvarint(d.b[d.p:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.p += n
-	return v
-}
-
-func (d *dec) sv() int64 {
-	v, n := binary.Varint(d.b[d.p:])
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
-	}
-	d.p += n
-	return v
-}
-
-func (d *dec) bytes(n int) []byte {
-	if n < 0 || n > len(d.b)-d.p {
-		d.fail("truncated")
-		return nil
-	}
-	d.p += n
-	return d.b[d.p-n : d.p]
-}
-
-func (d *dec) u8() uint8 {
-	if b := d.bytes(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-
-func (d *dec) u32() uint32 {
-	if b := d.bytes(4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-func (d *dec) u64() uint64 {
-	if b := d.bytes(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
-	}
-	return 0
-}
-
-func (d *dec) str(limit int) string {
-	n := d.uv()
-	if n > uint64(limit) {
-		d.fail("string length")
-		return ""
-	}
-	return string(d.bytes(int(n)))
-}
-
-func (d *dec) rest() uint64 { return uint64(len(d.b) - d.p) }
-
 // ---- head -----------------------------------------------------------------------
 
 // snapHead describes a snapshot; it is read first, so a snapshot for
@@ -406,20 +326,20 @@ func (h *snapHead) encode() []byte {
 }
 
 func decodeHead(p []byte) (snapHead, error) {
-	d := &dec{b: p}
+	d := snapio.NewReader(p, snapCorrupt)
 	var h snapHead
-	h.seq = d.sv()
-	vectors, dead := d.uv(), d.uv()
-	h.model = d.str(maxHead)
-	dim := d.uv()
-	h.kind = d.u8()
-	h.hnsw = vector.HNSWConfig{M: int(d.sv()), EfConstruction: int(d.sv()), EfSearch: int(d.sv()), Seed: d.sv()}
-	graphBase, docs, alive := d.uv(), d.uv(), d.uv()
-	h.written = time.UnixMicro(d.sv())
-	if d.err != nil {
-		return h, d.err
+	h.seq = d.Varint()
+	vectors, dead := d.Uvarint(), d.Uvarint()
+	h.model = d.Str(maxHead)
+	dim := d.Uvarint()
+	h.kind = d.U8()
+	h.hnsw = vector.HNSWConfig{M: int(d.Varint()), EfConstruction: int(d.Varint()), EfSearch: int(d.Varint()), Seed: d.Varint()}
+	graphBase, docs, alive := d.Uvarint(), d.Uvarint(), d.Uvarint()
+	h.written = time.UnixMicro(d.Varint())
+	if d.Err != nil {
+		return h, d.Err
 	}
-	if d.rest() != 0 || h.seq < 0 || h.kind > kindLive || dim > 1<<16 || docs >= math.MaxUint32 ||
+	if d.Rest() != 0 || h.seq < 0 || h.kind > kindLive || dim > 1<<16 || docs >= math.MaxUint32 ||
 		alive > docs || dead != docs-alive || vectors > alive || graphBase > dead {
 		return h, snapCorrupt("head")
 	}
@@ -1124,28 +1044,28 @@ type docState struct {
 }
 
 func decodeDocs(p []byte, ndocs int) (*docState, error) {
-	d := &dec{b: p}
-	nstr := d.uv()
-	if nstr == 0 || nstr > d.rest() {
+	d := snapio.NewReader(p, snapCorrupt)
+	nstr := d.Uvarint()
+	if nstr == 0 || nstr > d.Rest() {
 		return nil, snapCorrupt("%d strings", nstr)
 	}
 	lens := make([]uint32, nstr)
 	total := uint64(0)
 	for i := range lens {
-		n := d.uv()
-		if n > d.rest() {
-			d.fail("string length")
+		n := d.Uvarint()
+		if n > d.Rest() {
+			d.Fail("string length")
 		}
 		lens[i] = uint32(n)
 		total += n
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	if total > d.rest() {
+	if total > d.Rest() {
 		return nil, snapCorrupt("strings of %d bytes", total)
 	}
-	blob := string(d.bytes(int(total)))
+	blob := string(d.Bytes(int(total)))
 	tab := make([]string, nstr)
 	off := 0
 	for i, n := range lens {
@@ -1156,7 +1076,7 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		return nil, snapCorrupt("string table")
 	}
 	interned := make([]bool, nstr)
-	if n := d.uv(); n != uint64(ndocs) || n > d.rest()/3 { // a dead slot takes 3 bytes or more
+	if n := d.Uvarint(); n != uint64(ndocs) || n > d.Rest()/3 { // a dead slot takes 3 bytes or more
 		return nil, snapCorrupt("%d documents, head says %d", n, ndocs)
 	}
 
@@ -1164,17 +1084,17 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	keyEnd := make([]int, ndocs)
 	// Keys (workspace NUL id) and content hashes, rendered into two blobs;
 	// a packed id or hash takes at most 2.25 times its bytes as text.
-	keyBlob := make([]byte, 0, min(3*d.rest(), uint64(ndocs)*48))
+	keyBlob := make([]byte, 0, min(3*d.Rest(), uint64(ndocs)*48))
 	shaEnd := make([]int, ndocs)
-	shaBlob := make([]byte, 0, min(2*d.rest(), uint64(ndocs)*64))
+	shaBlob := make([]byte, 0, min(2*d.Rest(), uint64(ndocs)*64))
 	entStart := make([]int, ndocs+1)
 	var ents []string
 	wordStart := make([]int, ndocs+1) // word sets: one array, sliced by document
 	var words []uint32
 	str := func() string {
-		i := d.uv()
+		i := d.Uvarint()
 		if i >= nstr {
-			d.fail("string id")
+			d.Fail("string id")
 			return ""
 		}
 		return tab[i]
@@ -1184,9 +1104,9 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	fx.filt = make([]fdoc, ndocs)
 	tcode := make([]uint32, nstr)
 	istr := func(code *uint32) string { // an interned field
-		i := d.uv()
+		i := d.Uvarint()
 		if i >= nstr {
-			d.fail("string id")
+			d.Fail("string id")
 			return ""
 		}
 		interned[i] = true
@@ -1198,21 +1118,21 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	}
 	for i := range docs {
 		entStart[i], wordStart[i] = len(ents), len(words)
-		flags := d.u8()
+		flags := d.U8()
 		if flags&docAlive == 0 {
 			if flags != 0 {
-				d.fail("flags")
+				d.Fail("flags")
 			}
-			n := d.uv()
-			keyBlob = append(keyBlob, d.bytes(int(min(n, d.rest()+1)))...)
+			n := d.Uvarint()
+			keyBlob = append(keyBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
 			keyEnd[i], shaEnd[i] = len(keyBlob), len(shaBlob)
-			if d.err != nil {
-				return nil, d.err
+			if d.Err != nil {
+				return nil, d.Err
 			}
 			continue
 		}
 		if flags >= docHex<<1 {
-			d.fail("flags")
+			d.Fail("flags")
 		}
 		x := &docs[i]
 		x.alive = true
@@ -1225,59 +1145,59 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		keyBlob = append(keyBlob, x.ws...)
 		keyBlob = append(keyBlob, 0)
 		if flags&docUUID != 0 {
-			if b := d.bytes(16); b != nil {
+			if b := d.Bytes(16); b != nil {
 				keyBlob = appendUUID(keyBlob, b)
 			}
 		} else {
-			n := d.uv()
-			keyBlob = append(keyBlob, d.bytes(int(min(n, d.rest()+1)))...)
+			n := d.Uvarint()
+			keyBlob = append(keyBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
 		}
 		keyEnd[i] = len(keyBlob)
-		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.sv(), d.sv(), d.sv(), d.sv()
-		x.confidence = math.Float32frombits(d.u32())
+		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.Varint(), d.Varint(), d.Varint(), d.Varint()
+		x.confidence = math.Float32frombits(d.U32())
 		encodeScalars(x, f)
 		if flags&docHex != 0 {
-			if b := d.bytes(32); b != nil {
+			if b := d.Bytes(32); b != nil {
 				shaBlob = appendHex(shaBlob, b)
 			}
 		} else {
-			n := d.uv()
-			shaBlob = append(shaBlob, d.bytes(int(min(n, d.rest()+1)))...)
+			n := d.Uvarint()
+			shaBlob = append(shaBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
 		}
 		shaEnd[i] = len(shaBlob)
-		ne := d.uv()
-		if ne > d.rest() {
-			d.fail("entities")
+		ne := d.Uvarint()
+		if ne > d.Rest() {
+			d.Fail("entities")
 			ne = 0
 		}
 		for range ne {
 			ents = append(ents, str())
 		}
-		x.version = int(d.sv())
-		nw := d.uv()
-		if nw > d.rest() {
-			d.fail("words")
+		x.version = int(d.Varint())
+		nw := d.Uvarint()
+		if nw > d.Rest() {
+			d.Fail("words")
 			nw = 0
 		}
 		w := uint64(0)
 		for j := range nw {
-			delta := d.uv()
+			delta := d.Uvarint()
 			if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
-				d.fail("words")
+				d.Fail("words")
 				break
 			}
 			words = append(words, uint32(w))
 		}
-		if d.err != nil {
-			return nil, d.err
+		if d.Err != nil {
+			return nil, d.Err
 		}
 	}
 	entStart[ndocs], wordStart[ndocs] = len(ents), len(words)
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	if d.rest() != 0 {
-		return nil, snapCorrupt("%d trailing bytes", d.rest())
+	if d.Rest() != 0 {
+		return nil, snapCorrupt("%d trailing bytes", d.Rest())
 	}
 
 	s := &docState{docs: docs, keys: make(map[string]uint32, ndocs), intern: map[string]string{}, fx: fx}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/snapio"
 	"hash/fnv"
 	"io"
 	"io/fs"
@@ -599,16 +600,17 @@ func TestSnapshotRestoreCatchUp(t *testing.T) {
 // headKindOffset finds the kind byte in a snapshot's head section.
 func headKindOffset(t *testing.T, raw []byte) int {
 	t.Helper()
-	d := &dec{b: raw[24:]}
-	d.sv()
-	d.uv()
-	d.uv()
-	d.str(1 << 20)
-	d.uv()
-	if d.err != nil {
-		t.Fatal(d.err)
+	body := raw[24:]
+	d := snapio.NewReader(body, snapCorrupt)
+	d.Varint()
+	d.Uvarint()
+	d.Uvarint()
+	d.Str(1 << 20)
+	d.Uvarint()
+	if d.Err != nil {
+		t.Fatal(d.Err)
 	}
-	return d.p
+	return len(body) - int(d.Rest())
 }
 
 // A snapshot holds nothing of a forgotten record but its key.
