@@ -136,7 +136,7 @@ func conversation(p memory.Principal, app, proj string, session *string) (store.
 	if err != nil {
 		return store.Conversation{}, err
 	}
-	return store.Conversation{UserID: strings.TrimPrefix(p.Name, "user:"), AppID: app, ProjectID: proj, SessionID: sess}, nil
+	return core.UserConversation(p, app, proj, sess), nil
 }
 
 // identify validates the identity fields and authenticates the user. An

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/memgate/memgate/internal/config"
 	"io"
 	"log/slog"
 	"os"
@@ -111,17 +112,8 @@ func runBench(env Env, args []string) error {
 		cfg.DataDir = tmp
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
-	if cfg.PolicyFile == "" {
-		// The benchmark user sends as fast as it can: the default
-		// per-user rate limit would measure the limiter.
-		pf := filepath.Join(cfg.DataDir, "bench-policy.yaml")
-		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		if err := os.WriteFile(pf, []byte("rate_limit:\n  user: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		cfg.PolicyFile = pf
+	if err := unlimitedUserPolicy(cfg); err != nil {
+		return err
 	}
 
 	f, err := os.Open(data)
@@ -423,12 +415,8 @@ func runBenchGateway(env Env, args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	cfg.DataDir = tmp
-	if cfg.PolicyFile == "" {
-		pf := filepath.Join(tmp, "bench-policy.yaml")
-		if err := os.WriteFile(pf, []byte("rate_limit:\n  user: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		cfg.PolicyFile = pf
+	if err := unlimitedUserPolicy(cfg); err != nil {
+		return err
 	}
 	openEnv := env
 	openEnv.Stderr = io.Discard
@@ -458,4 +446,22 @@ func runBenchGateway(env Env, args []string) error {
 		return err
 	}
 	return bench.RenderGatewayBench(env.Stdout, res, time.Since(start), jsonOnly)
+}
+
+// unlimitedUserPolicy points a benchmark without a policy file at one that
+// lifts the per-user rate limit: the benchmark's gateway user sends as fast
+// as it can, and the default limit would measure the limiter.
+func unlimitedUserPolicy(cfg *config.Config) error {
+	if cfg.PolicyFile != "" {
+		return nil
+	}
+	pf := filepath.Join(cfg.DataDir, "bench-policy.yaml")
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if err := os.WriteFile(pf, []byte("rate_limit:\n  user: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cfg.PolicyFile = pf
+	return nil
 }

@@ -62,6 +62,11 @@ func ValidUserID(id string) bool {
 
 func userOf(p memory.Principal) string { return strings.TrimPrefix(p.Name, userNamePrefix) }
 
+// UserConversation names a session of the gateway user p.
+func UserConversation(p memory.Principal, app, project, session string) store.Conversation {
+	return store.Conversation{UserID: userOf(p), AppID: app, ProjectID: project, SessionID: session}
+}
+
 // CreateUser registers a gateway user in the operator's workspace.
 func (s *Service) CreateUser(ctx context.Context, by memory.Principal, userID string) (CreatedUser, error) {
 	if err := requireOperator(by); err != nil {
