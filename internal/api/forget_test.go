@@ -67,7 +67,7 @@ func TestForgetSubject(t *testing.T) {
 			Record memory.Record `json:"record"`
 		} `json:"results"`
 	}
-	if err := jsonUnmarshal(search, &sr); err != nil {
+	if err := json.Unmarshal(search, &sr); err != nil {
 		t.Fatal(err)
 	}
 	if len(sr.Results) != 1 || sr.Results[0].Record.ID != kept.Record.ID {
@@ -107,8 +107,6 @@ func fileHas(t *testing.T, path, needle string) bool {
 	}
 	return bytes.Contains(b, []byte(needle))
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func asJSON(v any) string {
 	b, _ := json.Marshal(v)
