@@ -129,7 +129,7 @@ func readHints() *sdk.ToolAnnotations {
 const compatNote = " Part of the knowledge-graph tool set (compatible with the reference MCP memory server); observations are stored as governed memgate memories, so memory_query finds them too."
 
 func (s *server) addCompatTools(srv *sdk.Server) {
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "create_entities",
 		Title: "Create entities",
 		Description: "Add new entities (people, organizations, projects, concepts...) to the knowledge graph, each with a type and initial observations. " +
@@ -144,7 +144,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return entitiesOut{Entities: got}, got, err
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "create_relations",
 		Title: "Create relations",
 		Description: "Connect existing entities with directed relations, phrased in active voice (\"Alice works_at Acme\"). " +
@@ -159,7 +159,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return relationsOut{Relations: got}, got, err
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "add_observations",
 		Title: "Add observations",
 		Description: "Record new facts about entities that already exist. Observations an entity already has are skipped; " +
@@ -174,7 +174,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return addObservationsOut{Results: got}, got, err
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "delete_entities",
 		Title: "Delete entities",
 		Description: "Remove entities from the knowledge graph together with their observations and every relation to or from them. " +
@@ -185,7 +185,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return successOut{Success: true, Message: msg}, msg, s.svc.KGDeleteEntities(ctx, p, in.EntityNames)
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:        "delete_observations",
 		Title:       "Delete observations",
 		Description: "Remove specific observations from entities, matched exactly. Unknown entities and observations are ignored." + compatNote,
@@ -199,7 +199,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return successOut{Success: true, Message: msg}, msg, s.svc.KGDeleteObservations(ctx, p, dels)
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:        "delete_relations",
 		Title:       "Delete relations",
 		Description: "Remove specific relations, matched exactly by from, to and relationType. Relations that do not exist are ignored." + compatNote,
@@ -213,7 +213,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return successOut{Success: true, Message: msg}, msg, s.svc.KGDeleteRelations(ctx, p, rels)
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "read_graph",
 		Title: "Read graph",
 		Description: "Return the knowledge graph: entities with their observations, oldest first, and the relations that touch them. " +
@@ -225,7 +225,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return g, g, err
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "search_nodes",
 		Title: "Search nodes",
 		Description: "Find entities whose name, type or any observation contains the query text (case-insensitive), best matches first " +
@@ -237,7 +237,7 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		return g, g, err
 	}))
 
-	sdk.AddTool(srv, &sdk.Tool{
+	addCompat(srv, &sdk.Tool{
 		Name:  "open_nodes",
 		Title: "Open nodes",
 		Description: "Return the named entities with their observations, and the relations that touch them. Names that do not exist are left out. " +

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,7 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 		Instructions: instructions,
 		Logger:       o.Logger,
 	})
+	srv.AddReceivingMiddleware(argumentErrors)
 	s.addMemoryTools(srv)
 	s.addGraphTools(srv)
 	s.addCompatTools(srv)
@@ -83,6 +85,22 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 			slog.Any("err", err))
 	}
 	return toolErr(fault.ToolErrorText(err))
+}
+
+// argumentErrors gives the tool errors the SDK makes itself — arguments
+// that do not match the input schema — the code invalid_argument, like
+// every other tool error.
+func argumentErrors(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && r.IsError {
+			var te toolErr
+			if cause := r.GetError(); cause != nil && !errors.As(cause, &te) {
+				r.Content = []sdk.Content{&sdk.TextContent{Text: string(fault.InvalidArgument) + ": " + cause.Error()}}
+			}
+		}
+		return res, err
+	}
 }
 
 // toolErr is an error whose text is shown to the client as is.
