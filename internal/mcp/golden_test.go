@@ -77,4 +77,3 @@ func firstDiff(want, got string) string {
 	}
 	return ""
 }
-
