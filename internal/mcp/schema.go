@@ -70,10 +70,3 @@ func add[In, Out any](srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out
 	t.OutputSchema = schemaFor[Out](true, nil)
 	sdk.AddTool(srv, t, h)
 }
-
-// addCompat registers a compatibility tool: its input schema accepts
-// arguments it does not name, as the reference server does.
-func addCompat[In, Out any](srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
-	t.InputSchema = schemaFor[In](false, nil)
-	add(srv, t, h)
-}

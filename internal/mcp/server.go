@@ -145,4 +145,15 @@ func indentJSON(v any) string {
 	return string(bytes.TrimRight(b.Bytes(), "\n"))
 }
 
+// compactJSON renders v as compact JSON without HTML escaping.
+func compactJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte("{}")
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
 func ptr[T any](v T) *T { return &v }
