@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/internal/fault"
@@ -442,4 +443,52 @@ func auditCount(t *testing.T, s *Service) int64 {
 		return 0
 	}
 	return es[len(es)-1].Seq
+}
+
+func TestKGImport(t *testing.T) {
+	s, ps := kgService(t, nil)
+	ctx, op := context.Background(), ps["op"]
+	// A name on two lines is one entity with the observations of both.
+	file := `{"type":"entity","name":"Alice","entityType":"person","observations":["Likes tea"]}
+{"type":"entity","name":"Alice","entityType":"robot","observations":["Likes tea","Runs"]}
+{"type":"entity","name":"Acme","entityType":"organization","observations":[]}
+{"type":"relation","from":"Alice","to":"Acme","relationType":"works_at"}
+{"type":"relation","from":"Alice","to":"Acme","relationType":"works_at"}
+`
+	st, err := s.KGImport(ctx, op, strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := KGImportStats{Lines: 5, EntitiesCreated: 2, ObservationsAdded: 2, RelationsCreated: 1, RelationsExisting: 1}
+	if st != want {
+		t.Fatalf("stats %+v, want %+v", st, want)
+	}
+	g := mustGraph(t)(s.KGReadGraph(ctx, ps["std"], 0))
+	wantG := KGGraph{
+		Entities:  []KGEntity{{Name: "Alice", EntityType: "person", Observations: []string{"Likes tea", "Runs"}}, {Name: "Acme", EntityType: "organization", Observations: []string{}}},
+		Relations: []KGRelation{{From: "Alice", To: "Acme", RelationType: "works_at"}},
+	}
+	if !reflect.DeepEqual(g, wantG) {
+		t.Fatalf("graph %+v, want %+v", g, wantG)
+	}
+	// Relations may name entities already in the graph.
+	st, err = s.KGImport(ctx, op, strings.NewReader(`{"type":"relation","from":"Acme","to":"Alice","relationType":"employs"}`))
+	if err != nil || st.RelationsCreated != 1 {
+		t.Fatalf("relation to existing entities: %+v %v", st, err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"{\"type\":\"entity\",\"name\":\"B\",\"entityType\":\"t\",\"observations\":[]}\n\n{\"type\":\"entity\",\"name\":\"\",\"entityType\":\"t\",\"observations\":[]}", "line 3"},
+		{`{"type":"relation","from":"B","to":"B","relationType":"x"}`, "line 1"},
+		{`{"type":"entity","name":"B","entityType":"t","observations":["ok",""]}`, "line 1"},
+		{`{"type":"entity","name":"B","entityType":"t","observations":[]} {"x":1}`, "line 1"},
+		{`[1,2]`, "line 1"},
+	} {
+		_, err := s.KGImport(ctx, op, strings.NewReader(c.file))
+		if !fault.Is(err, fault.InvalidArgument) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("import %q: %v, want invalid_argument naming %s", c.file, err, c.want)
+		}
+	}
+	if g := mustGraph(t)(s.KGOpenNodes(ctx, op, []string{"B"})); len(g.Entities) != 0 {
+		t.Fatalf("a rejected file imported %+v", g.Entities)
+	}
 }
