@@ -327,6 +327,40 @@ func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory
 	return out, nil
 }
 
+// allObservations returns the observations of every entity p may read, by
+// the entity's node ("entity:<key>"), oldest first, once each: one scan of
+// the observation records instead of a query per entity.
+func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string][]string, error) {
+	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
+		Access: accessFilter(p, false), Limit: store.MaxLimit}
+	var recs []memory.Record
+	for {
+		page, err := s.store.ListRecords(ctx, p.Workspace, q)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, page...)
+		if len(page) < q.Limit {
+			break
+		}
+		q.Before = page[len(page)-1].ID
+	}
+	slices.Reverse(recs)
+	out := map[string][]string{}
+	for _, r := range recs {
+		for _, ent := range r.Entities {
+			label, key, _ := strings.Cut(ent, ":")
+			if label != KGLabel {
+				continue
+			}
+			if o := kgObservationText(KGEntityName(key), r.Content); !slices.Contains(out[ent], o) {
+				out[ent] = append(out[ent], o)
+			}
+		}
+	}
+	return out, nil
+}
+
 func checkObservations(obs []string, field string) error {
 	for j, o := range obs {
 		if strings.TrimSpace(o) == "" {
@@ -925,6 +959,10 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	if err != nil {
 		return KGGraph{}, err
 	}
+	obs, err := s.allObservations(ctx, p)
+	if err != nil {
+		return KGGraph{}, storeErr(err, "observations")
+	}
 	q := strings.ToLower(query)
 	type hit struct {
 		node        memory.Node
@@ -933,9 +971,13 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	}
 	var hits []hit
 	for _, n := range nodes {
-		e, err := s.kgEntityOf(ctx, p, n)
-		if err != nil {
-			return KGGraph{}, storeErr(err, "observations")
+		var props struct {
+			EntityType string `json:"entity_type"`
+		}
+		_ = json.Unmarshal(n.Properties, &props)
+		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: props.EntityType, Observations: obs[n.EntityKey()]}
+		if e.Observations == nil {
+			e.Observations = []string{}
 		}
 		h := hit{node: n, entity: e}
 		name := strings.ToLower(e.Name)
