@@ -114,6 +114,9 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/graph/health", anyToken, "Graph healthcheck: store and in-memory index", s.graphHealth},
 		{"POST", "/v1/graph/forget_subject", operator, "Forget a subject: every record that mentions it or is scoped to it, its messages, node properties and edges", s.forgetSubject},
 
+		{"GET", "/v1/export", operator, "Export the workspace as canonical NDJSON (export_all); the same bytes as memgate export", s.exportWorkspace},
+		{"POST", importPath, operator, "Import an export into this workspace, which must hold only operators (import_all); atomic", s.importWorkspace},
+
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 	}
@@ -169,6 +172,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 		var p memory.Principal
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v) // the response is already under way: cut it off
+				}
 				s.log.Error("panic in handler", "route", label, "panic", v)
 				s.writeError(sw, r, fault.New(fault.Internal, "internal error"))
 			}
@@ -184,8 +190,8 @@ func (s *Server) wrap(rt Route) http.Handler {
 			s.log.LogAttrs(r.Context(), lvl, "request", slog.String("method", r.Method), slog.String("route", label),
 				slog.Int("status", sw.status), slog.Duration("duration", d), slog.String("principal", p.ID))
 		}()
-		if r.Body != nil && s.maxBody > 0 {
-			r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
+		if limit := s.bodyLimit(rt); r.Body != nil && limit > 0 {
+			r.Body = http.MaxBytesReader(sw, r.Body, limit)
 		}
 		if rt.Auth != public && rt.Auth != userKey {
 			var err error
