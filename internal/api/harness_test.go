@@ -97,6 +97,9 @@ type harnessOptions struct {
 	extraction core.ExtractionOptions
 	// jobs starts the durable job workers for the test's lifetime.
 	jobs bool
+	// operatorOnly skips creating the agents: the workspace holds only
+	// the bootstrap operator, as on a fresh server.
+	operatorOnly bool
 }
 
 func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
@@ -148,6 +151,9 @@ func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
 		<-jobsDone
 		st.Close()
 	})
+	if o.operatorOnly {
+		return h
+	}
 	for _, a := range []struct{ name, trust string }{
 		{"trusted", "trusted"}, {"std", "standard"}, {"std2", "standard"}, {"restricted", "restricted"}, {"ro", "read_only"},
 	} {

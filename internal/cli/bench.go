@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ func runBench(env Env, args []string) error {
 	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
 			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n\nflags:\n")
@@ -175,6 +177,20 @@ func runBench(env Env, args []string) error {
 	var ctxSpread *float64
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
 	}
 	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, true)
 	if err != nil {

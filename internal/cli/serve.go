@@ -79,6 +79,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
 	wg.Go(func() { a.svc.RunJobs(bg) })
 	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
+	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
 	wg.Go(func() { saveSnapshots(bg, a.index, indexSnapshot(cfg), log) })
 
 	serveErr := make(chan error, 1)

@@ -21,8 +21,12 @@ import (
 // in-memory graph index, which every committed change of this process
 // updates and which is loaded from the store on first use.
 
-// graphIndex is the Service's in-memory graph.
-type graphIndex struct{ x *graph.Index }
+// graphIndex is the Service's in-memory graph. seq is the position in
+// the store's graph change log that it reflects at least.
+type graphIndex struct {
+	x   *graph.Index
+	seq int64
+}
 
 func (g *graphIndex) apply(ws string, fx graphEffects) {
 	for _, n := range fx.nodes {
@@ -64,8 +68,15 @@ func (s *Service) LoadGraph(ctx context.Context) error {
 	if s.graph != nil {
 		return nil
 	}
-	g := &graphIndex{x: graph.New()}
-	err := s.store.ScanGraph(ctx, func(ws string, n *memory.Node, e *memory.Edge) error {
+	// The head is read before the scan: changes committed during the
+	// scan are then applied again by the first catch-up, which is
+	// harmless (it applies current rows), rather than missed.
+	head, err := s.store.GraphChangeHead(ctx)
+	if err != nil {
+		return storeErr(err, "graph")
+	}
+	g := &graphIndex{x: graph.New(), seq: head}
+	err = s.store.ScanGraph(ctx, func(ws string, n *memory.Node, e *memory.Edge) error {
 		if n != nil {
 			g.apply(ws, graphEffects{nodes: []memory.Node{*n}})
 		} else {
@@ -78,6 +89,80 @@ func (s *Service) LoadGraph(ctx context.Context) error {
 	}
 	s.graph = g
 	return nil
+}
+
+// CatchUpGraph applies the graph change log written since the graph
+// index was loaded or last caught up, so nodes and edges written by
+// other processes (the CLI, other replicas) become traversable. Each
+// change applies the row as it is now; an edge that is gone was deleted.
+// Before the first load there is nothing to catch up: the load reads it
+// all. It returns how many changes it applied.
+func (s *Service) CatchUpGraph(ctx context.Context) (int, error) {
+	s.graphMu.Lock()
+	g, _ := s.graph.(*graphIndex)
+	var from int64
+	if g != nil {
+		from = g.seq
+	}
+	s.graphMu.Unlock()
+	if g == nil {
+		return 0, nil
+	}
+	const page = 1000
+	n := 0
+	for {
+		chs, err := s.store.ListGraphChanges(ctx, from, page)
+		if err != nil {
+			return n, storeErr(err, "graph changes")
+		}
+		for _, ch := range chs {
+			var fx graphEffects
+			switch ch.Kind {
+			case store.GraphNode:
+				nd, err := s.store.GetNode(ctx, ch.Workspace, ch.ID)
+				if err == nil {
+					fx.nodes = []memory.Node{nd}
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return n, storeErr(err, "graph changes") // retried from this change next time
+				}
+			case store.GraphEdge:
+				e, err := s.store.GetEdge(ctx, ch.Workspace, ch.ID)
+				switch {
+				case err == nil:
+					fx.edges = []memory.Edge{e}
+				case errors.Is(err, store.ErrNotFound):
+					fx.deletedEdges = []string{ch.ID}
+				default:
+					return n, storeErr(err, "graph changes")
+				}
+			}
+			s.graphMu.Lock()
+			g.apply(ch.Workspace, fx)
+			g.seq = max(g.seq, ch.Seq)
+			s.graphMu.Unlock()
+			n++
+		}
+		if len(chs) < page {
+			return n, nil
+		}
+		from = chs[len(chs)-1].Seq
+	}
+}
+
+// FollowGraph runs CatchUpGraph every interval until ctx ends.
+func (s *Service) FollowGraph(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.CatchUpGraph(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("graph catch-up failed", "err", err)
+			}
+		}
+	}
 }
 
 func (s *Service) graphX(ctx context.Context) (*graph.Index, error) {

@@ -804,6 +804,7 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 		return ImportStats{Workspace: ws}, err
 	}
 	s.publish(ws, heads...)
+	s.publishGraph(ws, graphEffects{nodes: set.nodes, edges: set.edges})
 	return st, nil
 }
 

@@ -26,6 +26,7 @@ const (
 	maxPolicyFileBytes = 1 << 20
 	maxLimitBytes      = 1 << 20 // content, metadata
 	maxRequestBytes    = 1 << 30
+	maxImportBytes     = 16 << 30
 	maxListLimit       = 4096 // entities, evidence
 	maxScopeKeyLimit   = 4096
 	maxApprovalTTL     = 365 * 24 * time.Hour
@@ -109,6 +110,7 @@ func Default() Policy {
 			MaxEvidence:      64,
 			MaxScopeKeyBytes: 256,
 			MaxRequestBytes:  1 << 20,
+			MaxImportBytes:   256 << 20,
 		},
 		RateLimit: RateLimits{
 			Agent:    Bucket{PerSecond: 50, Burst: 100},
@@ -653,6 +655,7 @@ func (p Policy) Validate() error {
 	intRange("limits.max_evidence", int64(l.MaxEvidence), 0, maxListLimit)
 	intRange("limits.max_scope_key_bytes", int64(l.MaxScopeKeyBytes), 1, maxScopeKeyLimit)
 	intRange("limits.max_request_bytes", l.MaxRequestBytes, 1, maxRequestBytes)
+	intRange("limits.max_import_bytes", l.MaxImportBytes, 1, maxImportBytes)
 	if l.MaxRequestBytes >= 1 && l.MaxRequestBytes < int64(l.MaxContentBytes) {
 		add("limits.max_request_bytes", "must be >= limits.max_content_bytes (%d), got %d", l.MaxContentBytes, l.MaxRequestBytes)
 	}

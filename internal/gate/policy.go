@@ -39,6 +39,9 @@ type Limits struct {
 	MaxEvidence      int   `yaml:"max_evidence" json:"max_evidence"`
 	MaxScopeKeyBytes int   `yaml:"max_scope_key_bytes" json:"max_scope_key_bytes"`
 	MaxRequestBytes  int64 `yaml:"max_request_bytes" json:"max_request_bytes"`
+	// MaxImportBytes bounds a POST /v1/import body separately: an import
+	// is validated whole in memory before anything is written.
+	MaxImportBytes int64 `yaml:"max_import_bytes" json:"max_import_bytes"`
 }
 
 // Bucket configures a token bucket. PerSecond 0 disables limiting.

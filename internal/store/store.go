@@ -75,7 +75,9 @@ type Reader interface {
 	// ListRecords returns records matching q, newest id first.
 	ListRecords(ctx context.Context, ws string, q RecordQuery) ([]memory.Record, error)
 	// FindDuplicate returns an active or provisional record of the same
-	// type, identical scope and identical content hash, or ErrNotFound.
+	// type, identical scope and identical content hash that is not
+	// invalidated (memgate no longer believes an invalidated record, so
+	// stating it again is news), or ErrNotFound.
 	FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, scope memory.Scope) (memory.Record, error)
 
 	GetApproval(ctx context.Context, ws, id string) (memory.Approval, error)
@@ -147,7 +149,33 @@ type Reader interface {
 	// every edge, by id (exactly one of n and e is set). fn must not use
 	// the store. It is how the in-memory graph index is built.
 	ScanGraph(ctx context.Context, fn func(ws string, n *memory.Node, e *memory.Edge) error) error
+	// ListGraphChanges returns graph changes with seq > after, ascending:
+	// the graph's change log, which keeps other processes' in-memory
+	// graph indexes current. Every InsertNode, UpdateNode, InsertEdge,
+	// UpdateEdge and DeleteEdge appends one entry in its transaction.
+	ListGraphChanges(ctx context.Context, after int64, limit int) ([]GraphChange, error)
+	// GraphChangeHead returns the highest graph change seq (0 when none).
+	GraphChangeHead(ctx context.Context) (int64, error)
 }
+
+// GraphChange is one entry of the graph's change log: the node or edge
+// whose row changed. Readers fetch its current state (an edge that is no
+// longer there was deleted).
+type GraphChange struct {
+	Seq       int64
+	Workspace string
+	Kind      GraphItem
+	ID        string
+}
+
+// GraphItem says which kind of graph row a change names.
+type GraphItem string
+
+// Graph change kinds.
+const (
+	GraphNode GraphItem = "node"
+	GraphEdge GraphItem = "edge"
+)
 
 // Change is one entry of the change log.
 type Change struct {

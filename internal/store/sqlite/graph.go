@@ -191,7 +191,10 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	}
 	_, err = t.db.ExecContext(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt))
-	return mapErr("sqlite: insert node", err)
+	if err != nil {
+		return mapErr("sqlite: insert node", err)
+	}
+	return t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
 }
 
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
@@ -203,7 +206,10 @@ func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 	res, err := t.db.ExecContext(ctx, `UPDATE nodes SET label = ?, natural_key = ?, properties = ?, provenance = ?, status = ?,
 		created_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt), ws, n.ID)
-	return affectedOne("sqlite: update node", res, err)
+	if err := affectedOne("sqlite: update node", res, err); err != nil {
+		return err
+	}
+	return t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
 }
 
 func affectedOne(op string, res sql.Result, err error) error {
@@ -229,7 +235,10 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	_, err = t.db.ExecContext(ctx, "INSERT INTO edges ("+edgeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ws, e.ID, e.From, e.To, e.Relation, e.Weight, props, micros(e.ObservedAt), nullMicros(e.ValidFrom), nullMicros(e.ValidUntil),
 		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt))
-	return mapErr("sqlite: insert edge", err)
+	if err != nil {
+		return mapErr("sqlite: insert edge", err)
+	}
+	return t.logGraphChange(ctx, ws, store.GraphEdge, e.ID)
 }
 
 func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {
@@ -242,13 +251,19 @@ func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {
 		valid_from = ?, valid_until = ?, invalidated_at = ?, created_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
 		e.From, e.To, e.Relation, e.Weight, props, micros(e.ObservedAt), nullMicros(e.ValidFrom), nullMicros(e.ValidUntil),
 		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt), ws, e.ID)
-	return affectedOne("sqlite: update edge", res, err)
+	if err := affectedOne("sqlite: update edge", res, err); err != nil {
+		return err
+	}
+	return t.logGraphChange(ctx, ws, store.GraphEdge, e.ID)
 }
 
 func (t *tx) DeleteEdge(ctx context.Context, ws, id string) error {
 	ctx = t.detach(ctx)
 	res, err := t.db.ExecContext(ctx, "DELETE FROM edges WHERE workspace_id = ? AND id = ?", ws, id)
-	return affectedOne("sqlite: delete edge", res, err)
+	if err := affectedOne("sqlite: delete edge", res, err); err != nil {
+		return err
+	}
+	return t.logGraphChange(ctx, ws, store.GraphEdge, id)
 }
 
 func (c *conn) MentioningRecords(ctx context.Context, ws, entity string, limit int) ([]string, error) {

@@ -25,6 +25,7 @@ func graphTests() []struct {
 		{"Edges", testEdges},
 		{"ScanGraph", testScanGraph},
 		{"MentioningRecords", testMentioningRecords},
+		{"GraphChanges", testGraphChanges},
 	}
 }
 
@@ -286,5 +287,58 @@ func testMentioningRecords(t *testing.T, s store.Store) {
 	mustUpdate(t, s, "a", NextVersion(r1, T0.Add(time.Hour), func(n *memory.Record) { n.Entities = []string{"project:x"} }))
 	if got, _ := s.MentioningRecords(ctx, "a", "person:alice", 10); len(got) != 1 || got[0] != r2.ID {
 		t.Fatalf("after the update: %v", got)
+	}
+}
+
+// testGraphChanges: every node and edge write appends one entry to the
+// graph's change log in its transaction (a rolled-back one appends
+// nothing, a failed update appends nothing), in commit order, pageable.
+func testGraphChanges(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	start, err := s.GraphChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, bob, carol := NewNode("person", "alice"), NewNode("person", "bob"), NewNode("person", "carol")
+	mustNodes(t, s, "a", alice, bob)
+	mustNodes(t, s, "b", carol)
+	knows := NewEdge(alice.ID, bob.ID, "RELATED_TO")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEdge(ctx, "a", knows) })
+	alice.Status, alice.UpdatedAt = memory.NodeArchived, T0.Add(time.Hour)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateNode(ctx, "a", alice) })
+	inv := T0.Add(time.Hour)
+	knows.InvalidatedAt, knows.UpdatedAt = &inv, inv
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEdge(ctx, "a", knows) })
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.DeleteEdge(ctx, "a", knows.ID) })
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.InsertNode(ctx, "a", NewNode("person", "never")); err != nil {
+			return err
+		}
+		return context.Canceled
+	})
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.UpdateNode(ctx, "a", NewNode("person", "ghost")) }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of a missing node = %v", err)
+	}
+
+	chs, err := s.ListGraphChanges(ctx, start, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a/node/" + alice.ID, "a/node/" + bob.ID, "b/node/" + carol.ID, "a/edge/" + knows.ID,
+		"a/node/" + alice.ID, "a/edge/" + knows.ID, "a/edge/" + knows.ID}
+	if len(chs) != len(want) {
+		t.Fatalf("ListGraphChanges = %+v, want %d entries", chs, len(want))
+	}
+	for i, ch := range chs {
+		if ch.Workspace+"/"+string(ch.Kind)+"/"+ch.ID != want[i] || (i > 0 && ch.Seq <= chs[i-1].Seq) {
+			t.Fatalf("change %d = %+v, want %s", i, ch, want[i])
+		}
+	}
+	if head, err := s.GraphChangeHead(ctx); err != nil || head != chs[len(chs)-1].Seq {
+		t.Fatalf("GraphChangeHead = %d, %v; want %d", head, err, chs[len(chs)-1].Seq)
+	}
+	if page, err := s.ListGraphChanges(ctx, chs[2].Seq, 2); err != nil || len(page) != 2 || page[0].Seq != chs[3].Seq || page[1].Seq != chs[4].Seq {
+		t.Fatalf("paging = %+v, %v", page, err)
 	}
 }
