@@ -332,6 +332,52 @@ func TestMCPReferenceParity(t *testing.T) {
 	if diffs > 0 {
 		t.Logf("memgate notes: %s", strings.Join(mg.Notes, "\n"))
 	}
+
+	// Migration: the memory file the reference server wrote, imported into
+	// another fresh data directory, reads back as the reference's final
+	// graph (twice: a second import changes nothing).
+	var final json.RawMessage
+	for _, s := range ref.Steps {
+		if s.Step == "final graph" {
+			var r struct {
+				Structured json.RawMessage `json:"structured"`
+			}
+			if err := json.Unmarshal(s.Result, &r); err != nil || len(r.Structured) == 0 {
+				t.Fatalf("reference final graph: %v %s", err, s.Result)
+			}
+			final = r.Structured
+		}
+	}
+	if final == nil {
+		t.Fatal("the reference session has no final graph step")
+	}
+	importDir := t.TempDir()
+	create = exec.Command(bin, "agents", "create", "--name", "claude", "--trust", "standard", "--data-dir", importDir, "--json")
+	create.Env = childEnv()
+	if err := runBounded(create, startTimeout); err != nil {
+		t.Fatalf("memgate agents create: %v", err)
+	}
+	for range 2 {
+		imp := exec.Command(bin, "import", "--from-mcp-memory", refFile, "--data-dir", importDir)
+		imp.Env = childEnv()
+		var out bytes.Buffer
+		imp.Stdout, imp.Stderr = &out, &out
+		if err := runBounded(imp, startTimeout); err != nil {
+			t.Fatalf("memgate import --from-mcp-memory: %v\n%s", err, out.String())
+		}
+		graph := runNode(t, node, dir, append(childEnv(), "MEMGATE_LOG_LEVEL=warn"), nil, "readgraph.js",
+			bin, "mcp", "--agent", "claude", "--data-dir", importDir)
+		var want, got any
+		if err := json.Unmarshal(final, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(graph, &got); err != nil {
+			t.Fatalf("readgraph output: %v\n%s", err, graph)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("graph imported from the reference's memory file:\n  reference: %s\n  memgate:   %s", compact(final), bytes.TrimSpace(graph))
+		}
+	}
 }
 
 func countErrors(o parityOutput) int {

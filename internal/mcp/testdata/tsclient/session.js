@@ -85,13 +85,8 @@ class Session {
   }
 }
 
-// recordOf finds the record in a write, get or query answer.
-function recordOf(d) {
-  return d?.record ?? d;
-}
-
-function idsOf(list) {
-  return (list ?? []).map((x) => x?.record?.id ?? x?.id);
+function idsOf(results) {
+  return (results ?? []).map((x) => x?.record?.id);
 }
 
 async function checkTools(s) {
@@ -124,62 +119,73 @@ async function memgateTools(s) {
   const scope = { project_id: project };
   const content = `For job claims in the ${s.label} queue we use SELECT FOR UPDATE SKIP LOCKED`;
 
-  // memory_write → an accepted record.
-  let w = await s.ok("memory_write", { type: "decision", content, entities: [`system:jobs-${s.label}`], scope });
-  const rec = recordOf(w);
-  const id = w?.id ?? rec?.id;
+  // memory_write → an accepted record, cited.
+  const w = await s.ok("memory_write", { type: "decision", content, entities: [`system:jobs-${s.label}`], scope });
+  const id = w?.record?.id;
   s.expect(typeof id === "string" && id.length > 0, "memory_write", "no record id in the answer", w);
-  s.expect(w?.decision === undefined || w.decision === "accepted", "memory_write", "a standard agent's decision write should be accepted", w);
+  s.expect(w.decision === "accepted", "memory_write", "a standard agent's decision should be accepted", w);
+  s.expect(w.citation === `mem://${id}@v1`, "memory_write", "want the citation mem://ID@v1", w);
 
   // The same write again is a duplicate of the same record.
   const dup = await s.ok("memory_write", { type: "decision", content, entities: [`system:jobs-${s.label}`], scope });
-  s.expect((dup?.id ?? recordOf(dup)?.id) === id, "memory_write", "re-writing the same content should return the existing record", dup);
+  s.expect(dup?.decision === "duplicate" && dup.record?.id === id, "memory_write", "re-writing the same content should answer the existing record as a duplicate", dup);
 
-  // memory_get → the record as written.
-  const got = recordOf(await s.ok("memory_get", { id }));
-  s.expect(got?.id === id && got?.content === content, "memory_get", "does not return the written record", got);
-  s.expect(got?.type === "decision", "memory_get", "wrong type", got);
+  // memory_get → the record as written, with its provenance.
+  const got = await s.ok("memory_get", { id });
+  s.expect(got?.id === id && got.content === content && got.type === "decision", "memory_get", "does not return the written record", got);
+  s.expect(got.scope?.project_id === project && got.entities?.includes(`system:jobs-${s.label}`), "memory_get", "scope or entities lost", got);
+  s.expect(got.source?.agent && got.status === "active" && got.version === 1, "memory_get", "want an active version 1 with its source agent", got);
+  s.agent = got.source.agent;
 
-  // memory_query → finds it within its scope.
+  // memory_query → finds it within its scope, and not within another.
   const q = await s.ok("memory_query", { query: "SKIP LOCKED job claims", scope });
-  const results = q?.results ?? q;
-  s.expect(Array.isArray(results) && idsOf(results).includes(id), "memory_query", "the written record is not found", q);
+  s.expect(Array.isArray(q?.results) && idsOf(q.results)[0] === id, "memory_query", "the written record is not the top result", q);
+  s.expect(q.results[0].citation === `mem://${id}@v1`, "memory_query", "result lacks its citation", q.results[0]);
+  const other = await s.ok("memory_query", { query: "SKIP LOCKED job claims", scope: { project_id: `${project}-other` } });
+  s.expect(!idsOf(other?.results).includes(id), "memory_query", "a record of another project is found in this one", other);
 
-  // memory_history → version 1 (at least).
+  // memory_history → exactly version 1.
   const h = await s.ok("memory_history", { id });
-  const versions = h?.versions ?? h;
-  s.expect(Array.isArray(versions) && versions.length >= 1 && versions.some((v) => (v?.version ?? v?.record?.version) === 1), "memory_history", "no version 1", h);
+  s.expect(h?.versions?.length === 1 && h.versions[0].version === 1 && h.versions[0].content === content, "memory_history", "want one version", h);
 
   // Graph: two nodes, an edge, neighbours and a path.
   const alice = `person:alice-${s.label}`;
   const jobs = `system:jobs-${s.label}`;
   const n1 = await s.ok("graph_upsert_node", { label: "person", natural_key: `alice-${s.label}`, properties: { role: "maintainer" } });
-  s.expect((n1?.node ?? n1)?.label === "person", "graph_upsert_node", "node answer lacks its label", n1);
+  s.expect(n1?.node?.ref === alice && n1.node.properties?.role === "maintainer", "graph_upsert_node", "node answer lacks its ref or properties", n1);
   const n2 = await s.ok("graph_upsert_node", { label: "system", natural_key: `jobs-${s.label}` });
-  s.expect((n2?.node ?? n2)?.label === "system", "graph_upsert_node", "node answer lacks its label", n2);
+  s.expect(n2?.node?.ref === jobs, "graph_upsert_node", "node answer lacks its ref", n2);
   const e = await s.ok("graph_upsert_edge", { from: alice, to: jobs, relation: "WORKS_WITH" });
-  s.expect((e?.edge ?? e)?.relation === "WORKS_WITH", "graph_upsert_edge", "edge answer lacks its relation", e);
+  s.expect(e?.created === true && e.edge?.relation === "WORKS_WITH", "graph_upsert_edge", "want a created WORKS_WITH edge", e);
 
   const nb = await s.ok("graph_neighbors", { node: alice });
-  const neighbours = nb?.neighbors ?? nb;
   s.expect(
-    Array.isArray(neighbours) && neighbours.some((x) => (x?.node?.natural_key ?? x?.node?.key) === `jobs-${s.label}`),
+    Array.isArray(nb?.neighbors) && nb.neighbors.some((x) => x?.node?.ref === jobs && x.relation === "WORKS_WITH"),
     "graph_neighbors",
     `${jobs} is not a neighbour of ${alice}`,
     nb,
   );
   const p = await s.ok("graph_path", { from: alice, to: jobs });
-  const pathNodes = p?.nodes ?? p?.path?.nodes ?? p?.path;
-  s.expect(Array.isArray(pathNodes) && pathNodes.length === 2, "graph_path", "want a path of two nodes", p);
+  s.expect(
+    p?.found === true && p.hops?.length === 1 && p.hops[0].node?.ref === jobs && p.hops[0].relation === "WORKS_WITH",
+    "graph_path",
+    `want the one hop ${alice} -WORKS_WITH-> ${jobs}`,
+    p,
+  );
+  await s.toolError("graph_path", { from: jobs, to: `person:nobody-${s.label}` }, "not_found");
 
   // A failed call is a tool result carrying the error code.
   await s.toolError("memory_get", { id: "0190c0de-0000-7000-8000-000000000000" }, "not_found");
   await s.toolError("memory_write", { type: "no-such-type", content: "x", scope }, "invalid_argument");
   await s.toolError("graph_upsert_edge", { from: alice, to: jobs, relation: "NOT_A_RELATION" }, "invalid_argument");
 
-  // memory_forget → the record is gone for reads.
-  await s.ok("memory_forget", { id });
-  await s.toolError("memory_get", { id }, "not_found");
+  // memory_forget → only a tombstone is left, and search no longer finds it.
+  const f = await s.ok("memory_forget", { id });
+  s.expect(f?.record?.id === id && f.record.status === "forgotten", "memory_forget", "answer is not the forgotten record", f);
+  const tomb = await s.ok("memory_get", { id });
+  s.expect(tomb?.status === "forgotten" && tomb.content === "", "memory_get", "a forgotten record should read back as a tombstone without content", tomb);
+  const q2 = await s.ok("memory_query", { query: "SKIP LOCKED job claims", scope });
+  s.expect(!idsOf(q2?.results).includes(id), "memory_query", "a forgotten record is still found", q2);
   return id;
 }
 
@@ -194,16 +200,16 @@ async function compatibilityTools(s) {
       { name: lab, entityType: "organization", observations: [] },
     ],
   });
-  const created = c?.entities ?? c;
+  const created = c?.entities;
   s.expect(Array.isArray(created) && created.length === 2, "create_entities", "want both entities back", c);
   const again = await s.ok("create_entities", { entities: [{ name: ada, entityType: "person", observations: [] }] });
-  s.expect((again?.entities ?? again)?.length === 0, "create_entities", "an existing name must be skipped", again);
+  s.expect(again?.entities?.length === 0, "create_entities", "an existing name must be skipped", again);
 
   const r = await s.ok("create_relations", { relations: [{ from: ada, to: lab, relationType: "works_at" }] });
-  s.expect((r?.relations ?? r)?.length === 1, "create_relations", "want the new relation back", r);
+  s.expect(r?.relations?.length === 1, "create_relations", "want the new relation back", r);
 
   const o = await s.ok("add_observations", { observations: [{ entityName: ada, contents: ["corresponded with Babbage"] }] });
-  const added = (o?.results ?? o)?.[0]?.addedObservations;
+  const added = o?.results?.[0]?.addedObservations;
   s.expect(Array.isArray(added) && added.length === 1, "add_observations", "want one added observation", o);
   await s.toolError("add_observations", { observations: [{ entityName: `Nobody ${s.label}`, contents: ["x"] }] });
 
@@ -229,6 +235,9 @@ async function compatibilityTools(s) {
   s.expect(gone.entities.length === 0, "delete_entities", "entities still there", gone);
 }
 
+// shared carries a record from the first session to the second.
+const shared = {};
+
 async function runSession(label, conn) {
   const s = new Session(label, conn);
   const tools = await checkTools(s);
@@ -236,6 +245,16 @@ async function runSession(label, conn) {
   await compatibilityTools(s);
   const missed = [...ownTools, ...compatTools].filter((t) => !s.called.has(t));
   check(missed.length === 0, `[${label}] tools never called successfully: ${missed.join(", ")}`);
+  // A record left by the other transport's session is there, written by
+  // the same agent: both transports act as one principal on one store.
+  if (shared.kept) {
+    const k = await s.ok("memory_get", { id: shared.kept.id });
+    s.expect(k?.content === shared.kept.content && k.source?.agent === s.agent, "memory_get", `the record the ${shared.kept.by} session wrote is not there as this agent's`, k);
+  } else {
+    const content = `The ${label} session leaves this belief for the next session to read`;
+    const w = await s.ok("memory_write", { type: "belief", content, scope: { project_id: `tsclient-${label}` } });
+    shared.kept = { id: w.record.id, content, by: label };
+  }
   await conn.close();
   return { tools, called: [...s.called].sort(), forgotten_record: forgotten };
 }
