@@ -51,6 +51,7 @@ func runMCP(env Env, args []string) error {
 	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
 	// Writes of other processes (serve, other CLI runs) reach the index.
 	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
+	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
 	defer func() {
 		stopBG()
 		wg.Wait()
