@@ -410,7 +410,9 @@ func TestScrubRemovesDeadRows(t *testing.T) {
 	if len(holding()) != 3 {
 		t.Fatalf("test is broken: the content is not in every table: %v", holding())
 	}
-	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.PurgeRecord(ctx, "a", r.ID, storetest.T0.Add(time.Hour)) })
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.PurgeRecord(ctx, "a", r.ID, storetest.T0.Add(time.Hour))
+	})
 	if err := s.Scrub(ctx); err != nil {
 		t.Fatal(err)
 	}
