@@ -215,6 +215,11 @@ func newPool(ctx context.Context, rawURL string, size int, appName string) (*pgx
 	}
 	cfg.MaxConns = int32(size)
 	cfg.MinConns = 0
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// An unreachable host fails in seconds rather than at the
+		// operating system's TCP timeout; connect_timeout overrides.
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = appName
 	}
@@ -302,6 +307,10 @@ type tx struct {
 }
 
 var _ store.Tx = (*tx)(nil)
+
+// connectTimeout bounds a connection attempt unless the URL's
+// connect_timeout says otherwise.
+const connectTimeout = 10 * time.Second
 
 // rollbackTimeout bounds the rollback of a failed transaction.
 const rollbackTimeout = 10 * time.Second
