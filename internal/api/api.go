@@ -16,6 +16,7 @@ import (
 
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 )
@@ -31,6 +32,8 @@ type Server struct {
 	version string
 	// gatewayWS is the workspace gateway users live in.
 	gatewayWS string
+	// mcp serves MCP over Streamable HTTP at /mcp.
+	mcp http.Handler
 }
 
 // New returns a server. m may be nil.
@@ -39,7 +42,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace}
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version})}
 }
 
 // auth says who may call a route.
@@ -125,6 +128,10 @@ func (s *Server) Handler() http.Handler {
 	for _, rt := range s.Routes() {
 		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
+	// MCP over Streamable HTTP, behind the same bearer tokens as REST. It
+	// is a protocol endpoint, not a REST operation, so it is not in Routes
+	// (nor in the OpenAPI document).
+	mux.Handle("/mcp", s.wrap(Route{Path: "/mcp", Auth: anyToken, handle: s.serveMCP}))
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	}
@@ -201,6 +208,13 @@ func (s *Server) wrap(rt Route) http.Handler {
 			s.writeError(sw, r, err)
 		}
 	})
+}
+
+// serveMCP hands an authenticated request to the MCP server, which acts
+// as the token's principal.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	s.mcp.ServeHTTP(w, r.WithContext(mcp.WithPrincipal(r.Context(), p)))
+	return nil
 }
 
 func (s *Server) authenticate(r *http.Request) (memory.Principal, error) {

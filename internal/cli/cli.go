@@ -66,6 +66,7 @@ func commands() []command {
 		{"forget", "forget a record, or a whole subject with --subject (keeps tombstones)", runForget},
 		{"graph", "the memory graph: nodes, edges, neighbors, path", runGraph},
 		{"query", "hybrid search", runQuery},
+		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list or revoke agents", runAgents},
 		{"users", "create, list or revoke Memory Gateway users", runUsers},

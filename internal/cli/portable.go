@@ -137,11 +137,23 @@ func describeCounts(c core.ExportCounts) string {
 func runImport(env Env, args []string) error {
 	fs, cfg := flags(env, "import", false)
 	var asJSON bool
+	var fromMCP string
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	file, err := positional(env, fs, cfg, args, "export file (- for stdin)")
+	fs.StringVar(&fromMCP, "from-mcp-memory", "", "import the JSONL memory file of the reference MCP memory server (@modelcontextprotocol/server-memory) into the knowledge graph ('-' for stdin)")
+	pos, err := positionals(env, fs, cfg, args)
 	if err != nil {
 		return err
 	}
+	if fromMCP != "" {
+		if len(pos) != 0 {
+			return usagef("--from-mcp-memory takes the file; no other argument")
+		}
+		return importMCPMemory(env, cfg, fromMCP, asJSON)
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one export file (- for stdin), or --from-mcp-memory FILE")
+	}
+	file := pos[0]
 	var in io.Reader = env.Stdin
 	if file != "-" {
 		f, err := os.Open(file)
@@ -162,6 +174,31 @@ func runImport(env Env, args []string) error {
 		return err
 	}
 	return output(env, asJSON, stats, func(w io.Writer) { printImport(w, stats) })
+}
+
+// importMCPMemory loads a reference memory server's file as the
+// workspace's operator, through the knowledge-graph layer (every
+// observation passes the gate). A bad line imports nothing.
+func importMCPMemory(env Env, cfg *config.Config, file string, asJSON bool) error {
+	var in io.Reader = env.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return fault.Wrap(fault.NotFound, err, "cannot open %s", file)
+		}
+		defer f.Close()
+		in = f
+	}
+	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
+		st, err := a.svc.KGImport(ctx, a.operator(), in)
+		if err != nil {
+			return err
+		}
+		return output(env, asJSON, st, func(w io.Writer) {
+			fmt.Fprintf(w, "imported %d lines: %d entities created (%d already present), %d observations added (%d already present), %d relations created (%d already present)\n",
+				st.Lines, st.EntitiesCreated, st.EntitiesExisting, st.ObservationsAdded, st.ObservationsSkipped, st.RelationsCreated, st.RelationsExisting)
+		})
+	})
 }
 
 func printImport(w io.Writer, st core.ImportStats) {

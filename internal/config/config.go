@@ -121,6 +121,7 @@ var envNames = map[string]string{
 	"job-lease":            "MEMGATE_JOB_LEASE",
 	"llm-url":              "MEMGATE_LLM_URL",
 	"llm-model":            "MEMGATE_LLM_MODEL",
+	"agent":                "MEMGATE_MCP_AGENT", // memgate mcp only
 }
 
 // Bind registers the flags that configure c on fs. serverFlags adds the

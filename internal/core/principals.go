@@ -217,6 +217,25 @@ func LocalOperator(ws string) memory.Principal {
 	return memory.Principal{ID: "cli", Workspace: ws, Kind: memory.KindOperator, Name: "cli"}
 }
 
+// LocalAgent is the agent named name, for processes that open the data
+// directory directly and act as an agent (memgate mcp over stdio): the
+// agent must exist and not be revoked.
+func (s *Service) LocalAgent(ctx context.Context, ws, name string) (memory.Principal, error) {
+	p, err := s.store.GetPrincipalByName(ctx, ws, name)
+	if errors.Is(err, store.ErrNotFound) || err == nil && p.Kind != memory.KindAgent {
+		return memory.Principal{}, fault.New(fault.NotFound, "no agent with this name in workspace "+ws+
+			"; create one with: memgate agents create --name NAME --trust standard")
+	}
+	if err != nil {
+		return memory.Principal{}, storeErr(err, "agent")
+	}
+	if p.Revoked() {
+		return memory.Principal{}, fault.New(fault.Unauthenticated, "this agent's token was revoked; create a new agent")
+	}
+	p.TokenHash = nil
+	return p, nil
+}
+
 func requireOperator(p memory.Principal) error {
 	if p.Kind != memory.KindOperator {
 		return fault.New(fault.PermissionDenied, "operator access required")

@@ -153,6 +153,19 @@ func ExitCode(c Code) int {
 	}
 }
 
+// ToolErrorText is how err reads in an MCP tool result (isError set):
+// "code: message", with the retry hint of rate_limited and unavailable.
+// Like an HTTP error body it carries the client message, never the cause,
+// so a model can act on the code without seeing internals.
+func ToolErrorText(err error) string {
+	fe := As(err)
+	text := string(fe.Code) + ": " + fe.Message
+	if fe.RetryAfter > 0 {
+		text += fmt.Sprintf(" (retry after %s)", fe.RetryAfter.Round(time.Second))
+	}
+	return text
+}
+
 // ExitUsage is the exit status for command-line usage errors.
 const ExitUsage = 2
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 )
 
 var allCodes = []Code{InvalidArgument, Unauthenticated, PermissionDenied, NotFound, VersionConflict, TooLarge,
@@ -52,5 +53,21 @@ func TestAsWrapsForeignErrorsAsInternal(t *testing.T) {
 	}
 	if CodeOf(nil) != "" || ExitCode(CodeOf(nil)) != 0 {
 		t.Fatal("nil")
+	}
+}
+
+func TestToolErrorTextHidesCauses(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{Wrap(NotFound, errors.New("sql: no rows in table secret_things"), "record not found"), "not_found: record not found"},
+		{errors.New("disk on fire at /var/lib/memgate"), "internal: internal error"},
+		{&Error{Code: RateLimited, Message: "rate limit exceeded, retry later", RetryAfter: 1500 * time.Millisecond}, "rate_limited: rate limit exceeded, retry later (retry after 2s)"},
+		{fmt.Errorf("ctx: %w", Field("type", "must be a record type")), "invalid_argument: type: must be a record type"},
+	} {
+		if got := ToolErrorText(c.err); got != c.want {
+			t.Errorf("ToolErrorText(%v) = %q, want %q", c.err, got, c.want)
+		}
 	}
 }

@@ -77,7 +77,9 @@ type Reader interface {
 	// ListRecords returns records matching q, newest id first.
 	ListRecords(ctx context.Context, ws string, q RecordQuery) ([]memory.Record, error)
 	// FindDuplicate returns an active or provisional record of the same
-	// type, identical scope and identical content hash, or ErrNotFound.
+	// type, identical scope and identical content hash that is not
+	// invalidated (memgate no longer believes an invalidated record, so
+	// stating it again is news), or ErrNotFound.
 	FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, scope memory.Scope) (memory.Record, error)
 
 	GetApproval(ctx context.Context, ws, id string) (memory.Approval, error)

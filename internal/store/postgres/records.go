@@ -202,7 +202,7 @@ func (c *conn) ListVersions(ctx context.Context, ws, id string) ([]memory.Record
 
 func (c *conn) FindDuplicate(ctx context.Context, ws string, typ memory.Type, contentSHA256 string, sc memory.Scope) (memory.Record, error) {
 	row := c.q.QueryRow(ctx, `SELECT `+recordSelect+` FROM records
-		WHERE workspace_id = $1 AND content_sha256 = $2 AND type = $3 AND status IN ($4, $5)
+		WHERE workspace_id = $1 AND content_sha256 = $2 AND type = $3 AND status IN ($4, $5) AND invalidated_at IS NULL
 		AND scope_user_id = $6 AND scope_agent_id = $7 AND scope_app_id = $8
 		AND scope_project_id = $9 AND scope_session_id = $10
 		ORDER BY id LIMIT 1`, ws, contentSHA256, string(typ),

@@ -96,7 +96,7 @@ var stmtSQL = [numStmts]string{
 	stListVersions: `SELECT ` + recordSelect + ` FROM record_versions
 		WHERE workspace_id = ? AND id = ? ORDER BY version`,
 	stFindDuplicate: `SELECT ` + recordSelect + ` FROM records
-		WHERE workspace_id = ? AND content_sha256 = ? AND type = ? AND status IN (?, ?)
+		WHERE workspace_id = ? AND content_sha256 = ? AND type = ? AND status IN (?, ?) AND invalidated_at IS NULL
 		AND scope_user_id = ? AND scope_agent_id = ? AND scope_app_id = ?
 		AND scope_project_id = ? AND scope_session_id = ?
 		ORDER BY id LIMIT 1`,

@@ -54,7 +54,8 @@ func testFindDuplicate(t *testing.T, s store.Store) {
 	quarantined := NewRecord("quarantined", func(r *memory.Record) { r.Status = memory.Quarantined })
 	archived := NewRecord("archived", func(r *memory.Record) { r.Status = memory.Archived })
 	forgotten := NewRecord("forgotten")
-	mustInsert(t, s, "a", base, prov, superseded, quarantined, archived, forgotten)
+	invalidated := NewRecord("invalidated", func(r *memory.Record) { r.InvalidatedAt = &T0 })
+	mustInsert(t, s, "a", base, prov, superseded, quarantined, archived, forgotten, invalidated)
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.PurgeRecord(ctx, "a", forgotten.ID, T0)
 	})
@@ -91,6 +92,7 @@ func testFindDuplicate(t *testing.T, s store.Store) {
 		{"quarantined", "a", memory.Belief, "quarantined", memory.Scope{}},
 		{"archived", "a", memory.Belief, "archived", memory.Scope{}},
 		{"forgotten", "a", memory.Belief, "forgotten", memory.Scope{}},
+		{"invalidated", "a", memory.Belief, "invalidated", memory.Scope{}},
 	} {
 		_, err := find(c.ws, c.typ, c.content, c.scope)
 		assertNotFound(t, "FindDuplicate: "+c.name, err)

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/mcp"
+)
+
+// runMCP serves MCP over stdin/stdout as one agent of the data directory's
+// workspace: the same tools, gate and audit as /mcp on serve. Logs go to
+// stderr; stdout carries only the protocol.
+func runMCP(env Env, args []string) error {
+	fs, cfg := flags(env, "mcp", false)
+	var agent string
+	fs.StringVar(&agent, "agent", "", "name of the agent the MCP client acts as (env MEMGATE_MCP_AGENT)")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("mcp takes no arguments")
+	}
+	if agent == "" {
+		return usagef("mcp acts as an agent: pass --agent NAME or set MEMGATE_MCP_AGENT (create one with: memgate agents create --name NAME --trust standard)")
+	}
+	level, _ := config.ParseLevel(cfg.LogLevel)
+	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx := env.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	a, err := openWith(ctx, env, cfg, log, nil, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	// Fail fast, before the client's first call, when the agent is unknown.
+	if _, err := a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
+		return err
+	}
+
+	bg, stopBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
+	// Writes of other processes (serve, other CLI runs) reach the index.
+	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
+	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+	defer func() {
+		stopBG()
+		wg.Wait()
+	}()
+	return mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version})
+}

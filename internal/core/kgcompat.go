@@ -1,0 +1,1051 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/graph"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// The knowledge-graph compatibility layer: the operations of the reference
+// MCP memory server (npm @modelcontextprotocol/server-memory) — entities
+// with observations, and relations between them — mapped onto memgate's
+// graph and records, so that MCP clients written for it work unchanged
+// and what they store is governed, versioned, audited and searchable like
+// every other memory.
+//
+// The mapping:
+//
+//   - An entity is the graph node with label KGLabel and a natural key
+//     that encodes its name (KGNodeKey): names are unique per workspace, as
+//     in the reference, and case-sensitive. The node's properties hold
+//     "name" (which lets the search's graph signal recognise it in
+//     queries) and "entity_type".
+//   - An observation is a record of type entity, category KGCategory,
+//     whose content is "<name>: <observation>" and whose entities name the
+//     node. It is written through the gate like any record, so it can be
+//     queued, quarantined or refused, and memory_query finds it.
+//   - A relation is a live edge between two entity nodes. memgate's
+//     relations are an enum (SPEC §8): relationType is normalised to one
+//     (NormalizeRelation: "depends on" is DEPENDS_ON) or stored as
+//     RELATED_TO, and the exact relationTypes the edge stands for are kept
+//     in its properties ("relation_types"), so they read back as given.
+//   - Deleting never erases: deleted observations are invalidated (kept as
+//     history, hidden from default reads), deleted relations' edges are
+//     invalidated, and a deleted entity's node is archived with its
+//     observations and edges invalidated. Erasure is memory_forget or an
+//     operator's forget_subject.
+//
+// Reads see nodes that are active or provisional, and observations that
+// are active or provisional (a restricted agent's writes wait for review
+// but are shown), never invalidated ones, and only records the principal
+// may read.
+
+// KGLabel is the node label of compatibility entities.
+const KGLabel = "entity"
+
+// KGCategory is the category of observation records.
+const KGCategory = "observation"
+
+// kgRelationTypes is the edge property holding the relationTypes an edge
+// stands for.
+const kgRelationTypes = "relation_types"
+
+// KG read limits: read_graph and search_nodes answer at most this many
+// entities.
+const (
+	KGDefaultLimit = 100
+	KGMaxLimit     = 1000
+)
+
+// KGEntity is an entity of the reference memory server's graph.
+type KGEntity struct {
+	Name         string   `json:"name"`
+	EntityType   string   `json:"entityType"`
+	Observations []string `json:"observations"`
+}
+
+// KGRelation is a directed, typed relation between two entities, by name.
+type KGRelation struct {
+	From         string `json:"from"`
+	To           string `json:"to"`
+	RelationType string `json:"relationType"`
+}
+
+// KGGraph is a view of the graph: entities and the relations that touch
+// them.
+type KGGraph struct {
+	Entities  []KGEntity   `json:"entities"`
+	Relations []KGRelation `json:"relations"`
+}
+
+// KGObservations adds or deletes observations of one entity.
+type KGObservations struct {
+	EntityName string
+	Contents   []string
+}
+
+// KGAdded reports the observations an add stored for one entity.
+type KGAdded struct {
+	EntityName        string   `json:"entityName"`
+	AddedObservations []string `json:"addedObservations"`
+}
+
+// KGNodeKey returns the natural key of the node of the entity named name:
+// the name with spaces as '_', and '%', '_' and other whitespace or
+// control characters percent-encoded, so that distinct names have
+// distinct keys ("John Smith" is entity:John_Smith).
+func KGNodeKey(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == ' ':
+			b.WriteByte('_')
+		case c == '%' || c == '_' || c < ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// KGEntityName is the inverse of KGNodeKey.
+func KGEntityName(key string) string {
+	var b []byte
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c == '_':
+			b = append(b, ' ')
+		case c == '%' && i+2 < len(key):
+			if v, err := strconv.ParseUint(key[i+1:i+3], 16, 8); err == nil {
+				b = append(b, byte(v))
+				i += 2
+				continue
+			}
+			b = append(b, c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// kgEntityRef is the record entity ("label:key") naming an entity's node.
+func kgEntityRef(name string) string { return KGLabel + ":" + KGNodeKey(name) }
+
+// checkKGName validates an entity name; field names it in errors.
+func checkKGName(name, field string) error {
+	if strings.TrimSpace(name) == "" {
+		return fault.Field(field, "must not be empty")
+	}
+	if !utf8.ValidString(name) {
+		return fault.Field(field, "must be valid UTF-8")
+	}
+	if !gate.ValidEntityKey(kgEntityRef(name)) {
+		return fault.Field(field, "is too long (at most about 240 bytes)")
+	}
+	return nil
+}
+
+// kgRelation maps a free-text relationType onto memgate's relation enum.
+func kgRelation(relationType string) string {
+	if r, ok := graph.NormalizeRelation(relationType); ok {
+		return r
+	}
+	return "RELATED_TO"
+}
+
+// kgContent is the record content of an observation of an entity.
+func kgContent(name, observation string) string { return name + ": " + observation }
+
+// kgObservationText recovers the observation from a record's content.
+func kgObservationText(name, content string) string {
+	if s, ok := strings.CutPrefix(content, name+": "); ok {
+		return s
+	}
+	return content
+}
+
+// kgModifier checks that p may change existing records: operators, and
+// agents that may patch (standard and trusted).
+func kgModifier(p memory.Principal) error {
+	if p.Kind == memory.KindAgent && (p.Trust == memory.Restricted || p.Trust == memory.ReadOnly) {
+		return fault.New(fault.PermissionDenied, "agents of trust "+string(p.Trust)+" may not delete; ask an operator, or write a correcting observation")
+	}
+	if p.Kind != memory.KindAgent && p.Kind != memory.KindOperator {
+		return fault.New(fault.PermissionDenied, "this principal may not change the graph")
+	}
+	return nil
+}
+
+// kgRun is the frame of a compatibility write: one transaction, so a call
+// either takes effect whole or not at all; its committed records and graph
+// changes published afterwards. A write the gate refuses inside fn aborts
+// the transaction, and the refusal is then audited on its own (as a
+// refused Write is), with the refused record's type and content hash.
+type kgRun struct {
+	s       *Service
+	p       memory.Principal
+	now     time.Time
+	changed []memory.Record
+	fx      graphEffects
+	refused *memory.Record
+}
+
+func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx store.Tx, k *kgRun) error) error {
+	if err := s.rateLimit(p); err != nil {
+		return err
+	}
+	k := &kgRun{s: s, p: p, now: s.clock()}
+	err := s.tx(ctx, "graph", func(tx store.Tx) error {
+		k.changed, k.fx, k.refused = nil, graphEffects{}, nil
+		return fn(tx, k)
+	})
+	if err != nil {
+		if k.refused != nil && isRefusal(err) {
+			s.auditRejection(ctx, p, memory.NewID(), "record.write", *k.refused, err, k.now)
+		}
+		return err
+	}
+	s.publish(p.Workspace, k.changed...)
+	s.publishGraph(p.Workspace, k.fx)
+	return nil
+}
+
+// node returns the live (not archived) entity node of name, or found false.
+func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
+	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return memory.Node{}, false, nil
+	case err != nil:
+		return memory.Node{}, false, err
+	}
+	return n, n.Status != memory.NodeArchived, nil
+}
+
+// createNode creates the entity's node, or revives its archived node
+// with the new type.
+func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType string) (memory.Node, error) {
+	props, _ := json.Marshal(map[string]string{"name": name, "entity_type": entityType})
+	prov, status := k.s.nodeOrigin(k.p, "")
+	if k.p.Kind == memory.KindAgent && k.p.Trust == memory.Trusted {
+		status = memory.NodeActive
+	}
+	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
+	created := errors.Is(err, store.ErrNotFound)
+	switch {
+	case created:
+		n = memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name), Properties: props, Provenance: prov,
+			Status: status, CreatedAt: k.now, UpdatedAt: k.now}
+		err = tx.InsertNode(ctx, k.p.Workspace, n)
+	case err != nil:
+		return memory.Node{}, err
+	default:
+		n.Properties, n.Status, n.UpdatedAt = props, status, k.now
+		err = tx.UpdateNode(ctx, k.p.Workspace, n)
+	}
+	if err != nil {
+		return memory.Node{}, err
+	}
+	k.fx.nodes = append(k.fx.nodes, n)
+	_, err = appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.node.upsert", k.now, map[string]any{
+		"node_id": n.ID, "label": n.Label, "created": created, "status": string(n.Status),
+		"properties_sha256": memory.SHA256Hex(string(n.Properties))})
+	return n, err
+}
+
+// observe writes one observation of an entity through the gate; stored is
+// false when the gate found it a duplicate of a live record.
+func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation string) (stored bool, err error) {
+	req := WriteRequest{Type: memory.Entity, Category: KGCategory, Content: kgContent(name, observation),
+		Entities: []string{kgEntityRef(name)}}
+	res, changed, err := k.s.writeIn(ctx, tx, k.p, req, k.now)
+	if err != nil {
+		if isRefusal(err) {
+			k.refused = &memory.Record{Type: req.Type, ContentSHA256: memory.SHA256Hex(req.Content)}
+		}
+		return false, err
+	}
+	k.changed = append(k.changed, changed...)
+	k.fx.add(res.graph)
+	return res.Decision != memory.DecisionDuplicate, nil
+}
+
+// kgStatuses are the record statuses compatibility reads show.
+var kgStatuses = []memory.Status{memory.Active, memory.Provisional}
+
+// observationRecords lists the live observation records of an entity that
+// p may read, oldest first.
+func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]memory.Record, error) {
+	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
+		Entity: kgEntityRef(name), Access: accessFilter(p, false), Limit: store.MaxLimit}
+	var out []memory.Record
+	for {
+		page, err := r.ListRecords(ctx, p.Workspace, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < q.Limit {
+			break
+		}
+		q.Before = page[len(page)-1].ID
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// observationTexts returns an entity's observations, oldest first, once
+// each.
+func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]string, error) {
+	recs, err := s.observationRecords(ctx, r, p, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(recs))
+	for _, rec := range recs {
+		if o := kgObservationText(name, rec.Content); !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// allObservations returns the observations of every entity p may read, by
+// the entity's node ("entity:<key>"), oldest first, once each: one scan of
+// the observation records instead of a query per entity.
+func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string][]string, error) {
+	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
+		Access: accessFilter(p, false), Limit: store.MaxLimit}
+	var recs []memory.Record
+	for {
+		page, err := s.store.ListRecords(ctx, p.Workspace, q)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, page...)
+		if len(page) < q.Limit {
+			break
+		}
+		q.Before = page[len(page)-1].ID
+	}
+	slices.Reverse(recs)
+	out := map[string][]string{}
+	for _, r := range recs {
+		for _, ent := range r.Entities {
+			label, key, _ := strings.Cut(ent, ":")
+			if label != KGLabel {
+				continue
+			}
+			if o := kgObservationText(KGEntityName(key), r.Content); !slices.Contains(out[ent], o) {
+				out[ent] = append(out[ent], o)
+			}
+		}
+	}
+	return out, nil
+}
+
+func checkObservations(obs []string, field string) error {
+	for j, o := range obs {
+		if strings.TrimSpace(o) == "" {
+			return fault.Field(field+"["+strconv.Itoa(j)+"]", "must not be empty")
+		}
+	}
+	return nil
+}
+
+// KGCreateEntities creates the entities whose names do not exist yet, each
+// with its observations, and returns those it created (with the
+// observations stored). Entities whose name exists are skipped, as are
+// repeats of a name within the call.
+func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents []KGEntity) ([]KGEntity, error) {
+	if err := graphWriter(p); err != nil {
+		return nil, err
+	}
+	for i, e := range ents {
+		f := "entities[" + strconv.Itoa(i) + "]"
+		if err := checkKGName(e.Name, f+".name"); err != nil {
+			return nil, err
+		}
+		if len(e.EntityType) > 256 {
+			return nil, fault.Field(f+".entityType", "at most 256 bytes")
+		}
+		if err := checkObservations(e.Observations, f+".observations"); err != nil {
+			return nil, err
+		}
+	}
+	var out []KGEntity
+	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		out = []KGEntity{}
+		seen := map[string]bool{}
+		for _, e := range ents {
+			if seen[e.Name] {
+				continue
+			}
+			seen[e.Name] = true
+			if _, live, err := k.node(ctx, tx, e.Name); err != nil || live {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := k.createNode(ctx, tx, e.Name, e.EntityType); err != nil {
+				return err
+			}
+			got := KGEntity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
+			for _, o := range e.Observations {
+				if slices.Contains(got.Observations, o) {
+					continue
+				}
+				stored, err := k.observe(ctx, tx, e.Name, o)
+				if err != nil {
+					return err
+				}
+				if stored {
+					got.Observations = append(got.Observations, o)
+				}
+			}
+			out = append(out, got)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// KGCreateRelations creates the relations that do not exist yet and
+// returns them; existing (from, to, relationType) triples and repeats
+// within the call are skipped. Both ends must be existing entities.
+func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rels []KGRelation) ([]KGRelation, error) {
+	if err := graphWriter(p); err != nil {
+		return nil, err
+	}
+	for i, r := range rels {
+		f := "relations[" + strconv.Itoa(i) + "]"
+		if err := checkKGName(r.From, f+".from"); err != nil {
+			return nil, err
+		}
+		if err := checkKGName(r.To, f+".to"); err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(r.RelationType) == "" || len(r.RelationType) > 256 {
+			return nil, fault.Field(f+".relationType", "must be 1 to 256 bytes")
+		}
+		if r.From == r.To {
+			return nil, fault.Field(f+".to", "a relation joins two different entities")
+		}
+	}
+	var out []KGRelation
+	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		out = []KGRelation{}
+		for i, r := range rels {
+			f := "relations[" + strconv.Itoa(i) + "]"
+			from, ok, err := k.node(ctx, tx, r.From)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fault.New(fault.NotFound, f+".from: no entity with this name; create it with create_entities first").With("field", f+".from")
+			}
+			to, ok, err := k.node(ctx, tx, r.To)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fault.New(fault.NotFound, f+".to: no entity with this name; create it with create_entities first").With("field", f+".to")
+			}
+			added, err := k.relate(ctx, tx, from, to, r.RelationType)
+			if err != nil {
+				return err
+			}
+			if added {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// edgeRelationTypes returns the relationTypes an edge stands for: its
+// relation_types property, or its relation when it has none (an edge
+// made by graph_upsert_edge).
+func edgeRelationTypes(e memory.Edge) []string {
+	var props map[string]json.RawMessage
+	_ = json.Unmarshal(e.Properties, &props)
+	var rts []string
+	if raw, ok := props[kgRelationTypes]; ok && json.Unmarshal(raw, &rts) == nil && len(rts) > 0 {
+		return rts
+	}
+	return []string{e.Relation}
+}
+
+// withRelationTypes returns e's properties with relation_types set to rts,
+// keeping every other property.
+func withRelationTypes(e memory.Edge, rts []string) json.RawMessage {
+	props := map[string]json.RawMessage{}
+	_ = json.Unmarshal(e.Properties, &props)
+	if props == nil {
+		props = map[string]json.RawMessage{}
+	}
+	raw, _ := json.Marshal(rts)
+	props[kgRelationTypes] = raw
+	out, _ := json.Marshal(props)
+	return out
+}
+
+// relate adds relationType to the live edge from -> to of its mapped
+// relation, creating the edge if needed; added is false when the edge
+// already stands for it.
+func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, relationType string) (bool, error) {
+	ws := k.p.Workspace
+	rel := kgRelation(relationType)
+	e, err := tx.FindLiveEdge(ctx, ws, from.ID, to.ID, rel)
+	created := errors.Is(err, store.ErrNotFound)
+	switch {
+	case created:
+		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
+			CreatedAt: k.now, UpdatedAt: k.now}
+		e.Properties = withRelationTypes(e, []string{relationType})
+		err = tx.InsertEdge(ctx, ws, e)
+	case err != nil:
+		return false, err
+	default:
+		rts := edgeRelationTypes(e)
+		if slices.Contains(rts, relationType) {
+			return false, nil
+		}
+		e.Properties = withRelationTypes(e, append(rts, relationType))
+		e.ObservedAt, e.UpdatedAt = k.now, k.now
+		err = tx.UpdateEdge(ctx, ws, e)
+	}
+	if err != nil {
+		return false, err
+	}
+	k.fx.edges = append(k.fx.edges, e)
+	_, err = appendAudit(ctx, tx, ws, k.p, "", "graph.edge.upsert", k.now, map[string]any{
+		"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": created})
+	return err == nil, err
+}
+
+// KGAddObservations adds observations to existing entities and reports,
+// per input item, the ones that were new. An entity that does not exist
+// fails the whole call, which then stores nothing.
+func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs []KGObservations) ([]KGAdded, error) {
+	if err := graphWriter(p); err != nil {
+		return nil, err
+	}
+	for i, o := range obs {
+		f := "observations[" + strconv.Itoa(i) + "]"
+		if err := checkKGName(o.EntityName, f+".entityName"); err != nil {
+			return nil, err
+		}
+		if err := checkObservations(o.Contents, f+".contents"); err != nil {
+			return nil, err
+		}
+	}
+	var out []KGAdded
+	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		out = make([]KGAdded, 0, len(obs))
+		have := map[string][]string{}
+		for i, o := range obs {
+			f := "observations[" + strconv.Itoa(i) + "].entityName"
+			if _, ok, err := k.node(ctx, tx, o.EntityName); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				return fault.New(fault.NotFound, f+": no entity with this name; create it with create_entities first").With("field", f)
+			}
+			cur, ok := have[o.EntityName]
+			if !ok {
+				var err error
+				if cur, err = s.observationTexts(ctx, tx, p, o.EntityName); err != nil {
+					return err
+				}
+			}
+			added := []string{}
+			for _, c := range o.Contents {
+				if slices.Contains(cur, c) {
+					continue
+				}
+				stored, err := k.observe(ctx, tx, o.EntityName, c)
+				if err != nil {
+					return err
+				}
+				cur = append(cur, c) // a near-duplicate is not offered twice either
+				if stored {
+					added = append(added, c)
+				}
+			}
+			have[o.EntityName] = cur
+			out = append(out, KGAdded{EntityName: o.EntityName, AddedObservations: added})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// invalidate ends a live observation record: a new version with
+// invalidated_at set, audited. Open approval items of the record are
+// closed, since there is nothing left to approve.
+func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record) error {
+	decisionID := memory.NewID()
+	next := head
+	next.Version++
+	next.UpdatedAt = k.now
+	now := k.now
+	next.InvalidatedAt = &now
+	next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: memory.OriginExternal}
+	if err := closeApprovals(ctx, tx, k.p, head.ID, memory.ApprovalRejected, k.now); err != nil {
+		return err
+	}
+	if err := tx.UpdateRecord(ctx, k.p.Workspace, next, head.Version); err != nil {
+		return err
+	}
+	k.changed = append(k.changed, next)
+	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
+		"decision": memory.DecisionAccepted, "reason": "kg_delete", "record_id": head.ID, "version": next.Version})
+	return err
+}
+
+// invalidateEdge ends a live edge, audited.
+func (k *kgRun) invalidateEdge(ctx context.Context, tx store.Tx, e memory.Edge) error {
+	now := k.now
+	e.InvalidatedAt, e.UpdatedAt = &now, now
+	if err := tx.UpdateEdge(ctx, k.p.Workspace, e); err != nil {
+		return err
+	}
+	k.fx.edges = append(k.fx.edges, e)
+	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.edge.invalidate", now, map[string]any{"edge_id": e.ID, "relation": e.Relation})
+	return err
+}
+
+// liveEdges lists the live edges at either end of a node.
+func liveEdges(ctx context.Context, r store.Reader, ws, nodeID string) ([]memory.Edge, error) {
+	q := store.EdgeQuery{Node: nodeID, Limit: store.MaxLimit}
+	var out []memory.Edge
+	for {
+		page, err := r.ListEdges(ctx, ws, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < q.Limit {
+			return out, nil
+		}
+		q.After = page[len(page)-1].ID
+	}
+}
+
+// KGDeleteEntities deletes the named entities: their observations and
+// the edges at either end are invalidated and their nodes archived.
+// Names that do not exist are ignored.
+func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, names []string) error {
+	if err := kgModifier(p); err != nil {
+		return err
+	}
+	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		for _, name := range names {
+			if checkKGName(name, "entityNames") != nil {
+				continue
+			}
+			n, ok, err := k.node(ctx, tx, name)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			recs, err := s.observationRecords(ctx, tx, p, name)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if err := k.invalidate(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+			es, err := liveEdges(ctx, tx, p.Workspace, n.ID)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if err := k.invalidateEdge(ctx, tx, e); err != nil {
+					return err
+				}
+			}
+			n.Status, n.UpdatedAt = memory.NodeArchived, k.now
+			if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
+				return err
+			}
+			k.fx.nodes = append(k.fx.nodes, n)
+			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.archive", k.now, map[string]any{"node_id": n.ID, "label": n.Label}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// KGDeleteObservations deletes (invalidates) the given observations of
+// entities. Entities and observations that do not exist are ignored.
+func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, dels []KGObservations) error {
+	if err := kgModifier(p); err != nil {
+		return err
+	}
+	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		for _, d := range dels {
+			if checkKGName(d.EntityName, "entityName") != nil {
+				continue
+			}
+			if _, ok, err := k.node(ctx, tx, d.EntityName); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			recs, err := s.observationRecords(ctx, tx, p, d.EntityName)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if slices.Contains(d.Contents, kgObservationText(d.EntityName, r.Content)) {
+					if err := k.invalidate(ctx, tx, r); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// KGDeleteRelations deletes the given relations. An edge that stands for
+// no relationType any more is invalidated. Relations that do not exist
+// are ignored.
+func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rels []KGRelation) error {
+	if err := graphWriter(p); err != nil {
+		return err
+	}
+	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+		for _, r := range rels {
+			if checkKGName(r.From, "from") != nil || checkKGName(r.To, "to") != nil {
+				continue
+			}
+			from, ok1, err := k.node(ctx, tx, r.From)
+			if err != nil {
+				return err
+			}
+			to, ok2, err := k.node(ctx, tx, r.To)
+			if err != nil {
+				return err
+			}
+			if !ok1 || !ok2 {
+				continue
+			}
+			e, err := tx.FindLiveEdge(ctx, p.Workspace, from.ID, to.ID, kgRelation(r.RelationType))
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			rts := edgeRelationTypes(e)
+			i := slices.Index(rts, r.RelationType)
+			if i < 0 {
+				continue
+			}
+			rts = slices.Delete(rts, i, i+1)
+			if len(rts) == 0 {
+				if err := k.invalidateEdge(ctx, tx, e); err != nil {
+					return err
+				}
+				continue
+			}
+			e.Properties = withRelationTypes(e, rts)
+			e.UpdatedAt = k.now
+			if err := tx.UpdateEdge(ctx, p.Workspace, e); err != nil {
+				return err
+			}
+			k.fx.edges = append(k.fx.edges, e)
+			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.edge.upsert", k.now, map[string]any{
+				"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": false}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// kgLive reports whether n is a compatibility entity node that reads show.
+func kgLive(n memory.Node) bool {
+	return n.Label == KGLabel && n.Status != memory.NodeArchived && !strings.HasPrefix(n.NaturalKey, "forgotten-")
+}
+
+// kgEntityOf returns the entity a node stands for, with its observations.
+func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.Node) (KGEntity, error) {
+	var props struct {
+		EntityType string `json:"entity_type"`
+	}
+	_ = json.Unmarshal(n.Properties, &props)
+	name := KGEntityName(n.NaturalKey)
+	obs, err := s.observationTexts(ctx, s.store, p, name)
+	if err != nil {
+		return KGEntity{}, err
+	}
+	return KGEntity{Name: name, EntityType: props.EntityType, Observations: obs}, nil
+}
+
+// kgRelationsOf returns the relations at either end of nodes whose other
+// end is a live entity too, in the order the edges were created.
+func (s *Service) kgRelationsOf(ctx context.Context, ws string, nodes []memory.Node) ([]KGRelation, error) {
+	seen := map[string]bool{}
+	var edges []memory.Edge
+	for _, n := range nodes {
+		es, err := liveEdges(ctx, s.store, ws, n.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				edges = append(edges, e)
+			}
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
+	names := map[string]string{} // node id -> entity name, "" when not a live entity
+	nameOf := func(id string) (string, error) {
+		if v, ok := names[id]; ok {
+			return v, nil
+		}
+		n, err := s.store.GetNode(ctx, ws, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		v := ""
+		if err == nil && kgLive(n) {
+			v = KGEntityName(n.NaturalKey)
+		}
+		names[id] = v
+		return v, nil
+	}
+	out := []KGRelation{}
+	for _, e := range edges {
+		from, err := nameOf(e.From)
+		if err != nil {
+			return nil, err
+		}
+		to, err := nameOf(e.To)
+		if err != nil {
+			return nil, err
+		}
+		if from == "" || to == "" {
+			continue
+		}
+		for _, rt := range edgeRelationTypes(e) {
+			out = append(out, KGRelation{From: from, To: to, RelationType: rt})
+		}
+	}
+	return out, nil
+}
+
+// kgView assembles the view of nodes (in the given order).
+func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes []memory.Node) (KGGraph, error) {
+	g := KGGraph{Entities: make([]KGEntity, 0, len(nodes))}
+	for _, n := range nodes {
+		e, err := s.kgEntityOf(ctx, p, n)
+		if err != nil {
+			return KGGraph{}, storeErr(err, "observations")
+		}
+		g.Entities = append(g.Entities, e)
+	}
+	rels, err := s.kgRelationsOf(ctx, p.Workspace, nodes)
+	if err != nil {
+		return KGGraph{}, storeErr(err, "relations")
+	}
+	g.Relations = rels
+	return g, nil
+}
+
+func kgLimit(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return KGDefaultLimit, nil
+	case limit < 0 || limit > KGMaxLimit:
+		return 0, fault.Field("limit", "must be between 1 and "+strconv.Itoa(KGMaxLimit))
+	}
+	return limit, nil
+}
+
+// kgNodes lists live entity nodes in creation order, at most limit (0 for
+// all).
+func (s *Service) kgNodes(ctx context.Context, ws string, limit int) ([]memory.Node, error) {
+	q := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
+		Limit: store.MaxLimit}
+	var out []memory.Node
+	for {
+		page, err := s.store.ListNodes(ctx, ws, q)
+		if err != nil {
+			return nil, storeErr(err, "nodes")
+		}
+		for _, n := range page {
+			if kgLive(n) {
+				out = append(out, n)
+				if limit > 0 && len(out) == limit {
+					return out, nil
+				}
+			}
+		}
+		if len(page) < q.Limit {
+			return out, nil
+		}
+		q.After = page[len(page)-1].ID
+	}
+}
+
+// KGReadGraph returns the entities, in creation order, at most limit
+// (0 for KGDefaultLimit), with the relations that touch them.
+func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int) (KGGraph, error) {
+	limit, err := kgLimit(limit)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	nodes, err := s.kgNodes(ctx, p.Workspace, limit)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	return s.kgView(ctx, p, nodes)
+}
+
+// KGSearchNodes returns the entities whose name, type or an observation
+// contains query (case-insensitively), best first — the name equal to the
+// query, then names containing it, then types, then observations, more
+// matching observations first — at most limit (0 for KGDefaultLimit), with
+// the relations that touch them.
+func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
+	limit, err := kgLimit(limit)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	if len(query) > 4096 {
+		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
+	}
+	nodes, err := s.kgNodes(ctx, p.Workspace, 0)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	obs, err := s.allObservations(ctx, p)
+	if err != nil {
+		return KGGraph{}, storeErr(err, "observations")
+	}
+	q := strings.ToLower(query)
+	type hit struct {
+		node        memory.Node
+		entity      KGEntity
+		tier, count int
+	}
+	var hits []hit
+	for _, n := range nodes {
+		var props struct {
+			EntityType string `json:"entity_type"`
+		}
+		_ = json.Unmarshal(n.Properties, &props)
+		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: props.EntityType, Observations: obs[n.EntityKey()]}
+		if e.Observations == nil {
+			e.Observations = []string{}
+		}
+		h := hit{node: n, entity: e}
+		name := strings.ToLower(e.Name)
+		switch {
+		case name == q:
+			h.tier = 4
+		case strings.Contains(name, q):
+			h.tier = 3
+		case strings.Contains(strings.ToLower(e.EntityType), q):
+			h.tier = 2
+		}
+		for _, o := range e.Observations {
+			if strings.Contains(strings.ToLower(o), q) {
+				h.count++
+			}
+		}
+		if h.tier == 0 && h.count > 0 {
+			h.tier = 1
+		}
+		if h.tier > 0 {
+			hits = append(hits, h)
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].tier != hits[j].tier {
+			return hits[i].tier > hits[j].tier
+		}
+		return hits[i].count > hits[j].count
+	})
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
+	matched := make([]memory.Node, 0, len(hits))
+	for _, h := range hits {
+		g.Entities = append(g.Entities, h.entity)
+		matched = append(matched, h.node)
+	}
+	if g.Relations, err = s.kgRelationsOf(ctx, p.Workspace, matched); err != nil {
+		return KGGraph{}, storeErr(err, "relations")
+	}
+	return g, nil
+}
+
+// KGOpenNodes returns the named entities that exist, in creation order,
+// with the relations that touch them.
+func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
+	if len(names) > KGMaxLimit {
+		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxLimit)+" names")
+	}
+	var nodes []memory.Node
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] || checkKGName(name, "names") != nil {
+			continue
+		}
+		seen[name] = true
+		n, err := s.store.GetNodeByKey(ctx, p.Workspace, KGLabel, KGNodeKey(name))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return KGGraph{}, storeErr(err, "node")
+		}
+		if kgLive(n) {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	return s.kgView(ctx, p, nodes)
+}

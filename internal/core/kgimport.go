@@ -1,0 +1,227 @@
+package core
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Migration from the reference MCP memory server: its memory file is JSON
+// lines, {"type":"entity","name","entityType","observations"} and
+// {"type":"relation","from","to","relationType"}.
+
+// KGImportStats counts what an import of a memory file did.
+type KGImportStats struct {
+	Lines               int `json:"lines"`
+	EntitiesCreated     int `json:"entities_created"`
+	EntitiesExisting    int `json:"entities_existing"`
+	ObservationsAdded   int `json:"observations_added"`
+	RelationsCreated    int `json:"relations_created"`
+	RelationsExisting   int `json:"relations_existing"`
+	ObservationsSkipped int `json:"observations_skipped"`
+}
+
+// kgImportBatch is how many entities or relations one transaction takes.
+const kgImportBatch = 100
+
+// kgLine is one line of a memory file.
+type kgLine struct {
+	Type         string    `json:"type"`
+	Name         *string   `json:"name"`
+	EntityType   *string   `json:"entityType"`
+	Observations *[]string `json:"observations"`
+	From         *string   `json:"from"`
+	To           *string   `json:"to"`
+	RelationType *string   `json:"relationType"`
+}
+
+// ParseKGMemoryFile reads and validates a reference memory file. Any bad
+// line fails the whole file, naming the line (never echoing its text).
+// Blank lines are skipped, as the reference server does.
+func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	var ents []KGEntity
+	var rels []KGRelation
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var l kgLine
+		dec := json.NewDecoder(bytes.NewReader(line))
+		if err := dec.Decode(&l); err != nil || dec.More() {
+			return nil, nil, n, lineErr(n, nil, "%s", "not a JSON object")
+		}
+		switch l.Type {
+		case "entity":
+			if l.Name == nil || l.EntityType == nil || l.Observations == nil {
+				return nil, nil, n, lineErr(n, nil, "%s", "an entity needs name, entityType and observations")
+			}
+			e := KGEntity{Name: *l.Name, EntityType: *l.EntityType, Observations: *l.Observations}
+			if err := checkKGName(e.Name, "name"); err != nil {
+				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+			}
+			if len(e.EntityType) > 256 {
+				return nil, nil, n, lineErr(n, nil, "%s", "entityType: at most 256 bytes")
+			}
+			if err := checkObservations(e.Observations, "observations"); err != nil {
+				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+			}
+			if e.Observations == nil {
+				e.Observations = []string{}
+			}
+			ents = append(ents, e)
+		case "relation":
+			if l.From == nil || l.To == nil || l.RelationType == nil {
+				return nil, nil, n, lineErr(n, nil, "%s", "a relation needs from, to and relationType")
+			}
+			rel := KGRelation{From: *l.From, To: *l.To, RelationType: *l.RelationType}
+			if err := checkKGName(rel.From, "from"); err != nil {
+				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+			}
+			if err := checkKGName(rel.To, "to"); err != nil {
+				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+			}
+			if rel.RelationType == "" || len(rel.RelationType) > 256 {
+				return nil, nil, n, lineErr(n, nil, "%s", "relationType: must be 1 to 256 bytes")
+			}
+			if rel.From == rel.To {
+				return nil, nil, n, lineErr(n, nil, "%s", "a relation joins two different entities")
+			}
+			rels = append(rels, rel)
+		default:
+			return nil, nil, n, lineErr(n, nil, "%s", `type must be "entity" or "relation"`)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, n, lineErr(n+1, nil, "%s", "longer than 64 MiB")
+		}
+		return nil, nil, n, fault.Wrap(fault.InvalidArgument, err, "cannot read the memory file")
+	}
+	return ents, rels, n, nil
+}
+
+// KGImport loads a reference memory file into the graph as p: it
+// validates every line first (a bad line imports nothing), then creates
+// the entities and relations through the knowledge-graph operations, so
+// every observation passes the gate. Entities that exist already get the
+// file's observations they lack; existing relations are kept. Importing
+// the same file twice changes nothing the second time.
+func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader) (KGImportStats, error) {
+	ents, rels, lines, err := ParseKGMemoryFile(r)
+	if err != nil {
+		return KGImportStats{}, err
+	}
+	st := KGImportStats{Lines: lines}
+	// An entity named on several lines is one entity with all their
+	// observations (the first line's type).
+	inFile := map[string]bool{}
+	at := map[string]int{}
+	merged := ents[:0:0]
+	for _, e := range ents {
+		if i, ok := at[e.Name]; ok {
+			merged[i].Observations = append(merged[i].Observations, e.Observations...)
+			continue
+		}
+		at[e.Name] = len(merged)
+		merged = append(merged, e)
+		inFile[e.Name] = true
+	}
+	ents = merged
+	// Every relation's ends must be entities of the file or of the graph.
+	for i, rel := range rels {
+		for _, name := range []string{rel.From, rel.To} {
+			if inFile[name] {
+				continue
+			}
+			g, err := s.KGOpenNodes(ctx, p, []string{name})
+			if err != nil {
+				return KGImportStats{}, err
+			}
+			if len(g.Entities) == 0 {
+				return KGImportStats{}, fault.New(fault.InvalidArgument, "relation "+strconv.Itoa(i+1)+
+					" of the file names an entity that is neither in the file nor in the graph; nothing was imported")
+			}
+			inFile[name] = true
+		}
+	}
+	for len(ents) > 0 {
+		batch := ents[:min(kgImportBatch, len(ents))]
+		ents = ents[len(batch):]
+		created, err := s.KGCreateEntities(ctx, p, batch)
+		if err != nil {
+			return st, err
+		}
+		isNew := map[string]bool{}
+		for _, e := range created {
+			isNew[e.Name] = true
+			st.EntitiesCreated++
+			st.ObservationsAdded += len(e.Observations)
+		}
+		var more []KGObservations
+		for _, e := range batch {
+			if isNew[e.Name] {
+				st.ObservationsSkipped += len(dedupe(e.Observations)) - countOf(created, e.Name)
+				continue
+			}
+			st.EntitiesExisting++
+			if len(e.Observations) > 0 {
+				more = append(more, KGObservations{EntityName: e.Name, Contents: e.Observations})
+			}
+		}
+		if len(more) > 0 {
+			added, err := s.KGAddObservations(ctx, p, more)
+			if err != nil {
+				return st, err
+			}
+			for i, a := range added {
+				st.ObservationsAdded += len(a.AddedObservations)
+				st.ObservationsSkipped += len(dedupe(more[i].Contents)) - len(a.AddedObservations)
+			}
+		}
+	}
+	for len(rels) > 0 {
+		batch := rels[:min(kgImportBatch, len(rels))]
+		rels = rels[len(batch):]
+		created, err := s.KGCreateRelations(ctx, p, batch)
+		if err != nil {
+			return st, err
+		}
+		st.RelationsCreated += len(created)
+		st.RelationsExisting += len(batch) - len(created)
+	}
+	return st, nil
+}
+
+// countOf is how many observations the created entity named name got.
+func countOf(created []KGEntity, name string) int {
+	for _, e := range created {
+		if e.Name == name {
+			return len(e.Observations)
+		}
+	}
+	return 0
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
