@@ -104,6 +104,7 @@ func runBench(env Env, args []string) error {
 	// The data directory: the user's only when named on the command line.
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
+	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	openEnv := env
 	if !dirGiven {
 		tmp, err := os.MkdirTemp("", "memgate-bench-")
@@ -295,6 +296,7 @@ func runBenchLatency(env Env, args []string) error {
 	// The data directory: a new or empty one when named, else temporary.
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
+	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	openEnv := env
 	if dirGiven {
 		if _, err := os.Stat(cfg.DBPath()); err == nil {
@@ -431,6 +433,7 @@ func runBenchGateway(env Env, args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	cfg.DataDir = tmp
+	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	if err := unlimitedUserPolicy(cfg); err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -177,7 +179,7 @@ func parse(env Env, fs *flag.FlagSet, cfg *config.Config, args []string) error {
 // app is an opened data directory.
 type app struct {
 	cfg   *config.Config
-	store *sqlite.Store
+	store store.Store
 	svc   *core.Service
 	log   *slog.Logger
 	index *retrieve.Engine
@@ -200,9 +202,9 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 	if err := cfg.EnsureDataDir(); err != nil {
 		return nil, fault.Wrap(fault.Unavailable, err, "cannot create data directory %s", cfg.DataDir)
 	}
-	st, err := sqlite.Open(ctx, cfg.DBPath(), sqlite.Options{SyncFull: cfg.SQLiteSync == "full"})
+	st, err := openStore(ctx, cfg, databaseOf(cfg))
 	if err != nil {
-		return nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", cfg.DBPath())
+		return nil, err
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -284,6 +286,42 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 		announceToken(env.Stderr, token)
 	}
 	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix}, nil
+}
+
+// databaseOf is the configured database: the PostgreSQL URL, or the
+// SQLite file in the data directory.
+func databaseOf(cfg *config.Config) string {
+	if cfg.DatabaseURL != "" {
+		return cfg.DatabaseURL
+	}
+	return cfg.DBPath()
+}
+
+// describeDB names a database (a file path or a URL) for messages and
+// logs, never with a password.
+func describeDB(db string) string {
+	if postgres.IsURL(db) {
+		return postgres.Redact(db)
+	}
+	return db
+}
+
+// openStore opens db: PostgreSQL for a postgres:// URL, else the SQLite
+// file at that path (its directory must exist).
+func openStore(ctx context.Context, cfg *config.Config, db string) (store.Store, error) {
+	if postgres.IsURL(db) {
+		st, err := postgres.Open(ctx, db, postgres.Options{})
+		if err != nil {
+			// postgres.Open's errors never hold the password.
+			return nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", describeDB(db))
+		}
+		return st, nil
+	}
+	st, err := sqlite.Open(ctx, db, sqlite.Options{SyncFull: cfg.SQLiteSync == "full"})
+	if err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", db)
+	}
+	return st, nil
 }
 
 // newEmbedder builds the configured embedder; the API key comes only from

@@ -17,7 +17,8 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/postgres"
 )
 
 // Export, import and migrate (SPEC §9) work on data directories directly
@@ -25,23 +26,27 @@ import (
 // data directory creates the workspace from the file, so that exporting
 // it again gives the same bytes.
 
-// openDB opens the database at path without bootstrapping it. mustExist
-// refuses to create a new database file (export reads an existing one).
-func openDB(ctx context.Context, cfg *config.Config, path string, mustExist bool) (*sqlite.Store, *core.Service, error) {
+// openDB opens the database db (a SQLite file path or a PostgreSQL URL)
+// without bootstrapping it. mustExist refuses to create a new SQLite
+// file (export reads an existing one); a PostgreSQL database must exist
+// anyway (memgate creates its tables, not the database).
+func openDB(ctx context.Context, cfg *config.Config, db string, mustExist bool) (store.Store, *core.Service, error) {
 	pol, err := gate.Load(cfg.PolicyFile)
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
 	}
-	if mustExist {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fault.New(fault.NotFound, "no database at "+path)
+	if !postgres.IsURL(db) {
+		if mustExist {
+			if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, fault.New(fault.NotFound, "no database at "+db)
+			}
+		} else if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+			return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot create the directory of %s", db)
 		}
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot create the directory of %s", path)
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{SyncFull: cfg.SQLiteSync == "full"})
+	st, err := openStore(ctx, cfg, db)
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", path)
+		return nil, nil, err
 	}
 	return st, core.New(core.Options{Store: st, Policy: pol}), nil
 }
@@ -88,7 +93,7 @@ func runExport(env Env, args []string) error {
 		return usagef("export takes no arguments; use --out FILE")
 	}
 	ctx := ctxOf(env)
-	st, svc, err := openDB(ctx, cfg, cfg.DBPath(), true)
+	st, svc, err := openDB(ctx, cfg, databaseOf(cfg), true)
 	if err != nil {
 		return err
 	}
@@ -159,7 +164,7 @@ func runImport(env Env, args []string) error {
 		in = f
 	}
 	ctx := ctxOf(env)
-	st, svc, err := openDB(ctx, cfg, cfg.DBPath(), false)
+	st, svc, err := openDB(ctx, cfg, databaseOf(cfg), false)
 	if err != nil {
 		return err
 	}
@@ -211,22 +216,24 @@ func printImport(w io.Writer, st core.ImportStats) {
 	}
 }
 
-// migrateTarget resolves --to: sqlite:///abs/path/memgate.db or a data
-// directory. PostgreSQL URLs are refused until that backend exists.
+// migrateTarget resolves --to: a postgres:// URL, sqlite:///abs/path/memgate.db
+// or a data directory. It returns a PostgreSQL URL as it is and a SQLite
+// target as the database file's path.
 func migrateTarget(to string) (string, error) {
 	scheme, rest, hasScheme := strings.Cut(to, "://")
+	const want = "postgres://user@host/db, sqlite:///abs/path/memgate.db or a data directory"
 	switch {
 	case to == "":
-		return "", usagef("--to is required: sqlite:///abs/path/memgate.db or a data directory")
-	case hasScheme && (scheme == "postgres" || scheme == "postgresql"):
-		return "", usagef("--to: the PostgreSQL backend is not available yet (a later release); migrate supports sqlite:///abs/path/memgate.db or a data directory")
+		return "", usagef("--to is required: %s", want)
+	case postgres.IsURL(to):
+		return to, nil
 	case hasScheme && scheme == "sqlite":
 		if !filepath.IsAbs(rest) {
 			return "", usagef("--to: want sqlite:///absolute/path/memgate.db (three slashes)")
 		}
 		return filepath.Clean(rest), nil
 	case hasScheme:
-		return "", usagef("--to: unknown scheme %q; want sqlite:///abs/path/memgate.db or a data directory", scheme)
+		return "", usagef("--to: unknown scheme %q; want %s", scheme, want)
 	}
 	return filepath.Join(to, "memgate.db"), nil
 }
@@ -238,7 +245,7 @@ func runMigrate(env Env, args []string) error {
 	fs, cfg := flags(env, "migrate", false)
 	var to string
 	var asJSON bool
-	fs.StringVar(&to, "to", "", "target: sqlite:///abs/path/memgate.db or a data directory (postgres:// is not available yet)")
+	fs.StringVar(&to, "to", "", "target: postgres://user@host/db, sqlite:///abs/path/memgate.db or a data directory (the source is --data-dir or --database-url)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
@@ -249,24 +256,25 @@ func runMigrate(env Env, args []string) error {
 	ctx := ctxOf(env)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	source := databaseOf(cfg)
 	if !set["to"] {
-		st, _, err := openDB(ctx, cfg, cfg.DBPath(), false)
+		st, _, err := openDB(ctx, cfg, source, false)
 		if err != nil {
 			return err
 		}
 		st.Close()
-		return output(env, asJSON, map[string]any{"database": cfg.DBPath(), "schema": "up to date"}, func(w io.Writer) {
-			fmt.Fprintf(w, "schema of %s is up to date\n", cfg.DBPath())
+		return output(env, asJSON, map[string]any{"database": describeDB(source), "schema": "up to date"}, func(w io.Writer) {
+			fmt.Fprintf(w, "schema of %s is up to date\n", describeDB(source))
 		})
 	}
 	target, err := migrateTarget(to)
 	if err != nil {
 		return err
 	}
-	if same, _ := sameFile(cfg.DBPath(), target); same {
+	if same, _ := sameDatabase(source, target); same {
 		return usagef("--to names the source database itself")
 	}
-	src, srcSvc, err := openDB(ctx, cfg, cfg.DBPath(), true)
+	src, srcSvc, err := openDB(ctx, cfg, source, true)
 	if err != nil {
 		return err
 	}
@@ -298,9 +306,18 @@ func runMigrate(env Env, args []string) error {
 		return eerr
 	}
 	return output(env, asJSON, stats, func(w io.Writer) {
-		fmt.Fprintf(w, "migrated to %s: ", target)
+		fmt.Fprintf(w, "migrated to %s: ", describeDB(target))
 		printImport(w, stats)
 	})
+}
+
+// sameDatabase reports whether a and b name the same database: the same
+// existing SQLite file, or the same PostgreSQL URL.
+func sameDatabase(a, b string) (bool, error) {
+	if postgres.IsURL(a) || postgres.IsURL(b) {
+		return a == b, nil
+	}
+	return sameFile(a, b)
 }
 
 // sameFile reports whether two paths name the same existing file.

@@ -84,7 +84,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", Version)
+	log.Info("listening", "addr", ln.Addr().String(), "database", describeDB(databaseOf(cfg)), "data_dir", cfg.DataDir, "version", Version)
 	fmt.Fprintf(env.Stdout, "memgate listening on http://%s\n", ln.Addr().String())
 
 	select {

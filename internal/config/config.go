@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,14 @@ import (
 type Config struct {
 	// Addr is the HTTP listen address (MEMGATE_ADDR).
 	Addr string `json:"addr"`
-	// DataDir holds the embedded database (MEMGATE_DATA_DIR).
+	// DataDir holds the embedded database (MEMGATE_DATA_DIR) and, with
+	// PostgreSQL, only this process's search index snapshot.
 	DataDir string `json:"data_dir"`
+	// DatabaseURL selects PostgreSQL instead of the embedded SQLite
+	// database: a postgres:// or postgresql:// URL (MEMGATE_DATABASE_URL,
+	// or the file named by MEMGATE_DATABASE_URL_FILE). It may hold a
+	// password: Dump redacts it, and nothing logs it.
+	DatabaseURL string `json:"database_url,omitempty"`
 	// PolicyFile is the gate policy, YAML or JSON (MEMGATE_POLICY); empty
 	// means the built-in defaults.
 	PolicyFile string `json:"policy_file"`
@@ -97,6 +104,7 @@ func Default() Config {
 var envNames = map[string]string{
 	"addr":                 "MEMGATE_ADDR",
 	"data-dir":             "MEMGATE_DATA_DIR",
+	"database-url":         "MEMGATE_DATABASE_URL",
 	"policy":               "MEMGATE_POLICY",
 	"log-level":            "MEMGATE_LOG_LEVEL",
 	"sqlite-sync":          "MEMGATE_SQLITE_SYNC",
@@ -120,6 +128,7 @@ var envNames = map[string]string{
 // flags only `serve` needs.
 func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory of the embedded database (env MEMGATE_DATA_DIR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "postgres:// URL: use PostgreSQL instead of the embedded database (env MEMGATE_DATABASE_URL or MEMGATE_DATABASE_URL_FILE; prefer those, a flag shows in ps)")
 	fs.StringVar(&c.PolicyFile, "policy", c.PolicyFile, "gate policy file, YAML or JSON (env MEMGATE_POLICY)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env MEMGATE_LOG_LEVEL)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "normal or full (env MEMGATE_SQLITE_SYNC)")
@@ -141,8 +150,13 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 	}
 }
 
+// secretFlags may also be read from the file named by their variable
+// plus _FILE (e.g. a mounted secret), when the variable itself is unset.
+var secretFlags = map[string]bool{"database-url": true}
+
 // ApplyEnv fills every flag of fs that was not set on the command line
-// from its environment variable. Flags win over the environment.
+// from its environment variable (for secrets, or the file its _FILE
+// variable names). Flags win over the environment.
 func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -152,7 +166,16 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		if !ok || set[f.Name] || err != nil {
 			return
 		}
-		if v := getenv(env); v != "" {
+		v := getenv(env)
+		if file := getenv(env + "_FILE"); v == "" && file != "" && secretFlags[f.Name] {
+			b, e := os.ReadFile(file)
+			if e != nil {
+				err = fmt.Errorf("%s_FILE: cannot read %s: %v", env, file, e)
+				return
+			}
+			v = strings.TrimSpace(string(b))
+		}
+		if v != "" {
 			if e := f.Value.Set(v); e != nil {
 				err = fmt.Errorf("%s: %v", env, e)
 			}
@@ -165,6 +188,10 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return fmt.Errorf("data-dir: must not be empty")
+	}
+	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) {
+		// The value is not echoed: it may hold a password.
+		return fmt.Errorf("database-url: must be a postgres:// or postgresql:// URL (the embedded database is chosen with --data-dir)")
 	}
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
@@ -215,6 +242,37 @@ func (c *Config) Validate() error {
 // DBPath is the SQLite file inside the data directory.
 func (c Config) DBPath() string { return filepath.Join(c.DataDir, "memgate.db") }
 
+// IsPostgresURL reports whether s is a postgres:// or postgresql:// URL.
+func IsPostgresURL(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
+}
+
+// RedactURL returns a database URL with its password (in the user info or
+// a password parameter) replaced by "xxxxx". A string that does not parse
+// is reduced to its scheme, since it may hold a password in a form this
+// cannot see.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		scheme, _, ok := strings.Cut(raw, "://")
+		if !ok {
+			return "(unparsable database URL)"
+		}
+		return scheme + "://(unparsable URL)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
 // ParseLevel parses a log level name.
 func ParseLevel(s string) (slog.Level, error) {
 	var l slog.Level
@@ -224,9 +282,11 @@ func ParseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// Dump renders c as indented JSON. Config holds no secrets today; when it
-// does, they are redacted here.
+// Dump renders c as indented JSON, the database URL's password redacted.
 func (c Config) Dump() string {
+	if c.DatabaseURL != "" {
+		c.DatabaseURL = RedactURL(c.DatabaseURL)
+	}
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return string(b)
 }

@@ -1,5 +1,5 @@
 // Package store declares the persistence contract every memgate backend
-// implements (SQLite now, PostgreSQL next) and the query types that cross
+// implements (SQLite, embedded; PostgreSQL, for replicas) and the query types that cross
 // it. All SQL lives in the backend packages; the shared contract test suite
 // in storetest runs against each of them.
 package store
@@ -38,9 +38,11 @@ type Store interface {
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
 	// Scrub makes data deleted by committed transactions unrecoverable
-	// from the database files (SQLite: secure_delete is always on, and
-	// Scrub checkpoints and truncates the write-ahead log, which still
-	// holds the old pages). Subject forgetting calls it.
+	// from the database files as far as the backend can (SQLite:
+	// secure_delete is always on, and Scrub checkpoints and truncates the
+	// write-ahead log, which still holds the old pages; PostgreSQL: VACUUM
+	// removes the dead row versions, while WAL and backups follow the
+	// operator's retention). Subject forgetting calls it.
 	Scrub(ctx context.Context) error
 	Close() error
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ func vectorTests() []struct {
 		{"EmbeddingCache", testEmbeddingCache},
 		{"PurgeDropsVectors", testPurgeDropsVectors},
 		{"ChangeLog", testChangeLog},
+		{"ChangeLogTail", testChangeLogTail},
 		{"TxIndependence", testTxIndependence},
 	}
 }
@@ -279,6 +281,91 @@ func testTxIndependence(t *testing.T, s store.Store) {
 			if !panicked[i] || !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("tx %d: panicked %v, get %v; want the panic re-raised and nothing written", i, panicked[i], err)
 			}
+		}
+	}
+}
+
+// testChangeLogTail: a reader that tails both change logs with "seq >
+// cursor", as other processes' followers do, while writers commit
+// concurrently, sees every change. A backend that lets a transaction
+// publish a seq while an earlier seq is still uncommitted makes the
+// reader skip that earlier change for good.
+func testChangeLogTail(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	const writers, each = 6, 8
+	recs := make([]memory.Record, writers*each)
+	nodes := make([]memory.Node, writers*each)
+	for i := range recs {
+		recs[i] = NewRecord(fmt.Sprintf("tail %d", i))
+		nodes[i] = NewNode("person", fmt.Sprintf("tail-%d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(recs))
+	for w := range writers {
+		wg.Go(func() {
+			for i := w * each; i < (w+1)*each; i++ {
+				err := s.Tx(ctx, func(tx store.Tx) error {
+					if err := tx.InsertRecord(ctx, "a", recs[i]); err != nil {
+						return err
+					}
+					return tx.InsertNode(ctx, "a", nodes[i])
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	writing := make(chan struct{})
+	go func() { wg.Wait(); close(writing) }()
+
+	var cursor, gcursor int64
+	seen, seenNodes := map[string]bool{}, map[string]bool{}
+	tail := func() {
+		t.Helper()
+		for {
+			chs, err := s.ListChanges(ctx, cursor, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gchs, err := s.ListGraphChanges(ctx, gcursor, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range chs {
+				if ch.Seq <= cursor {
+					t.Fatalf("change %d listed after %d", ch.Seq, cursor)
+				}
+				seen[ch.RecordID], cursor = true, ch.Seq
+			}
+			for _, ch := range gchs {
+				if ch.Seq <= gcursor {
+					t.Fatalf("graph change %d listed after %d", ch.Seq, gcursor)
+				}
+				seenNodes[ch.ID], gcursor = true, ch.Seq
+			}
+			if len(chs) < 1000 && len(gchs) < 1000 {
+				return
+			}
+		}
+	}
+	for done := false; !done; {
+		select {
+		case <-writing:
+			done = true
+		default:
+		}
+		tail()
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatalf("writer: %v", err)
+	}
+	for i := range recs {
+		if !seen[recs[i].ID] || !seenNodes[nodes[i].ID] {
+			t.Fatalf("the tailing reader skipped a change (record %v, node %v); saw %d of %d records, %d of %d nodes",
+				seen[recs[i].ID], seenNodes[nodes[i].ID], len(seen), len(recs), len(seenNodes), len(nodes))
 		}
 	}
 }
