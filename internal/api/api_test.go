@@ -43,6 +43,7 @@ func TestRequestErrors(t *testing.T) {
 		{"wrong field type", "POST", "/v1/records", "std", `{"type":"belief","content":42}`, 400, "invalid_argument", "content"},
 		{"unknown type", "POST", "/v1/records", "std", map[string]any{"type": "blog", "content": "x"}, 400, "invalid_argument", "type"},
 		{"empty content", "POST", "/v1/records", "std", map[string]any{"type": "belief", "content": "  "}, 400, "invalid_argument", "content"},
+		{"NUL in content", "POST", "/v1/records", "std", map[string]any{"type": "belief", "content": "a\x00b"}, 400, "invalid_argument", "content"},
 		{"bad entity", "POST", "/v1/records", "std", map[string]any{"type": "belief", "content": "x", "entities": []string{"alice"}}, 400, "invalid_argument", "entities[0]"},
 		{"bad kind", "POST", "/v1/records", "std", map[string]any{"type": "belief", "content": "x", "source": map[string]any{"kind": "dreamt"}}, 400, "invalid_argument", "source.kind"},
 		{"confidence out of range", "POST", "/v1/records", "std", map[string]any{"type": "belief", "content": "x", "source": map[string]any{"confidence": 1.5}}, 400, "invalid_argument", "source.confidence"},

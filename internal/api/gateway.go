@@ -110,6 +110,9 @@ func text(name string, v *string, required bool, max int, key bool) (string, err
 	if len(s) > max {
 		return "", fault.Field(name, "must be at most "+strconv.Itoa(max)+" bytes")
 	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", fault.Field(name, "must not contain NUL characters (U+0000)")
+	}
 	if key && strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "", fault.Field(name, "must not contain control characters")
 	}

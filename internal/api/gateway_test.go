@@ -210,6 +210,8 @@ func TestGatewayGolden(t *testing.T) {
 			{"sender_id": "u1", "role": "user", "timestamp": 1.5, "content": "hi"}}})},
 		{"err_add_no_role", "/memories/add", id(map[string]any{"session_id": "chat:c42", "messages": []map[string]any{
 			{"sender_id": "u1", "timestamp": 1780000000000, "content": "hi"}}})},
+		{"err_add_nul_content", "/memories/add", id(map[string]any{"session_id": "chat:c42", "messages": []map[string]any{
+			{"sender_id": "u1", "role": "user", "timestamp": 1780000000000, "content": "a\x00b"}}})},
 		{"err_flush_no_session", "/memories/flush", id(nil)},
 		{"err_job_unknown", "/memories/jobs/get", id(map[string]any{"job_id": "01a1fd18-3234-7435-a579-c0f5c085b877"})},
 		{"err_delete_unknown", "/memories/delete", id(map[string]any{"memory_id": "01a1fd18-3234-7435-a579-c0f5c085b877"})},

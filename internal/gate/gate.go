@@ -64,6 +64,11 @@ func (p Policy) CheckSchema(r memory.Record) error {
 	if !utf8.ValidString(r.Content) {
 		return fault.Field("content", "must be valid UTF-8").With("reason", ReasonSchema)
 	}
+	// PostgreSQL text cannot hold U+0000; refusing it on every backend
+	// keeps export/import and migration between them lossless.
+	if strings.IndexByte(r.Content, 0) >= 0 {
+		return fault.Field("content", "must not contain NUL characters (U+0000)").With("reason", ReasonSchema)
+	}
 	if len(r.Content) > l.MaxContentBytes {
 		return (&fault.Error{Code: fault.TooLarge, Message: "content: exceeds the limit of " + strconv.Itoa(l.MaxContentBytes) + " bytes",
 			Details: map[string]any{"field": "content", "limit": l.MaxContentBytes, "reason": ReasonSchema}})
