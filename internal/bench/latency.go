@@ -88,6 +88,11 @@ type LatencyOptions struct {
 	// write.pprof, embed.pprof, search.pprof (samples labelled mode=...)
 	// and load.pprof (the cold starts).
 	ProfileDir string
+	// MemProfileDir, when set, receives heap profiles (live objects, for
+	// `go tool pprof -sample_index=inuse_space`): heap-search.pprof once
+	// the records are written and embedded, and heap-<index>-<rebuild or
+	// restore>.pprof after each cold start.
+	MemProfileDir string
 	// Seed varies the queries (default 1).
 	Seed uint64
 }
@@ -564,6 +569,23 @@ func profile(dir, name string) (func() error, error) {
 	}, nil
 }
 
+// heapProfile writes a heap profile to dir/name (nothing without dir).
+func heapProfile(dir, name string) error {
+	if dir == "" {
+		return nil
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	return f.Close()
+}
+
 // ---------------------------------------------------------------------
 // The run.
 
@@ -664,6 +686,9 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	}
 	st := prim.Index.Stats()
 	res.Vectors, res.VectorIndex = st.Vectors, st.VectorIndex
+	if err := heapProfile(o.MemProfileDir, "heap-search.pprof"); err != nil {
+		return nil, err
+	}
 
 	// 4. Search phase: the service as opened, and a second engine with
 	// the other vector index over the same store behind a second service.
@@ -729,6 +754,7 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 // coldOpen opens the data directory with the vector index mode and
 // measures it; it is closed again before returning.
 func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, after func(h *Opened) error) (ColdOpen, error) {
+	how := "rebuild"
 	runtime.GC()
 	debug.FreeOSMemory()
 	t0 := time.Now()
@@ -743,6 +769,13 @@ func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, a
 	c.RSSMiB = procStatusMiB("VmRSS")
 	debug.FreeOSMemory()
 	c.RSSSettledMiB = procStatusMiB("VmRSS")
+	if c.Restored {
+		how = "restore"
+	}
+	if err := heapProfile(o.MemProfileDir, fmt.Sprintf("heap-%s-%s.pprof", mode, how)); err != nil {
+		h.Close()
+		return c, err
+	}
 	if after != nil {
 		err = after(h)
 	}

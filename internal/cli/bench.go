@@ -219,7 +219,7 @@ func runBenchLatency(env Env, args []string) error {
 	start := time.Now()
 	fs, cfg := flags(env, "bench latency", false)
 	var (
-		data, profileDir                  string
+		data, profileDir, memProfileDir   string
 		records, queries, writers, warmup int
 		k, rounds                         int
 		jsonOnly                          bool
@@ -232,6 +232,7 @@ func runBenchLatency(env Env, args []string) error {
 	fs.IntVar(&k, "k", 10, "results asked per search (1-100)")
 	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
 	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
+	fs.StringVar(&memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
@@ -293,9 +294,11 @@ func runBenchLatency(env Env, args []string) error {
 		cfg.DataDir = tmp
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
-	if profileDir != "" {
-		if err := os.MkdirAll(profileDir, 0o755); err != nil {
-			return fmt.Errorf("bench: profile directory: %w", err)
+	for _, dir := range []string{profileDir, memProfileDir} {
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("bench: profile directory: %w", err)
+			}
 		}
 	}
 
@@ -318,7 +321,7 @@ func runBenchLatency(env Env, args []string) error {
 		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took, Restored: lh.restored}, nil
 	}
 	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
-		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir,
+		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir, MemProfileDir: memProfileDir,
 		// The snapshot serve saves, where openWith restores it from.
 		Snapshot: func(ix *retrieve.Engine) (string, error) {
 			path := indexSnapshot(cfg)
