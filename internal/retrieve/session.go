@@ -34,8 +34,8 @@ func (e *Engine) sessionScores(terms []string, allow func(uint32) bool, scopeDoc
 		if h, ok := head[k]; ok {
 			return h, h != math.MaxUint32
 		}
-		sk := e.sessionKey(&e.docs[k])
-		if sk == "" {
+		sk, ok := e.sessionKey(k)
+		if !ok {
 			head[k] = math.MaxUint32
 			return 0, false
 		}
@@ -119,8 +119,8 @@ func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, 
 		return
 	}
 	for k := range fused {
-		sk := e.sessionKey(&e.docs[k])
-		if sk == "" {
+		sk, ok := e.sessionKey(k)
+		if !ok {
 			continue
 		}
 		if s, ok := scores[e.sessions[sk][0]]; ok {
