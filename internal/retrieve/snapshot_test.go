@@ -644,8 +644,24 @@ func TestSnapshotHoldsNothingOfForgotten(t *testing.T) {
 				t.Fatal(err)
 			}
 			vb := make([]byte, 0, 4*len(vec))
-			for _, x := range vec[:4] {
-				vb = binary.LittleEndian.AppendUint32(vb, math.Float32bits(x))
+			if mode == VectorExact {
+				for _, x := range vec[:4] {
+					vb = binary.LittleEndian.AppendUint32(vb, math.Float32bits(x))
+				}
+			} else {
+				// HNSW holds it quantised: int16 multiples of a power of two.
+				m := 0.0
+				for _, x := range vec {
+					m = max(m, math.Abs(float64(x)))
+				}
+				_, exp := math.Frexp(m)
+				exp -= 15
+				if math.RoundToEven(math.Ldexp(m, -exp)) > math.MaxInt16 {
+					exp++
+				}
+				for _, x := range vec[:4] {
+					vb = binary.LittleEndian.AppendUint16(vb, uint16(int16(math.RoundToEven(math.Ldexp(float64(x), -exp)))))
+				}
 			}
 			var sha [32]byte
 			unhexInto(sha[:], secret.ContentSHA256)
