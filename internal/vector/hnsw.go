@@ -77,11 +77,11 @@ type HNSW struct {
 	vecs     [][]int16  // chunk c holds nodes c*chunkSize.. at stride dim, quantised
 	scales   []float32  // node → the scale of its quantised vector
 	l0       [][]uint32 // chunk c holds layer-0 blocks at stride m0+1
-	upperOff []uint32    // node → offset of its level-1 block in upper (if level > 0)
-	upper    []uint32    // blocks of m+1 uint32s: count, then ids
-	levels   []uint8     // node → top level
-	keys     []uint32    // node → key
-	deleted  []bool      // node → tombstone
+	upperOff []uint32   // node → offset of its level-1 block in upper (if level > 0)
+	upper    []uint32   // blocks of m+1 uint32s: count, then ids
+	levels   []uint8    // node → top level
+	keys     []uint32   // node → key
+	deleted  []bool     // node → tombstone
 	nDeleted int
 	ids      keyIndex // key → live node
 	entry    uint32   // entry point (a node on the top layer), noNode if empty

@@ -36,8 +36,8 @@ const (
 	// hnswVersion is the HNSW snapshot format: 2 stores the quantised
 	// vectors; 1 (float32 vectors, quantised on reading) is read too.
 	hnswVersion = 2
-	maxFrame        = 1 << 20
-	writeFrame      = 256 << 10
+	maxFrame    = 1 << 20
+	writeFrame  = 256 << 10
 )
 
 var (
