@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -68,7 +67,7 @@ func (ix *Index) HasTerm(key uint32, term string) bool {
 	if !ok || !ix.has(key) {
 		return false
 	}
-	r := ix.docs[key]
-	_, found := slices.BinarySearch(ix.arena[r.off:r.off+r.n], id)
+	found := false
+	ix.eachTerm(ix.docs[key], func(x uint32) { found = found || x == id })
 	return found
 }

@@ -166,15 +166,15 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			nameBytes += len(t.name)
 		}
 	}
-	// The term frequencies live in the postings; gather them beside the
-	// arena: tfs[p] is the frequency of term arena[p] in its document.
-	// Visiting the terms by ascending id visits each document's (ascending)
-	// terms in arena order, so cur[key], the arena slot of key's next
-	// term, checks and places every posting with three memory accesses.
-	cur := make([]uint32, len(ix.docs))
+	// The term frequencies live in the postings; gather them in document
+	// order: tfs[base[key]+j] is the frequency of key's j-th term. Visiting
+	// the terms by ascending id visits each document's (ascending) terms in
+	// order. seen[key] counts the postings met and sum[key] hashes their
+	// term ids, checked against the document's own list as it is written.
+	base := make([]uint32, len(ix.docs))
 	posts := uint64(0)
 	for key, d := range ix.docs {
-		cur[key] = d.off
+		base[key] = uint32(min(posts, uint64(absent)))
 		if d.off != absent {
 			posts += uint64(d.n)
 		}
@@ -182,24 +182,31 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 	if posts >= uint64(absent) {
 		return nil, fmt.Errorf("lexical: snapshot: too many postings")
 	}
-	tfs := make([]uint16, len(ix.arena))
+	seen := make([]uint32, len(ix.docs))
+	sum := make([]uint64, len(ix.docs))
+	tfs := make([]uint16, posts)
+	disagree := func(key int) error {
+		return fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
+	}
 	for id := range ix.terms {
 		t := &ix.terms[id]
+		h := idHash(uint32(id))
 		for i, key := range t.keys {
 			tf := t.tfs[i]
 			if tf == 0 {
 				continue
 			}
-			if int(key) >= len(cur) || int(cur[key]) >= len(ix.arena) || ix.arena[cur[key]] != uint32(id) {
-				return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
+			if int(key) >= len(ix.docs) || ix.docs[key].off == absent || seen[key] >= ix.docs[key].n {
+				return nil, disagree(int(key))
 			}
-			tfs[cur[key]] = tf
-			cur[key]++
+			tfs[base[key]+seen[key]] = tf
+			seen[key]++
+			sum[key] += h
 		}
 	}
 	for key, d := range ix.docs {
-		if d.off != absent && cur[key] != d.off+d.n {
-			return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
+		if d.off != absent && seen[key] != d.n {
+			return nil, disagree(key)
 		}
 	}
 
@@ -231,15 +238,29 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 		}
 		buf = binary.AppendUvarint(buf, uint64(d.n)+1)
 		buf = binary.AppendUvarint(buf, uint64(ix.docLen[key]))
-		prev := int64(-1)
-		for p := d.off; p < d.off+d.n; p++ {
-			id := int64(newID[ix.arena[p]])
+		prev, p, h := int64(-1), base[key], uint64(0)
+		ix.eachTerm(d, func(old uint32) {
+			id := int64(newID[old])
 			buf = binary.AppendUvarint(buf, uint64(id-prev-1))
 			buf = binary.AppendUvarint(buf, uint64(tfs[p]))
 			prev = id
+			p++
+			h += idHash(old)
+		})
+		if h != sum[key] {
+			return nil, disagree(key)
 		}
 	}
 	return buf, nil
+}
+
+// idHash spreads a term id (SplitMix64's finaliser), for the consistency
+// check of encodeLocked.
+func idHash(id uint32) uint64 {
+	x := uint64(id) + 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 func corrupt(format string, args ...any) error {
@@ -383,7 +404,10 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 	ix.docs = make([]docRef, nkeys)
 	ix.docLen = make([]uint32, nkeys)
 	ix.lenCode = make([]uint8, nkeys)
-	arena := make([]uint32, nposts)
+	// The documents' term lists go to the byte arena as they are read
+	// (each takes no more bytes there than in the payload); their term
+	// frequencies, by posting, to tfs until the postings are built.
+	arena := make([]byte, 0, d.Rest())
 	tfs := make([]uint16, nposts)
 	df := make([]uint32, nterms)
 	p := uint32(0)
@@ -400,6 +424,7 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		if d.Err != nil {
 			return nil, d.Err
 		}
+		off := len(arena)
 		prev, sum, clipped := int64(-1), uint64(0), false
 		for j := p; j < p+uint32(cnt); j++ {
 			delta, tf := d.Uvarint(), d.Uvarint()
@@ -408,7 +433,8 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 				return nil, d.Err
 			}
 			id := prev + 1 + int64(delta)
-			arena[j], tfs[j] = uint32(id), uint16(tf)
+			arena = binary.AppendUvarint(arena, uint64(id-max(prev, 0)))
+			tfs[j] = uint16(tf)
 			df[id]++
 			sum += tf
 			clipped = clipped || tf == maxTF
@@ -421,7 +447,10 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		if sum > dl || (sum != dl && !clipped) {
 			return nil, corrupt("key %d: length %d, term frequencies sum to %d", key, dl, sum)
 		}
-		ix.docs[key] = docRef{off: p, n: uint32(cnt)}
+		if len(arena) >= int(absent) {
+			return nil, corrupt("documents too large")
+		}
+		ix.docs[key] = docRef{off: uint32(off), n: uint32(cnt)}
 		ix.docLen[key] = uint32(dl)
 		ix.lenCode[key] = uint8(min(dl, 255))
 		ix.n++
@@ -455,21 +484,28 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		next[id] = o
 		o += c
 	}
+	if cap(arena) > len(arena)+len(arena)/8 {
+		arena = slices.Clone(arena)
+	}
+	ix.arena = arena
+	j := 0 // posting number, in document order
 	for key, r := range ix.docs {
 		if r.off == absent {
 			continue
 		}
-		for j := r.off; j < r.off+r.n; j++ {
-			id := arena[j]
+		b, id := arena[r.off:], uint32(0)
+		for range r.n {
+			v, n := uvarint32(b)
+			b, id = b[n:], id+v
 			q := next[id]
 			keySlab[q], tfSlab[q] = uint32(key), tfs[j]
 			next[id] = q + 1
+			j++
 		}
 	}
 	for id := range terms {
 		t := &terms[id]
 		t.maxKey = t.keys[len(t.keys)-1]
 	}
-	ix.arena = arena
 	return ix, nil
 }
