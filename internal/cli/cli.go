@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -249,6 +250,10 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 			}
 			log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 		}
+		// Restoring or loading the index allocates several times what it
+		// keeps (snapshot sections, decode buffers, rows): hand that back
+		// to the system now rather than when the runtime gets round to it.
+		debug.FreeOSMemory()
 	}
 	ext, err := newExtraction(cfg, env.Getenv)
 	if err != nil {

@@ -304,20 +304,53 @@ func ReadIndex(r io.Reader) (*Index, error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, readErr(err)
 	}
-	if [8]byte(hdr[:8]) != snapshotMagic {
-		return nil, corrupt("not a lexical snapshot")
-	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrIncompatible, v, snapshotVersion)
-	}
-	length := binary.LittleEndian.Uint64(hdr[16:])
-	if length > maxPayload || length > math.MaxInt {
-		return nil, corrupt("payload of %d bytes", length)
+	length, err := checkHeader(hdr[:])
+	if err != nil {
+		return nil, err
 	}
 	payload, err := readPayload(r, int(length))
 	if err != nil {
 		return nil, err
 	}
+	return decodeChecked(hdr[:], payload)
+}
+
+// DecodeIndex is ReadIndex over a snapshot held in memory, which must be
+// exactly one snapshot: it decodes p in place rather than copy it.
+func DecodeIndex(p []byte) (*Index, error) {
+	if len(p) < headerSize {
+		return nil, corrupt("truncated")
+	}
+	length, err := checkHeader(p[:headerSize])
+	if err != nil {
+		return nil, err
+	}
+	if length > uint64(len(p)-headerSize) {
+		return nil, corrupt("truncated")
+	}
+	if length < uint64(len(p)-headerSize) {
+		return nil, corrupt("%d trailing bytes", uint64(len(p)-headerSize)-length)
+	}
+	return decodeChecked(p[:headerSize], p[headerSize:])
+}
+
+// checkHeader checks a snapshot header and returns the payload length.
+func checkHeader(hdr []byte) (uint64, error) {
+	if [8]byte(hdr[:8]) != snapshotMagic {
+		return 0, corrupt("not a lexical snapshot")
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
+		return 0, fmt.Errorf("%w: format version %d, this build reads %d", ErrIncompatible, v, snapshotVersion)
+	}
+	length := binary.LittleEndian.Uint64(hdr[16:])
+	if length > maxPayload || length > math.MaxInt {
+		return 0, corrupt("payload of %d bytes", length)
+	}
+	return length, nil
+}
+
+// decodeChecked verifies the checksum and the analyser, then decodes.
+func decodeChecked(hdr, payload []byte) (*Index, error) {
 	if crc32.Update(crc32.Checksum(hdr[8:24], castagnoli), castagnoli, payload) != binary.LittleEndian.Uint32(hdr[24:]) {
 		return nil, corrupt("checksum mismatch")
 	}

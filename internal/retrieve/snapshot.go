@@ -270,7 +270,14 @@ func readSection(r io.Reader, limit uint64) ([]byte, error) {
 	if n > limit || n > math.MaxInt {
 		return nil, snapCorrupt("section of %d bytes", n)
 	}
-	buf := make([]byte, 0, min(int(n), sectionChunk))
+	// A reader that knows how many bytes it has left allows a section
+	// that fits to be read into one allocation; otherwise the buffer
+	// grows as the bytes arrive.
+	first := min(int(n), sectionChunk)
+	if sr, ok := r.(*sizedReader); ok && int64(n) <= sr.left {
+		first = int(n)
+	}
+	buf := make([]byte, 0, first)
 	for len(buf) < int(n) {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, min(int(n)-len(buf), len(buf)))
@@ -286,6 +293,18 @@ func readSection(r io.Reader, limit uint64) ([]byte, error) {
 		return nil, snapCorrupt("section checksum mismatch")
 	}
 	return buf, nil
+}
+
+// sizedReader is a reader that knows how many bytes remain (a file's).
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
 }
 
 // ---- head -----------------------------------------------------------------------
@@ -792,8 +811,12 @@ func (e *Engine) LoadSnapshot(path string) error {
 		return err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
 	br := bufio.NewReaderSize(f, 1<<20)
-	if err := e.ReadSnapshot(br); err != nil {
+	if err := e.ReadSnapshot(&sizedReader{r: br, left: fi.Size()}); err != nil {
 		return err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
@@ -976,8 +999,7 @@ func (e *Engine) readIndexes(r io.Reader, h *snapHead) (*lexical.Index, vectorIn
 }
 
 func decodeLexical(p []byte) (*lexical.Index, error) {
-	r := bytes.NewReader(p)
-	lex, err := lexical.ReadIndex(r)
+	lex, err := lexical.DecodeIndex(p)
 	switch {
 	case errors.Is(err, lexical.ErrIncompatible):
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotMismatch, err)
@@ -985,8 +1007,6 @@ func decodeLexical(p []byte) (*lexical.Index, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	case err != nil:
 		return nil, err
-	case r.Len() != 0:
-		return nil, snapCorrupt("lexical section has %d trailing bytes", r.Len())
 	}
 	if lex.Options() != lexical.New(lexical.DefaultOptions()).Options() {
 		return nil, snapMismatch("lexical options %+v", lex.Options())
@@ -1164,7 +1184,9 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		}
 		return c
 	}
-	words := make([]uint32, 1, 1+min(d.Rest()/2, uint64(ndocs)*64)) // offset 0 is none
+	// The word sets' arena: a word takes at least one byte of the section,
+	// usually four or five.
+	words := make([]uint32, 1, 1+d.Rest()/4) // offset 0 is none
 	var ents []uint32
 	var ecodes []uint32
 	for i := range s.docs {
