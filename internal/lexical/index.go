@@ -122,8 +122,8 @@ type Index struct {
 	docs    []docRef // by key
 	docLen  []uint32 // by key: tokens after analysis (0 when absent)
 	lenCode []uint8  // by key: min(docLen, 255), a compact copy for scans
-	arena   []byte // distinct term ids of each document (see docRef)
-	garbage int    // dead arena bytes
+	arena   []byte   // distinct term ids of each document (see docRef)
+	garbage int      // dead arena bytes
 	n       int      // live documents
 	total   uint64   // Σ docLen of live documents
 }
