@@ -79,6 +79,10 @@ type LatencyOptions struct {
 	// Snapshot, when set, saves ix's snapshot where Open restores it from
 	// and returns its path; the cold start is then measured both ways.
 	Snapshot func(ix *retrieve.Engine) (string, error)
+	// KeepSnapshot leaves the last cold start's snapshot (the HNSW one) in
+	// place instead of removing it, for later cold starts of the kept
+	// data directory.
+	KeepSnapshot bool
 	// Progress, when set, receives progress bars: redrawn in place with
 	// \r at most 5 times a second, or, with ProgressLines, as a plain line
 	// every 10 seconds (for logs).
@@ -817,7 +821,9 @@ func latColdStart(ctx context.Context, o LatencyOptions, mode retrieve.VectorMod
 	if err != nil || snap == "" {
 		return cs, err
 	}
-	defer os.Remove(snap) // the next mode starts without one
+	if !o.KeepSnapshot || mode != retrieve.VectorApprox {
+		defer os.Remove(snap) // the next mode starts without one
+	}
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "bench: cold start with the %s vector index, from the index snapshot...\n", mode)
 	}

@@ -222,7 +222,7 @@ func runBenchLatency(env Env, args []string) error {
 		data, profileDir, memProfileDir   string
 		records, queries, writers, warmup int
 		k, rounds                         int
-		jsonOnly                          bool
+		jsonOnly, keepSnapshot            bool
 	)
 	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
 	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
@@ -233,6 +233,7 @@ func runBenchLatency(env Env, args []string) error {
 	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
 	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
 	fs.StringVar(&memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
+	fs.BoolVar(&keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
@@ -322,6 +323,7 @@ func runBenchLatency(env Env, args []string) error {
 	}
 	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
 		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir, MemProfileDir: memProfileDir,
+		KeepSnapshot: keepSnapshot && dirGiven,
 		// The snapshot serve saves, where openWith restores it from.
 		Snapshot: func(ix *retrieve.Engine) (string, error) {
 			path := indexSnapshot(cfg)
