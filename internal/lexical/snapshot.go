@@ -71,6 +71,10 @@ const (
 	readChunk = 1 << 20
 )
 
+// parallelFill is the posting count from which two goroutines fill the
+// postings lists of a snapshot being read (a variable for tests).
+var parallelFill uint32 = 1 << 20
+
 var (
 	snapshotMagic = [8]byte{'M', 'G', 'L', 'E', 'X', 'I', 'D', 'X'}
 	castagnoli    = crc32.MakeTable(crc32.Castagnoli)
@@ -521,20 +525,45 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		arena = slices.Clone(arena)
 	}
 	ix.arena = arena
-	j := 0 // posting number, in document order
-	for key, r := range ix.docs {
-		if r.off == absent {
-			continue
+	// Fill the lists, documents in key order so that every list comes
+	// out sorted. The writes land all over the slabs, one place per term,
+	// and cost a cache miss each: on a large index two goroutines share
+	// them, each filling the lists of the terms below or above the id
+	// that halves the postings.
+	fill := func(lo, hi uint32) {
+		j := 0 // posting number, in document order
+		for key, r := range ix.docs {
+			if r.off == absent {
+				continue
+			}
+			b, id := arena[r.off:], uint32(0)
+			for range r.n {
+				v, n := uvarint32(b)
+				b, id = b[n:], id+v
+				if id >= lo && id < hi {
+					q := next[id]
+					keySlab[q], tfSlab[q] = uint32(key), tfs[j]
+					next[id] = q + 1
+				}
+				j++
+			}
 		}
-		b, id := arena[r.off:], uint32(0)
-		for range r.n {
-			v, n := uvarint32(b)
-			b, id = b[n:], id+v
-			q := next[id]
-			keySlab[q], tfSlab[q] = uint32(key), tfs[j]
-			next[id] = q + 1
-			j++
+	}
+	if nposts < parallelFill {
+		fill(0, uint32(nterms))
+	} else {
+		split, acc := uint32(0), uint32(0)
+		for id := range terms {
+			if acc >= nposts/2 {
+				break
+			}
+			acc += uint32(len(terms[id].keys))
+			split = uint32(id) + 1
 		}
+		var wg sync.WaitGroup
+		wg.Go(func() { fill(0, split) })
+		fill(split, uint32(nterms))
+		wg.Wait()
 	}
 	for id := range terms {
 		t := &terms[id]
