@@ -83,6 +83,11 @@ type LatencyOptions struct {
 	// place instead of removing it, for later cold starts of the kept
 	// data directory.
 	KeepSnapshot bool
+	// Reuse skips the write phase: the data directory already holds the
+	// records of an earlier run with the same Records and dataset (kept
+	// with a named data directory), so the search phase and the cold
+	// start can be measured again without writing them anew.
+	Reuse bool
 	// Progress, when set, receives progress bars: redrawn in place with
 	// \r at most 5 times a second, or, with ProgressLines, as a plain line
 	// every 10 seconds (for logs).
@@ -200,8 +205,9 @@ type LatencyResult struct {
 	Embedder  string
 	Writers   int
 
-	// Write phase. Decisions counts write decisions by kind (rejections
-	// included); they add up to Records.
+	// Write phase (skipped when Reused). Decisions counts write decisions
+	// by kind (rejections included); they add up to Records.
+	Reused      bool
 	Decisions   map[string]int
 	Reasons     map[string]int
 	Quarantined int
@@ -653,7 +659,9 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	if err != nil {
 		return nil, err
 	}
-	if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
+	if o.Reuse {
+		res.Reused = true
+	} else if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
 		stop()
 		return nil, err
 	}
@@ -1129,6 +1137,7 @@ type LatencyJSON struct {
 	Records  int     `json:"records"`
 	Embedder string  `json:"embedder"`
 	WallS    float64 `json:"wall_s"`
+	Reused   bool    `json:"reused,omitempty"`
 	Write    struct {
 		PerS float64 `json:"per_s"`
 		LatencyLatJSON
@@ -1178,7 +1187,7 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // BuildLatencyJSON assembles the summary line. rss_mib and heap_mib are
 // the larger of the two cold starts.
 func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
-	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()),
+	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()), Reused: r.Reused,
 		ColdStartS: map[string]float64{}, ColdRebuildS: map[string]float64{}, DBMiB: round4(mib(r.DBBytes)), Decisions: r.Decisions, Types: r.Types,
 		Quarantined: r.Quarantined, Docs: r.Docs, Vectors: r.Vectors, VectorIndex: r.VectorIndex, Queries: r.Queries,
 		Scoped: r.Scoped, K: r.K, Rounds: r.Rounds, ColdRSS: map[string]float64{}, ColdHeap: map[string]float64{},
@@ -1276,6 +1285,15 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 		r.Turns, latScopes, r.Questions)
 	fmt.Fprintf(w, "  embedder %s; the service's vector index: %s\n", r.Embedder, r.VectorIndex)
 
+	if r.Reused {
+		fmt.Fprintf(w, "\nwrite: skipped (--reuse: the records of an earlier run); index heads: %d\n", r.Docs)
+	} else {
+		renderLatencyWrite(w, r)
+	}
+	renderLatencyRest(w, r, ro)
+}
+
+func renderLatencyWrite(w io.Writer, r *LatencyResult) {
 	fmt.Fprintf(w, "\nwrite (core.Service.Write as the local operator, %d concurrent writers)\n", r.Writers)
 	fmt.Fprintf(w, "  decisions:")
 	for _, k := range slices.Sorted(maps.Keys(r.Decisions)) {
@@ -1300,7 +1318,9 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 	}
 	fmt.Fprintf(w, "  latency    p50 %.2fms  p95 %.2fms  p99 %.2fms  mean %.2fms\n",
 		ms(r.WriteLat.P50), ms(r.WriteLat.P95), ms(r.WriteLat.P99), ms(r.WriteLat.Mean))
+}
 
+func renderLatencyRest(w io.Writer, r *LatencyResult, ro LatencyRender) {
 	if r.Embedder != "none" {
 		fmt.Fprintf(w, "\nembed (EmbedPending to completion)\n")
 		fmt.Fprintf(w, "  %d vectors in %.1fs (%.0f vectors/s); %d vectors indexed\n", r.Embedded, r.EmbedWall.Seconds(),

@@ -222,7 +222,7 @@ func runBenchLatency(env Env, args []string) error {
 		data, profileDir, memProfileDir   string
 		records, queries, writers, warmup int
 		k, rounds                         int
-		jsonOnly, keepSnapshot            bool
+		jsonOnly, keepSnapshot, reuse     bool
 	)
 	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
 	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
@@ -234,6 +234,7 @@ func runBenchLatency(env Env, args []string) error {
 	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
 	fs.StringVar(&memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
 	fs.BoolVar(&keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
+	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip writing, the directory holds the records of an earlier run with the same --records and --data")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
@@ -282,9 +283,16 @@ func runBenchLatency(env Env, args []string) error {
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	openEnv := env
+	if reuse && !dirGiven {
+		return usagef("bench latency: --reuse needs --data-dir, the directory of an earlier run")
+	}
 	if dirGiven {
-		if _, err := os.Stat(cfg.DBPath()); err == nil {
+		_, err := os.Stat(cfg.DBPath())
+		if err == nil && !reuse {
 			return usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
+		}
+		if err != nil && reuse {
+			return usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
 		}
 	} else {
 		tmp, err := os.MkdirTemp("", "memgate-bench-latency-")
@@ -323,7 +331,7 @@ func runBenchLatency(env Env, args []string) error {
 	}
 	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
 		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir, MemProfileDir: memProfileDir,
-		KeepSnapshot: keepSnapshot && dirGiven,
+		KeepSnapshot: keepSnapshot && dirGiven, Reuse: reuse,
 		// The snapshot serve saves, where openWith restores it from.
 		Snapshot: func(ix *retrieve.Engine) (string, error) {
 			path := indexSnapshot(cfg)
