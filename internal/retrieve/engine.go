@@ -310,7 +310,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 	}
 	words := d.words
 	if r.Type != memory.Episode {
-		if !same {
+		if !same || words == 0 { // same content: the word set is still right, if it has one
 			e.words.free(words)
 			words = e.words.add(WordSet(r.Content))
 		}
