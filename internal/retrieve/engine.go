@@ -70,8 +70,10 @@ type Engine struct {
 	changeSeq int64 // change log position applied; guarded by mu
 
 	// sessions lists the episode keys of each conversation session
-	// in turn order, for context expansion.
+	// in turn order, for context expansion; sessBits is the set of those
+	// keys.
 	sessions map[sessKey][]uint32
+	sessBits lexical.Bits
 	// fx holds the integer-coded filter fields and the candidate lists
 	// (see filter.go).
 	fx     filterIndex
@@ -515,6 +517,16 @@ func (e *Engine) linkSession(key uint32) {
 	list := e.sessions[sk]
 	i, _ := slices.BinarySearchFunc(list, key, e.turnCompare)
 	e.sessions[sk] = slices.Insert(list, i, key)
+	e.sessBits = setBit(e.sessBits, key)
+}
+
+// setBit adds key to a set, growing it as needed.
+func setBit(b lexical.Bits, key uint32) lexical.Bits {
+	if w := int(key >> 6); w >= len(b) {
+		b = append(b, make([]uint64, w+1-len(b)+len(b)/4)...)
+	}
+	b[key>>6] |= 1 << (key & 63)
+	return b
 }
 
 func (e *Engine) unlinkSession(key uint32) {
@@ -525,6 +537,9 @@ func (e *Engine) unlinkSession(key uint32) {
 	list := e.sessions[sk]
 	if i := slices.Index(list, key); i >= 0 {
 		list = slices.Delete(list, i, i+1)
+	}
+	if w := int(key >> 6); w < len(e.sessBits) {
+		e.sessBits[w] &^= 1 << (key & 63)
 	}
 	if len(list) == 0 {
 		delete(e.sessions, sk)

@@ -910,7 +910,7 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 		e.mu.Unlock()
 		return errors.New("retrieve: engine changed during ReadSnapshot")
 	}
-	e.records, e.sessions, e.fx = s.records, s.sessions, s.fx
+	e.records, e.sessions, e.sessBits, e.fx = s.records, s.sessions, s.sessBits, s.fx
 	e.lex = lex
 	e.vecs, e.approx = nil, false
 	if vecs != nil {
@@ -1101,6 +1101,7 @@ func readLive(r io.Reader, h *snapHead, g *vector.HNSW) error {
 type docState struct {
 	records
 	sessions map[sessKey][]uint32
+	sessBits lexical.Bits
 	fx       filterIndex
 }
 
@@ -1345,6 +1346,9 @@ func (s *docState) rebuild() {
 	s.fx.rebuildLists()
 	for _, list := range groups {
 		slices.SortFunc(list, s.turnCompare)
+		for _, k := range list {
+			s.sessBits = setBit(s.sessBits, k)
+		}
 	}
 	s.sessions = groups
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"maps"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -398,6 +399,21 @@ func state(e *Engine) string {
 			names = append(names, name(k))
 		}
 		lines = append(lines, fmt.Sprintf("session %q %q %v", e.fx.names[sk.ws], e.fx.names[sk.sid], names))
+	}
+	inSession := 0
+	for _, list := range e.sessions {
+		for _, k := range list {
+			if !e.sessBits.Has(k) {
+				lines = append(lines, "session turn not in sessBits: "+name(k))
+			}
+			inSession++
+		}
+	}
+	for _, w := range e.sessBits {
+		inSession -= bits.OnesCount64(w)
+	}
+	if inSession != 0 {
+		lines = append(lines, fmt.Sprintf("sessBits holds %d keys too many", -inSession))
 	}
 	fx := &e.fx
 	for lk, list := range fx.lists {
