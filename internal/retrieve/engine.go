@@ -469,8 +469,18 @@ func (e *Engine) SimilarTo(f Filter, text string, words []uint32, k int) []Simil
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	// The filter as a bitset when it has a short candidate list (or a
+	// cached one): a bit test per candidate instead of a check.
+	c := e.compile(&f)
+	allow := lexical.Allow(c.ok)
+	if adm := c.materialise(); adm != nil {
+		defer adm.release()
+		allow = adm.bits.Has
+	} else if bits := e.cachedBits(c); bits != nil {
+		allow = lexical.Bits(bits).Has
+	}
 	var out []Similar
-	for _, h := range e.lex.SearchTerms(terms, k, lexical.Allow(e.allow(f))) {
+	for _, h := range e.lex.SearchTerms(terms, k, allow) {
 		ws := e.wordsOf(h.Key)
 		if ws == nil {
 			continue
