@@ -97,9 +97,7 @@ func testQueries(seed uint64, n int) []string {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	queries := testQueries(1, 60)
-	defer func(n uint32) { parallelFill = n }(parallelFill)
 	for _, seed := range []uint64{1, 2, 3} {
-		parallelFill = []uint32{1 << 20, 0, 1}[seed-1] // both ways of filling the lists
 		ix := churned(seed, 6000)
 		data := writeSnapshot(t, ix)
 		got := readSnapshot(t, data)

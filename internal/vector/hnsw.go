@@ -279,6 +279,17 @@ func (h *HNSW) appendNode(key uint32, level int, v []int16, scale float32, del b
 	return id
 }
 
+// fullChunk starts the next chunk at its full size, for a reader that
+// knows a chunk's worth of nodes follows. Callers hold the write lock and
+// have filled the current chunk.
+func (h *HNSW) fullChunk() {
+	if h.n%chunkSize != 0 || h.n>>chunkBits != len(h.vecs) {
+		return
+	}
+	h.vecs = append(h.vecs, make([]int16, 0, chunkSize*h.dim))
+	h.l0 = append(h.l0, make([]uint32, 0, chunkSize*(h.m0+1)))
+}
+
 // growChunk extends a chunk by n zeroed elements. Capacity grows by
 // doubling but never past limit, the size of a full chunk.
 func growChunk[T int16 | uint32](c []T, n, limit int) []T {

@@ -564,6 +564,9 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 				return nil, err
 			}
 		}
+		if i%chunkSize == 0 && nodes-i >= chunkSize {
+			h.fullChunk() // a chunk's worth of nodes is announced: no regrowing
+		}
 		id := h.appendNode(key, int(level), qv, scale, del == 1)
 		if del == 0 {
 			if _, dup := h.ids.get(key); dup || key > maxKey {
