@@ -203,4 +203,3 @@ func idHash(id uint32) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
-
