@@ -428,13 +428,23 @@ func ReadExact(r io.Reader) (*Exact, error) {
 		x.slot.set(key, uint32(len(x.keys)))
 		x.keys = append(x.keys, key)
 		off := len(x.data)
-		x.data = slices.Grow(x.data, int(dim))[:off+int(dim)]
+		if off+int(dim) > cap(x.data) {
+			// Double what has arrived (append's growth of a large slice,
+			// a quarter, copies the vectors many times over).
+			grown := make([]float32, off, max(2*cap(x.data), off+int(dim), 1<<16))
+			copy(grown, x.data)
+			x.data = grown
+		}
+		x.data = x.data[:off+int(dim)]
 		if err := f.f32s(x.data[off:]); err != nil {
 			return nil, err
 		}
 	}
 	if err := f.finish(); err != nil {
 		return nil, err
+	}
+	if cap(x.data) > len(x.data)+len(x.data)/8 {
+		x.data = slices.Clip(slices.Clone(x.data)) // no doubling's slack kept
 	}
 	return x, nil
 }
