@@ -79,6 +79,15 @@ type LatencyOptions struct {
 	// Snapshot, when set, saves ix's snapshot where Open restores it from
 	// and returns its path; the cold start is then measured both ways.
 	Snapshot func(ix *retrieve.Engine) (string, error)
+	// KeepSnapshot leaves the last cold start's snapshot (the HNSW one) in
+	// place instead of removing it, for later cold starts of the kept
+	// data directory.
+	KeepSnapshot bool
+	// Reuse skips the write phase: the data directory already holds the
+	// records of an earlier run with the same Records and dataset (kept
+	// with a named data directory), so the search phase and the cold
+	// start can be measured again without writing them anew.
+	Reuse bool
 	// Progress, when set, receives progress bars: redrawn in place with
 	// \r at most 5 times a second, or, with ProgressLines, as a plain line
 	// every 10 seconds (for logs).
@@ -88,6 +97,11 @@ type LatencyOptions struct {
 	// write.pprof, embed.pprof, search.pprof (samples labelled mode=...)
 	// and load.pprof (the cold starts).
 	ProfileDir string
+	// MemProfileDir, when set, receives heap profiles (live objects, for
+	// `go tool pprof -sample_index=inuse_space`): heap-search.pprof once
+	// the records are written and embedded, and heap-<index>-<rebuild or
+	// restore>.pprof after each cold start.
+	MemProfileDir string
 	// Seed varies the queries (default 1).
 	Seed uint64
 }
@@ -191,8 +205,9 @@ type LatencyResult struct {
 	Embedder  string
 	Writers   int
 
-	// Write phase. Decisions counts write decisions by kind (rejections
-	// included); they add up to Records.
+	// Write phase (skipped when Reused). Decisions counts write decisions
+	// by kind (rejections included); they add up to Records.
+	Reused      bool
 	Decisions   map[string]int
 	Reasons     map[string]int
 	Quarantined int
@@ -564,6 +579,23 @@ func profile(dir, name string) (func() error, error) {
 	}, nil
 }
 
+// heapProfile writes a heap profile to dir/name (nothing without dir).
+func heapProfile(dir, name string) error {
+	if dir == "" {
+		return nil
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	return f.Close()
+}
+
 // ---------------------------------------------------------------------
 // The run.
 
@@ -627,7 +659,9 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	if err != nil {
 		return nil, err
 	}
-	if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
+	if o.Reuse {
+		res.Reused = true
+	} else if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
 		stop()
 		return nil, err
 	}
@@ -664,6 +698,9 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	}
 	st := prim.Index.Stats()
 	res.Vectors, res.VectorIndex = st.Vectors, st.VectorIndex
+	if err := heapProfile(o.MemProfileDir, "heap-search.pprof"); err != nil {
+		return nil, err
+	}
 
 	// 4. Search phase: the service as opened, and a second engine with
 	// the other vector index over the same store behind a second service.
@@ -729,6 +766,7 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 // coldOpen opens the data directory with the vector index mode and
 // measures it; it is closed again before returning.
 func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, after func(h *Opened) error) (ColdOpen, error) {
+	how := "rebuild"
 	runtime.GC()
 	debug.FreeOSMemory()
 	t0 := time.Now()
@@ -743,6 +781,13 @@ func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, a
 	c.RSSMiB = procStatusMiB("VmRSS")
 	debug.FreeOSMemory()
 	c.RSSSettledMiB = procStatusMiB("VmRSS")
+	if c.Restored {
+		how = "restore"
+	}
+	if err := heapProfile(o.MemProfileDir, fmt.Sprintf("heap-%s-%s.pprof", mode, how)); err != nil {
+		h.Close()
+		return c, err
+	}
 	if after != nil {
 		err = after(h)
 	}
@@ -784,7 +829,9 @@ func latColdStart(ctx context.Context, o LatencyOptions, mode retrieve.VectorMod
 	if err != nil || snap == "" {
 		return cs, err
 	}
-	defer os.Remove(snap) // the next mode starts without one
+	if !o.KeepSnapshot || mode != retrieve.VectorApprox {
+		defer os.Remove(snap) // the next mode starts without one
+	}
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "bench: cold start with the %s vector index, from the index snapshot...\n", mode)
 	}
@@ -1090,6 +1137,7 @@ type LatencyJSON struct {
 	Records  int     `json:"records"`
 	Embedder string  `json:"embedder"`
 	WallS    float64 `json:"wall_s"`
+	Reused   bool    `json:"reused,omitempty"`
 	Write    struct {
 		PerS float64 `json:"per_s"`
 		LatencyLatJSON
@@ -1139,7 +1187,7 @@ func mib(b int64) float64 { return float64(b) / (1 << 20) }
 // BuildLatencyJSON assembles the summary line. rss_mib and heap_mib are
 // the larger of the two cold starts.
 func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
-	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()),
+	j := LatencyJSON{Bench: Latency, Records: r.Records, Embedder: r.Embedder, WallS: round4(r.Wall.Seconds()), Reused: r.Reused,
 		ColdStartS: map[string]float64{}, ColdRebuildS: map[string]float64{}, DBMiB: round4(mib(r.DBBytes)), Decisions: r.Decisions, Types: r.Types,
 		Quarantined: r.Quarantined, Docs: r.Docs, Vectors: r.Vectors, VectorIndex: r.VectorIndex, Queries: r.Queries,
 		Scoped: r.Scoped, K: r.K, Rounds: r.Rounds, ColdRSS: map[string]float64{}, ColdHeap: map[string]float64{},
@@ -1237,6 +1285,15 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 		r.Turns, latScopes, r.Questions)
 	fmt.Fprintf(w, "  embedder %s; the service's vector index: %s\n", r.Embedder, r.VectorIndex)
 
+	if r.Reused {
+		fmt.Fprintf(w, "\nwrite: skipped (--reuse: the records of an earlier run); index heads: %d\n", r.Docs)
+	} else {
+		renderLatencyWrite(w, r)
+	}
+	renderLatencyRest(w, r, ro)
+}
+
+func renderLatencyWrite(w io.Writer, r *LatencyResult) {
 	fmt.Fprintf(w, "\nwrite (core.Service.Write as the local operator, %d concurrent writers)\n", r.Writers)
 	fmt.Fprintf(w, "  decisions:")
 	for _, k := range slices.Sorted(maps.Keys(r.Decisions)) {
@@ -1261,7 +1318,9 @@ func renderLatencyText(w io.Writer, r *LatencyResult, ro LatencyRender) {
 	}
 	fmt.Fprintf(w, "  latency    p50 %.2fms  p95 %.2fms  p99 %.2fms  mean %.2fms\n",
 		ms(r.WriteLat.P50), ms(r.WriteLat.P95), ms(r.WriteLat.P99), ms(r.WriteLat.Mean))
+}
 
+func renderLatencyRest(w io.Writer, r *LatencyResult, ro LatencyRender) {
 	if r.Embedder != "none" {
 		fmt.Fprintf(w, "\nembed (EmbedPending to completion)\n")
 		fmt.Fprintf(w, "  %d vectors in %.1fs (%.0f vectors/s); %d vectors indexed\n", r.Embedded, r.EmbedWall.Seconds(),

@@ -236,10 +236,10 @@ func runBenchLatency(env Env, args []string) error {
 	start := time.Now()
 	fs, cfg := flags(env, "bench latency", false)
 	var (
-		data, profileDir                  string
+		data, profileDir, memProfileDir   string
 		records, queries, writers, warmup int
 		k, rounds                         int
-		jsonOnly                          bool
+		jsonOnly, keepSnapshot, reuse     bool
 	)
 	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
 	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
@@ -249,6 +249,9 @@ func runBenchLatency(env Env, args []string) error {
 	fs.IntVar(&k, "k", 10, "results asked per search (1-100)")
 	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
 	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
+	fs.StringVar(&memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
+	fs.BoolVar(&keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
+	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip writing, the directory holds the records of an earlier run with the same --records and --data")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
@@ -298,9 +301,16 @@ func runBenchLatency(env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	openEnv := env
+	if reuse && !dirGiven {
+		return usagef("bench latency: --reuse needs --data-dir, the directory of an earlier run")
+	}
 	if dirGiven {
-		if _, err := os.Stat(cfg.DBPath()); err == nil {
+		_, err := os.Stat(cfg.DBPath())
+		if err == nil && !reuse {
 			return usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
+		}
+		if err != nil && reuse {
+			return usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
 		}
 	} else {
 		tmp, err := os.MkdirTemp("", "memgate-bench-latency-")
@@ -311,9 +321,11 @@ func runBenchLatency(env Env, args []string) error {
 		cfg.DataDir = tmp
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
-	if profileDir != "" {
-		if err := os.MkdirAll(profileDir, 0o755); err != nil {
-			return fmt.Errorf("bench: profile directory: %w", err)
+	for _, dir := range []string{profileDir, memProfileDir} {
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("bench: profile directory: %w", err)
+			}
 		}
 	}
 
@@ -336,7 +348,8 @@ func runBenchLatency(env Env, args []string) error {
 		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took, Restored: lh.restored}, nil
 	}
 	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
-		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir,
+		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir, MemProfileDir: memProfileDir,
+		KeepSnapshot: keepSnapshot && dirGiven, Reuse: reuse,
 		// The snapshot serve saves, where openWith restores it from.
 		Snapshot: func(ix *retrieve.Engine) (string, error) {
 			path := indexSnapshot(cfg)

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -252,6 +253,19 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 			}
 			log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 		}
+		// The index is a large, long-lived heap, mostly pointer-free
+		// arrays the collector does not scan, so a collection is cheap;
+		// the default GOGC=100 would let garbage grow to the size of the
+		// index before collecting, doubling the resident set. Unless the
+		// operator tuned the collector, collect when garbage reaches a
+		// quarter of the live heap.
+		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetGCPercent(25)
+		}
+		// Restoring or loading the index allocates several times what it
+		// keeps (snapshot sections, decode buffers, rows): hand that back
+		// to the system now rather than when the runtime gets round to it.
+		debug.FreeOSMemory()
 	}
 	ext, err := newExtraction(cfg, env.Getenv)
 	if err != nil {

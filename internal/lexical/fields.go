@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -49,6 +48,23 @@ func (ix *Index) Postings(term string, fn func(key uint32, tf int)) {
 	}
 }
 
+// PostingsIn calls fn for each live posting of term whose key is in the
+// set, in list order.
+func (ix *Index) PostingsIn(term string, in Bits, fn func(key uint32, tf int)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	id, ok := ix.dict[term]
+	if !ok {
+		return
+	}
+	t := &ix.terms[id]
+	for i, k := range t.keys {
+		if w := int(k >> 6); w < len(in) && in[w]&(1<<(k&63)) != 0 && t.tfs[i] != 0 {
+			fn(k, int(t.tfs[i]))
+		}
+	}
+}
+
 // DocLen returns the length in tokens of the document under key (0 when
 // there is none).
 func (ix *Index) DocLen(key uint32) int {
@@ -68,7 +84,14 @@ func (ix *Index) HasTerm(key uint32, term string) bool {
 	if !ok || !ix.has(key) {
 		return false
 	}
-	r := ix.docs[key]
-	_, found := slices.BinarySearch(ix.arena[r.off:r.off+r.n], id)
-	return found
+	d := ix.docs[key]
+	p, x := ix.arena[d.off:], uint32(0)
+	for range d.n {
+		v, n := uvarint32(p)
+		p, x = p[n:], x+v
+		if x >= id {
+			return x == id
+		}
+	}
+	return false
 }

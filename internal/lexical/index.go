@@ -10,8 +10,9 @@
 // Each term has a postings list held as two parallel, pointer-free slices
 // (keys []uint32, tfs []uint16: 6 bytes per posting, no per-posting
 // pointers). Each document keeps the ids of its distinct terms in one shared
-// arena ([]uint32) plus its token count, so Remove knows exactly which
-// postings lists to visit.
+// byte arena (ascending, as varints: the first id, then the differences;
+// about two bytes a term instead of four) plus its token count, so Remove
+// knows exactly which postings lists to visit.
 //
 // Postings lists are kept sorted by key with tombstones: keys appended in
 // increasing order (the normal case: keys grow) extend a sorted prefix;
@@ -48,6 +49,7 @@
 package lexical
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
@@ -103,7 +105,9 @@ func (t *term) df() int { return len(t.keys) - t.dead }
 // tailLimit is the longest unsorted tail a list of n postings keeps.
 func tailLimit(n int) int { return max(64, n/16) }
 
-type docRef struct{ off, n uint32 } // distinct term ids: arena[off : off+n]
+// docRef locates a document's distinct term ids: n varints at arena[off:]
+// (the first id, then the differences to the previous one).
+type docRef struct{ off, n uint32 }
 
 // Index is a BM25 index. It is safe for concurrent use: searches run in
 // parallel under a read lock, Add and Remove take the write lock.
@@ -118,8 +122,8 @@ type Index struct {
 	docs    []docRef // by key
 	docLen  []uint32 // by key: tokens after analysis (0 when absent)
 	lenCode []uint8  // by key: min(docLen, 255), a compact copy for scans
-	arena   []uint32 // distinct term ids of each document
-	garbage int      // dead arena slots
+	arena   []byte   // distinct term ids of each document (see docRef)
+	garbage int      // dead arena bytes
 	n       int      // live documents
 	total   uint64   // Σ docLen of live documents
 }
@@ -207,20 +211,23 @@ func (ix *Index) addLocked(key uint32, tb *tokenList) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if len(ix.arena)+len(ids) >= int(absent) {
+	if len(ix.arena)+5*len(ids) >= int(absent) {
 		panic("lexical: index too large")
 	}
 	off := len(ix.arena)
+	prev, n := uint32(0), 0
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
 			j++
 		}
-		ix.arena = append(ix.arena, ids[i])
+		ix.arena = binary.AppendUvarint(ix.arena, uint64(ids[i]-prev))
+		prev = ids[i]
+		n++
 		ix.addPosting(ids[i], key, min(j-i, maxTF))
 		i = j
 	}
-	ix.docs[key] = docRef{off: uint32(off), n: uint32(len(ix.arena) - off)}
+	ix.docs[key] = docRef{off: uint32(off), n: uint32(n)}
 	ix.docLen[key] = uint32(len(ids))
 	ix.lenCode[key] = uint8(min(len(ids), 255))
 	ix.n++
@@ -325,12 +332,39 @@ func (t *term) rebuild() {
 	}
 }
 
+// eachTerm calls fn with each term id of d, ascending, and returns the end
+// of d's bytes in the arena.
+func (ix *Index) eachTerm(d docRef, fn func(id uint32)) uint32 {
+	p := ix.arena[d.off:]
+	id, at := uint32(0), 0
+	for range d.n {
+		v, n := uvarint32(p[at:])
+		at += n
+		id += v
+		if fn != nil {
+			fn(id)
+		}
+	}
+	return d.off + uint32(at)
+}
+
+// uvarint32 decodes a varint of the arena, with a fast path for the
+// common one-byte case.
+func uvarint32(p []byte) (uint32, int) {
+	if len(p) > 0 && p[0] < 0x80 {
+		return uint32(p[0]), 1
+	}
+	v, n := binary.Uvarint(p)
+	if n <= 0 || v > math.MaxUint32 {
+		panic("lexical: corrupt document arena")
+	}
+	return uint32(v), n
+}
+
 func (ix *Index) removeLocked(key uint32) {
 	d := ix.docs[key]
-	for _, id := range ix.arena[d.off : d.off+d.n] {
-		ix.removePosting(id, key)
-	}
-	ix.garbage += int(d.n)
+	end := ix.eachTerm(d, func(id uint32) { ix.removePosting(id, key) })
+	ix.garbage += int(end - d.off)
 	ix.n--
 	ix.total -= uint64(ix.docLen[key])
 	ix.docs[key] = docRef{off: absent}
@@ -376,13 +410,13 @@ func (ix *Index) maybeCompact() {
 	if ix.garbage < arenaCompactMin || 2*ix.garbage < len(ix.arena) {
 		return
 	}
-	arena := make([]uint32, 0, len(ix.arena)-ix.garbage)
+	arena := make([]byte, 0, len(ix.arena)-ix.garbage)
 	for k, d := range ix.docs {
 		if d.off == absent {
 			continue
 		}
 		off := len(arena)
-		arena = append(arena, ix.arena[d.off:d.off+d.n]...)
+		arena = append(arena, ix.arena[d.off:ix.eachTerm(d, nil)]...)
 		ix.docs[k].off = uint32(off)
 	}
 	ix.arena, ix.garbage = arena, 0

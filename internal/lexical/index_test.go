@@ -430,10 +430,10 @@ func TestArenaCompactionAndUnsortedPostings(t *testing.T) {
 			live[k] = text
 		}
 	}
-	liveSlots := 0
+	liveSlots := 0 // bytes
 	for _, d := range ix.docs {
 		if d.off != absent {
-			liveSlots += int(d.n)
+			liveSlots += int(ix.eachTerm(d, nil) - d.off)
 		}
 	}
 	// Without compaction the arena would hold 7 generations of documents.
@@ -532,7 +532,11 @@ func checkInvariants(t *testing.T, ix *Index) {
 		}
 		live++
 		total += uint64(ix.docLen[key])
-		for _, id := range ix.arena[d.off : d.off+d.n] {
+		ids := ix.termIDs(d, nil)
+		if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+			t.Fatalf("key %d: term ids %v", key, ids)
+		}
+		for _, id := range ids {
 			if want[id] == nil {
 				want[id] = map[uint32]bool{}
 			}
@@ -735,4 +739,10 @@ func TestScopedMatchesReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// termIDs appends d's term ids to dst.
+func (ix *Index) termIDs(d docRef, dst []uint32) []uint32 {
+	ix.eachTerm(d, func(id uint32) { dst = append(dst, id) })
+	return dst
 }

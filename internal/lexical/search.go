@@ -520,12 +520,11 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 		if !ix.has(key) || ix.docLen[key] == 0 {
 			continue
 		}
-		ref := ix.docs[key]
-		for _, id := range ix.arena[ref.off : ref.off+ref.n] {
+		ix.eachTerm(ix.docs[key], func(id uint32) {
 			if !skip[id] {
 				weight[id] += w[i] / float64(ix.docLen[key])
 			}
-		}
+		})
 	}
 	type tw struct {
 		id uint32

@@ -4,13 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/memgate/memgate/internal/snapio"
 	"hash/crc32"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/memgate/memgate/internal/snapio"
 )
 
 // Snapshot format (fixed-width integers little-endian; "uv" is an
@@ -21,28 +23,37 @@ import (
 //	analyzer  u32     fingerprint of Analyze (analyzerFingerprint)
 //	length    u64     payload bytes
 //	crc       u32     CRC-32C of version, analyzer, length and payload
-//	payload:
+//	payload (format 2):
 //	  k1, b   u64     float64 bits
 //	  stem    u8      0 or 1
 //	  keys    uv      key slots (documents and absent keys below the largest)
 //	  terms   uv      terms in the dictionary
 //	  posts   uv      postings (Σ distinct terms over the documents)
 //	  terms × (uv name length, name bytes)             term id = position
-//	  keys  × (uv 0 when absent, else 1 + distinct terms, then
-//	           uv docLen and per term, ascending by id:
-//	           uv id − previous id − 1 (id for the first), uv tf)
+//	  plen    u64     bytes of the postings that follow
+//	  terms × (uv df, then per live posting, ascending by key:
+//	           uv key − previous key − 1 (key for the first), uv tf)
+//	  keys  × (uv 0 when absent, else 1 + distinct terms, then uv docLen,
+//	           uv bytes and the term ids, ascending: uv the first, then
+//	           uv the differences (as the index's document arena holds them))
+//	payload (format 1, still read): the header fields and names as above,
+//	then keys × (uv 0 when absent, else 1 + distinct terms, uv docLen and
+//	per term, ascending by id: uv id − previous id − 1 (id for the first),
+//	uv tf); the reader derives the postings lists from the documents.
 //
 // The snapshot is canonical rather than a memory image: it holds each
-// document's distinct terms and term frequencies, and the reader rebuilds
-// the postings lists (sorted, no tombstones, no unsorted tail), the
-// document arena (compact) and the counters from them. Term ids are
-// renumbered densely in their existing order. So what a snapshot holds of a
-// removed document is nothing at all — no tombstoned posting, no arena
-// garbage, no orphaned dictionary entry — and a reader cannot be handed a
-// postings list that disagrees with the documents, since it derives one
-// from the other. Searches on the restored index return bit-identical
-// results: scores depend on the live postings, document lengths and
-// counters only, never on term ids or on list layout.
+// live postings list (sorted, no tombstones, no unsorted tail) and each
+// document's distinct terms, term ids renumbered densely in their existing
+// order. So what a snapshot holds of a removed document is nothing at all
+// — no tombstoned posting, no arena garbage, no orphaned dictionary entry.
+// The reader decodes the lists straight into place and the documents'
+// term lists into the arena, on two goroutines (format 1 made it derive
+// the lists from the documents: a transposition whose scattered writes
+// dominated a restore), and refuses a snapshot whose lists and documents
+// disagree: both sides' (term, key) pairs are counted and summed under a
+// hash keyed by a random secret. Searches on the restored index return
+// bit-identical results: scores depend on the live postings, document
+// lengths and counters only, never on term ids or on list layout.
 //
 // The whole snapshot is checksummed and every count is checked against the
 // bytes that carry it before anything is allocated from it, so a truncated
@@ -62,7 +73,10 @@ var ErrCorrupt = errors.New("lexical: corrupt snapshot")
 var ErrIncompatible = errors.New("lexical: incompatible snapshot")
 
 const (
-	snapshotVersion = 1
+	// snapshotVersion is the format written: 2 holds the postings lists
+	// and the documents' term lists side by side; 1 (the documents' terms
+	// and frequencies only, the postings derived on reading) is read too.
+	snapshotVersion = 2
 	headerSize      = 28
 	// maxPayload bounds the declared payload size (1 TiB).
 	maxPayload = 1 << 40
@@ -70,6 +84,10 @@ const (
 	// actually received.
 	readChunk = 1 << 20
 )
+
+// parallelFill is the posting count from which two goroutines fill the
+// postings lists of a snapshot being read (a variable for tests).
+var parallelFill uint32 = 1 << 20
 
 var (
 	snapshotMagic = [8]byte{'M', 'G', 'L', 'E', 'X', 'I', 'D', 'X'}
@@ -151,7 +169,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	return int64(n + m), err
 }
 
-// encodeLocked builds the payload; the caller holds the read lock.
+// encodeLocked builds the payload (format 2); the caller holds the read
+// lock.
 func (ix *Index) encodeLocked() ([]byte, error) {
 	// Dense ids for the live terms in their current order, so each
 	// document's terms (ascending ids in the arena) stay ascending.
@@ -166,15 +185,8 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			nameBytes += len(t.name)
 		}
 	}
-	// The term frequencies live in the postings; gather them beside the
-	// arena: tfs[p] is the frequency of term arena[p] in its document.
-	// Visiting the terms by ascending id visits each document's (ascending)
-	// terms in arena order, so cur[key], the arena slot of key's next
-	// term, checks and places every posting with three memory accesses.
-	cur := make([]uint32, len(ix.docs))
 	posts := uint64(0)
-	for key, d := range ix.docs {
-		cur[key] = d.off
+	for _, d := range ix.docs {
 		if d.off != absent {
 			posts += uint64(d.n)
 		}
@@ -182,28 +194,7 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 	if posts >= uint64(absent) {
 		return nil, fmt.Errorf("lexical: snapshot: too many postings")
 	}
-	tfs := make([]uint16, len(ix.arena))
-	for id := range ix.terms {
-		t := &ix.terms[id]
-		for i, key := range t.keys {
-			tf := t.tfs[i]
-			if tf == 0 {
-				continue
-			}
-			if int(key) >= len(cur) || int(cur[key]) >= len(ix.arena) || ix.arena[cur[key]] != uint32(id) {
-				return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
-			}
-			tfs[cur[key]] = tf
-			cur[key]++
-		}
-	}
-	for key, d := range ix.docs {
-		if d.off != absent && cur[key] != d.off+d.n {
-			return nil, fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
-		}
-	}
-
-	buf := make([]byte, 0, 64+2*nterms+nameBytes+3*len(ix.docs)+4*int(posts))
+	buf := make([]byte, 0, 80+2*nterms+nameBytes+4*len(ix.docs)+5*int(posts))
 	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(ix.k1))
 	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(ix.b))
 	if ix.stem {
@@ -224,22 +215,86 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			buf = append(buf, ix.terms[id].name...)
 		}
 	}
+	// The postings, term by term, each list's live postings by key; the
+	// section's length first, so that a reader can decode the documents
+	// beside it. hp and hd hash the (term, key) pairs of either side: they
+	// must agree.
+	lenAt := len(buf)
+	buf = binary.LittleEndian.AppendUint64(buf, 0)
+	var hp, hd uint64
+	var tail []uint64
+	for id := range ix.terms {
+		t := &ix.terms[id]
+		if newID[id] == absent {
+			continue
+		}
+		buf = binary.AppendUvarint(buf, uint64(t.df()))
+		prev := int64(-1)
+		put := func(key uint32, tf uint16) {
+			buf = binary.AppendUvarint(buf, uint64(int64(key)-prev-1))
+			buf = binary.AppendUvarint(buf, uint64(tf))
+			prev = int64(key)
+			hp += pairHash(uint32(id), key, 0)
+		}
+		if t.dead == 0 && t.sorted == len(t.keys) {
+			for i, key := range t.keys {
+				put(key, t.tfs[i])
+			}
+			continue
+		}
+		tail = tail[:0]
+		for i, key := range t.keys {
+			if t.tfs[i] != 0 {
+				tail = append(tail, uint64(key)<<16|uint64(t.tfs[i]))
+			}
+		}
+		slices.Sort(tail)
+		for _, p := range tail {
+			put(uint32(p>>16), uint16(p))
+		}
+	}
+	binary.LittleEndian.PutUint64(buf[lenAt:], uint64(len(buf)-lenAt-8))
+	// The documents: their term lists as the arena holds them, with the
+	// new ids.
+	var list []byte
 	for key, d := range ix.docs {
 		if d.off == absent {
 			buf = append(buf, 0)
 			continue
 		}
+		list = list[:0]
+		prev := uint32(0)
+		bad := false
+		ix.eachTerm(d, func(old uint32) {
+			id := newID[old]
+			bad = bad || id == absent
+			list = binary.AppendUvarint(list, uint64(id-prev))
+			prev = id
+			hd += pairHash(old, uint32(key), 0)
+		})
+		if bad {
+			return nil, fmt.Errorf("lexical: snapshot: key %d holds a term without postings", key)
+		}
 		buf = binary.AppendUvarint(buf, uint64(d.n)+1)
 		buf = binary.AppendUvarint(buf, uint64(ix.docLen[key]))
-		prev := int64(-1)
-		for p := d.off; p < d.off+d.n; p++ {
-			id := int64(newID[ix.arena[p]])
-			buf = binary.AppendUvarint(buf, uint64(id-prev-1))
-			buf = binary.AppendUvarint(buf, uint64(tfs[p]))
-			prev = id
-		}
+		buf = binary.AppendUvarint(buf, uint64(len(list)))
+		buf = append(buf, list...)
+	}
+	if hp != hd {
+		return nil, fmt.Errorf("lexical: snapshot: the postings disagree with the documents' terms")
 	}
 	return buf, nil
+}
+
+// pairHash hashes a (term id, key) pair with a secret: sums of it over
+// the postings and over the documents' term lists agree exactly when
+// (barring a collision the secret makes unforeseeable) both hold the same
+// pairs.
+func pairHash(id, key uint32, secret uint64) uint64 {
+	x := (uint64(id)<<32 | uint64(key)) + secret + 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 func corrupt(format string, args ...any) error {
@@ -283,30 +338,63 @@ func ReadIndex(r io.Reader) (*Index, error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, readErr(err)
 	}
-	if [8]byte(hdr[:8]) != snapshotMagic {
-		return nil, corrupt("not a lexical snapshot")
-	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrIncompatible, v, snapshotVersion)
-	}
-	length := binary.LittleEndian.Uint64(hdr[16:])
-	if length > maxPayload || length > math.MaxInt {
-		return nil, corrupt("payload of %d bytes", length)
+	length, err := checkHeader(hdr[:])
+	if err != nil {
+		return nil, err
 	}
 	payload, err := readPayload(r, int(length))
 	if err != nil {
 		return nil, err
 	}
+	return decodeChecked(hdr[:], payload)
+}
+
+// DecodeIndex is ReadIndex over a snapshot held in memory, which must be
+// exactly one snapshot: it decodes p in place rather than copy it.
+func DecodeIndex(p []byte) (*Index, error) {
+	if len(p) < headerSize {
+		return nil, corrupt("truncated")
+	}
+	length, err := checkHeader(p[:headerSize])
+	if err != nil {
+		return nil, err
+	}
+	if length > uint64(len(p)-headerSize) {
+		return nil, corrupt("truncated")
+	}
+	if length < uint64(len(p)-headerSize) {
+		return nil, corrupt("%d trailing bytes", uint64(len(p)-headerSize)-length)
+	}
+	return decodeChecked(p[:headerSize], p[headerSize:])
+}
+
+// checkHeader checks a snapshot header and returns the payload length.
+func checkHeader(hdr []byte) (uint64, error) {
+	if [8]byte(hdr[:8]) != snapshotMagic {
+		return 0, corrupt("not a lexical snapshot")
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != 1 && v != snapshotVersion {
+		return 0, fmt.Errorf("%w: format version %d, this build reads 1 and %d", ErrIncompatible, v, snapshotVersion)
+	}
+	length := binary.LittleEndian.Uint64(hdr[16:])
+	if length > maxPayload || length > math.MaxInt {
+		return 0, corrupt("payload of %d bytes", length)
+	}
+	return length, nil
+}
+
+// decodeChecked verifies the checksum and the analyser, then decodes.
+func decodeChecked(hdr, payload []byte) (*Index, error) {
 	if crc32.Update(crc32.Checksum(hdr[8:24], castagnoli), castagnoli, payload) != binary.LittleEndian.Uint32(hdr[24:]) {
 		return nil, corrupt("checksum mismatch")
 	}
 	if fp := binary.LittleEndian.Uint32(hdr[12:]); fp != analyzerFingerprint() {
 		return nil, fmt.Errorf("%w: written by a build with a different analyser", ErrIncompatible)
 	}
-	return decodeIndex(payload)
+	return decodeIndex(payload, binary.LittleEndian.Uint32(hdr[8:]))
 }
 
-func decodeIndex(payload []byte) (*Index, error) {
+func decodeIndex(payload []byte, version uint32) (*Index, error) {
 	d := snapio.NewReader(payload, corrupt)
 	k1 := math.Float64frombits(d.U64())
 	b := math.Float64frombits(d.U64())
@@ -366,7 +454,11 @@ func decodeIndex(payload []byte) (*Index, error) {
 		}
 		dictc <- nil
 	}()
-	ix, err := decodeDocs(d, k1, b, stem == 1, int(nkeys), terms, uint32(nposts))
+	decode := decodeDocs
+	if version == 1 {
+		decode = decodeDocsV1
+	}
+	ix, err := decode(d, k1, b, stem == 1, int(nkeys), terms, uint32(nposts))
 	if derr := <-dictc; err == nil {
 		err = derr
 	}
@@ -377,13 +469,18 @@ func decodeIndex(payload []byte) (*Index, error) {
 	return ix, nil
 }
 
-func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+// decodeDocsV1 decodes the documents of a format 1 snapshot and derives
+// the postings lists from them.
+func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
 	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
 	nterms := uint64(len(terms))
 	ix.docs = make([]docRef, nkeys)
 	ix.docLen = make([]uint32, nkeys)
 	ix.lenCode = make([]uint8, nkeys)
-	arena := make([]uint32, nposts)
+	// The documents' term lists go to the byte arena as they are read
+	// (each takes no more bytes there than in the payload); their term
+	// frequencies, by posting, to tfs until the postings are built.
+	arena := make([]byte, 0, d.Rest())
 	tfs := make([]uint16, nposts)
 	df := make([]uint32, nterms)
 	p := uint32(0)
@@ -400,6 +497,7 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		if d.Err != nil {
 			return nil, d.Err
 		}
+		off := len(arena)
 		prev, sum, clipped := int64(-1), uint64(0), false
 		for j := p; j < p+uint32(cnt); j++ {
 			delta, tf := d.Uvarint(), d.Uvarint()
@@ -408,7 +506,8 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 				return nil, d.Err
 			}
 			id := prev + 1 + int64(delta)
-			arena[j], tfs[j] = uint32(id), uint16(tf)
+			arena = binary.AppendUvarint(arena, uint64(id-max(prev, 0)))
+			tfs[j] = uint16(tf)
 			df[id]++
 			sum += tf
 			clipped = clipped || tf == maxTF
@@ -421,7 +520,10 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		if sum > dl || (sum != dl && !clipped) {
 			return nil, corrupt("key %d: length %d, term frequencies sum to %d", key, dl, sum)
 		}
-		ix.docs[key] = docRef{off: p, n: uint32(cnt)}
+		if len(arena) >= int(absent) {
+			return nil, corrupt("documents too large")
+		}
+		ix.docs[key] = docRef{off: uint32(off), n: uint32(cnt)}
 		ix.docLen[key] = uint32(dl)
 		ix.lenCode[key] = uint8(min(dl, 255))
 		ix.n++
@@ -455,20 +557,178 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		next[id] = o
 		o += c
 	}
-	for key, r := range ix.docs {
-		if r.off == absent {
-			continue
+	if cap(arena) > len(arena)+len(arena)/8 {
+		arena = slices.Clone(arena)
+	}
+	ix.arena = arena
+	// Fill the lists, documents in key order so that every list comes
+	// out sorted. The writes land all over the slabs, one place per term,
+	// and cost a cache miss each: on a large index two goroutines share
+	// them, each filling the lists of the terms below or above the id
+	// that halves the postings.
+	fill := func(lo, hi uint32) {
+		j := 0 // posting number, in document order
+		for key, r := range ix.docs {
+			if r.off == absent {
+				continue
+			}
+			b, id := arena[r.off:], uint32(0)
+			for range r.n {
+				v, n := uvarint32(b)
+				b, id = b[n:], id+v
+				if id >= lo && id < hi {
+					q := next[id]
+					keySlab[q], tfSlab[q] = uint32(key), tfs[j]
+					next[id] = q + 1
+				}
+				j++
+			}
 		}
-		for j := r.off; j < r.off+r.n; j++ {
-			id := arena[j]
-			q := next[id]
-			keySlab[q], tfSlab[q] = uint32(key), tfs[j]
-			next[id] = q + 1
+	}
+	if nposts < parallelFill {
+		fill(0, uint32(nterms))
+	} else {
+		split, acc := uint32(0), uint32(0)
+		for id := range terms {
+			if acc >= nposts/2 {
+				break
+			}
+			acc += uint32(len(terms[id].keys))
+			split = uint32(id) + 1
 		}
+		var wg sync.WaitGroup
+		wg.Go(func() { fill(0, split) })
+		fill(split, uint32(nterms))
+		wg.Wait()
 	}
 	for id := range terms {
 		t := &terms[id]
 		t.maxKey = t.keys[len(t.keys)-1]
+	}
+	return ix, nil
+}
+
+// decodeDocs decodes the postings lists and the documents of a format 2
+// snapshot, side by side on two goroutines: each list is read straight
+// into its place, each document's term list copied into the arena once
+// checked, and the two must hold the same (term, key) pairs.
+func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+	plen := d.U64()
+	if d.Err != nil || plen > d.Rest() {
+		return nil, corrupt("postings of %d bytes", plen)
+	}
+	pb := d.Bytes(int(plen))
+	db := d.Bytes(int(d.Rest()))
+	nterms := uint32(len(terms))
+	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
+	ix.docs = make([]docRef, nkeys)
+	ix.docLen = make([]uint32, nkeys)
+	ix.lenCode = make([]uint8, nkeys)
+	keySlab := make([]uint32, nposts)
+	tfSlab := make([]uint16, nposts)
+	secret := rand.Uint64()
+
+	var hp uint64
+	var perr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r := snapio.NewReader(pb, corrupt)
+		o := uint32(0)
+		for id := range terms {
+			df := r.Uvarint()
+			if df == 0 || df > uint64(nposts-o) {
+				r.Fail("document frequency")
+				break
+			}
+			c := uint32(df)
+			t := &terms[id]
+			t.keys, t.tfs, t.sorted = keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c], int(c)
+			prev := int64(-1)
+			for j := range t.keys {
+				delta, tf := r.Uvarint(), r.Uvarint()
+				key := uint64(prev+1) + delta
+				if delta >= uint64(nkeys) || key >= uint64(nkeys) || tf == 0 || tf > maxTF {
+					r.Fail("posting")
+					break
+				}
+				t.keys[j], t.tfs[j] = uint32(key), uint16(tf)
+				hp += pairHash(uint32(id), uint32(key), secret)
+				prev = int64(key)
+			}
+			if r.Err != nil {
+				break
+			}
+			t.maxKey = t.keys[c-1]
+			o += c
+		}
+		switch {
+		case r.Err != nil:
+			perr = r.Err
+		case o != nposts:
+			perr = corrupt("%d postings, header says %d", o, nposts)
+		case r.Rest() != 0:
+			perr = corrupt("%d trailing bytes after the postings", r.Rest())
+		}
+	})
+
+	var hd uint64
+	r := snapio.NewReader(db, corrupt)
+	arena := make([]byte, 0, len(db))
+	p := uint32(0)
+	for key := range ix.docs {
+		s := r.Uvarint()
+		if s == 0 {
+			ix.docs[key] = docRef{off: absent}
+			continue
+		}
+		cnt, dl, blen := s-1, r.Uvarint(), r.Uvarint()
+		if cnt > uint64(nposts-p) || dl > math.MaxUint32 || blen > r.Rest() || blen < cnt {
+			r.Fail("document size")
+			break
+		}
+		list := r.Bytes(int(blen))
+		// The term ids: ascending, known, exactly filling the bytes.
+		id, at := uint64(0), 0
+		for j := range cnt {
+			v, n := binary.Uvarint(list[at:])
+			if n <= 0 || (j > 0 && v == 0) || v >= uint64(nterms) || id+v >= uint64(nterms) {
+				r.Fail("document terms")
+				break
+			}
+			at += n
+			id += v
+			hd += pairHash(uint32(id), uint32(key), secret)
+		}
+		if r.Err == nil && at != len(list) {
+			r.Fail("document terms")
+		}
+		if r.Err != nil {
+			break
+		}
+		if len(arena)+len(list) >= int(absent) {
+			r.Fail("documents too large")
+			break
+		}
+		ix.docs[key] = docRef{off: uint32(len(arena)), n: uint32(cnt)}
+		arena = append(arena, list...)
+		ix.docLen[key] = uint32(dl)
+		ix.lenCode[key] = uint8(min(dl, 255))
+		ix.n++
+		ix.total += dl
+		p += uint32(cnt)
+	}
+	wg.Wait()
+	switch {
+	case perr != nil:
+		return nil, perr
+	case r.Err != nil:
+		return nil, r.Err
+	case p != nposts:
+		return nil, corrupt("%d document terms, header says %d postings", p, nposts)
+	case r.Rest() != 0:
+		return nil, corrupt("%d trailing bytes", r.Rest())
+	case hp != hd:
+		return nil, corrupt("the postings disagree with the documents' terms")
 	}
 	ix.arena = arena
 	return ix, nil

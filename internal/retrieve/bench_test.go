@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -137,7 +138,10 @@ type benchSet struct {
 	exact   vectorIndex // the same vectors in both indexes
 	hnsw    vectorIndex
 	queries []benchQuery
-	heapMB  float64
+	// heapMB and rssMB are the process's live heap and resident set once
+	// the engine is built (with the exact vectors, and the flat copy the
+	// HNSW index is built from).
+	heapMB, rssMB float64
 }
 
 var (
@@ -201,10 +205,9 @@ func benchEngine(b *testing.B, n int) *benchSet {
 	b.Logf("n=%d: engine built in %v", n, build.Round(time.Millisecond))
 	s := &benchSet{n: n, e: e, exact: x, vecs: vecs}
 	e.vecs = x
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	s.heapMB = float64(ms.HeapAlloc) / (1 << 20)
+	m := readMem()
+	s.heapMB, s.rssMB = m.heapMB, m.rssMB
+	writeHeapProfile(b, fmt.Sprintf("build-%d", n))
 	for len(s.queries) < benchQueries {
 		i := r.IntN(len(texts))
 		f := strings.Fields(texts[i])
@@ -275,6 +278,7 @@ func BenchmarkSearch(b *testing.B) {
 					b.ReportMetric(percentileMS(lat, 0.95), "p95-ms")
 					b.ReportMetric(percentileMS(unscoped, 0.5), "unscoped-p50-ms")
 					b.ReportMetric(s.heapMB, "heap-MB")
+					b.ReportMetric(s.rssMB, "rss-MB")
 					if m.hnsw && slices.Equal(m.signals, []string{SignalDense}) {
 						all, unscoped := s.recall(b)
 						b.ReportMetric(all, "recall@10")
@@ -416,19 +420,78 @@ func benchSnapshotLoad(b *testing.B, n int, vectors bool) {
 		b.Fatal(err)
 	}
 	var took []time.Duration
+	var heap, alloc []float64
 	for b.Loop() {
 		runtime.GC()
+		before := readMem()
 		start := time.Now()
 		e := New(opts)
 		if err := e.LoadSnapshot(path); err != nil {
 			b.Fatal(err)
 		}
 		took = append(took, time.Since(start))
+		b.StopTimer()
+		after := readMem()
+		heap = append(heap, after.heapMB-before.heapMB)
+		alloc = append(alloc, after.allocMB-before.allocMB)
 		if st := e.Stats(); st.Docs != n || (vectors && (st.Vectors != n || st.VectorIndex != "hnsw")) {
 			b.Fatalf("loaded %+v", st)
 		}
+		writeHeapProfile(b, fmt.Sprintf("snapload-%d-%v", n, vectors))
+		runtime.KeepAlive(e)
+		b.StartTimer()
 	}
 	b.ReportMetric(percentileMS(took, 0.5)/1000, "load-s")
+	slices.Sort(heap)
+	slices.Sort(alloc)
+	b.ReportMetric(heap[len(heap)/2], "engine-heap-MB")
+	b.ReportMetric(alloc[len(alloc)/2], "alloc-MB")
+}
+
+// memFigures are the process's memory figures: the live heap after a GC,
+// the bytes allocated so far and the resident set.
+type memFigures struct{ heapMB, allocMB, rssMB float64 }
+
+func readMem() memFigures {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memFigures{heapMB: float64(ms.HeapAlloc) / (1 << 20), allocMB: float64(ms.TotalAlloc) / (1 << 20), rssMB: rssMB()}
+}
+
+// rssMB is the process's resident set (VmRSS) in MiB, 0 where unknown.
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(v, &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// writeHeapProfile writes a heap profile (live objects) to
+// $MEMGATE_BENCH_MEMPROFILE-name.pprof when that variable is set, for
+// `go tool pprof -sample_index=inuse_space`.
+func writeHeapProfile(b *testing.B, name string) {
+	prefix := os.Getenv("MEMGATE_BENCH_MEMPROFILE")
+	if prefix == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(prefix + "-" + name + ".pprof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // benchHNSWConfig is the default configuration, except that the 1M graph

@@ -53,51 +53,27 @@ type vectorIndex interface {
 	SearchIn(q []float32, k int, keys []uint32, allow vector.Allow) []vector.Hit
 }
 
-// doc is the compact, filterable state of one record head.
-type doc struct {
-	ws, id      string
-	typ         memory.Type
-	status      memory.Status
-	access      memory.Access
-	agent       string
-	category    string
-	scope       memory.Scope
-	validFrom   int64 // unix micros, 0 = open
-	validUntil  int64
-	invalidated int64
-	confidence  float32
-	eventTime   int64 // valid_from, else ingested_at: for recency
-	sha         string
-	entities    []string
-	version     int
-	// words is the sorted set of word hashes of the content (WordSet),
-	// kept for every type but episodes: the gate compares new facts with
-	// live ones in memory, without reading them back.
-	words []uint32
-	alive bool
-}
-
 // Engine holds the indexes of every workspace. Keys are dense document
 // numbers; a record keeps its key for the life of the process.
 type Engine struct {
 	opts Options
 	log  *slog.Logger
 
-	mu     sync.RWMutex
-	docs   []doc
-	keys   map[string]uint32 // ws + "\x00" + id
-	intern map[string]string
-	lex    *lexical.Index
-	vecs   vectorIndex
-	approx bool
+	mu      sync.RWMutex
+	records // the documents (see docs.go)
+	lex     *lexical.Index
+	vecs    vectorIndex
+	approx  bool
 
 	graph GraphSignal
 
 	changeSeq int64 // change log position applied; guarded by mu
 
 	// sessions lists the episode keys of each conversation session
-	// (ws + "\x00" + session_id) in turn order, for context expansion.
-	sessions map[string][]uint32
+	// in turn order, for context expansion; sessBits is the set of those
+	// keys.
+	sessions map[sessKey][]uint32
+	sessBits lexical.Bits
 	// fx holds the integer-coded filter fields and the candidate lists
 	// (see filter.go).
 	fx     filterIndex
@@ -126,7 +102,8 @@ func New(o Options) *Engine {
 	if o.AutoThreshold == 0 {
 		o.AutoThreshold = 250_000
 	}
-	e := &Engine{opts: o, log: o.Logger, keys: map[string]uint32{}, intern: map[string]string{}, sessions: map[string][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
+	e := &Engine{opts: o, log: o.Logger, records: newRecords(),
+		sessions: map[sessKey][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
 		lex: lexical.New(lexical.DefaultOptions())}
 	return e
 }
@@ -178,7 +155,7 @@ func (e *Engine) Load(ctx context.Context, st store.Reader) (LoadStats, error) {
 			if len(vec) != emb.Dim() {
 				return nil // a vector of another dimension: re-embedded by the job
 			}
-			if key, ok := e.keys[ws+"\x00"+id]; ok {
+			if key, ok := e.lookup(ws, id); ok {
 				pending = append(pending, kv{key, append([]float32(nil), vec...)})
 			}
 			return nil
@@ -267,17 +244,6 @@ func (e *Engine) newVectorIndex(n int) (vectorIndex, bool) {
 	return vector.NewExact(dim), false
 }
 
-func (e *Engine) str(s string) string {
-	if s == "" {
-		return ""
-	}
-	if v, ok := e.intern[s]; ok {
-		return v
-	}
-	e.intern[s] = s
-	return s
-}
-
 func micros(t *time.Time) int64 {
 	if t == nil {
 		return 0
@@ -294,58 +260,110 @@ func (e *Engine) Upsert(ws string, r memory.Record) {
 }
 
 func (e *Engine) upsertLocked(ws string, r memory.Record) {
-	k := ws + "\x00" + r.ID
-	key, exists := e.keys[k]
 	if r.Status == memory.Forgotten {
-		if exists {
-			e.unlinkSession(key)
-			e.fx.set(key, nil)
-			e.docs[key] = doc{}
-			e.refreshCached(key)
-			e.lex.Remove(key)
-			if e.vecs != nil {
-				e.vecs.Remove(key)
-			}
+		if key, ok := e.lookup(ws, r.ID); ok {
+			e.forgetLocked(key)
 		}
 		return
 	}
+	wc := e.fx.code(ws)
+	key, exists := e.find(wc, r.ID)
 	if !exists {
 		key = uint32(len(e.docs))
-		e.docs = append(e.docs, doc{})
-		e.keys[k] = key
+		nd := doc{ws: wc}
+		if !packUUID(r.ID, &nd.id) {
+			nd.flags = dOddID
+			e.odd[key] = &oddDoc{id: r.ID}
+		}
+		e.docs = append(e.docs, nd)
+		e.file(key)
 	}
-	prev := e.docs[key]
-	if prev.alive {
+	d := &e.docs[key]
+	wasAlive := d.alive()
+	same := wasAlive && e.shaIs(key, r.ContentSHA256)
+	if wasAlive {
 		e.unlinkSession(key)
+	}
+	nf := e.fx.encode(wc, &r)
+	flags := d.flags&dOddID | dAlive
+	var sha [32]byte
+	if !unhexInto(sha[:], r.ContentSHA256) {
+		flags |= dOddSHA
+		sha = [32]byte{}
+	}
+	if nf.typ == 0 || nf.status == 0 || nf.access == 0 {
+		flags |= dOddEnum
+	}
+	if flags&(dOddID|dOddSHA|dOddEnum) != 0 {
+		o := e.odd[key]
+		if o == nil {
+			o = &oddDoc{}
+			e.odd[key] = o
+		}
+		*o = oddDoc{id: o.id}
+		if flags&dOddSHA != 0 {
+			o.sha = r.ContentSHA256
+		}
+		if flags&dOddEnum != 0 {
+			o.typ, o.status, o.access = r.Type, r.Status, r.Access
+		}
+	} else {
+		delete(e.odd, key)
+	}
+	words := d.words
+	if r.Type != memory.Episode {
+		if !same || words == 0 { // same content: the word set is still right, if it has one
+			e.words.free(words)
+			words = e.words.add(WordSet(r.Content))
+		}
+	} else {
+		e.words.free(words)
+		words = 0
+	}
+	e.ents.free(d.ents)
+	var ents []uint32
+	for _, x := range r.Entities {
+		ents = append(ents, e.fx.code(x))
 	}
 	ev := r.IngestedAt.UnixMicro()
 	if r.ValidFrom != nil {
 		ev = r.ValidFrom.UnixMicro()
 	}
-	sc := memory.Scope{UserID: e.str(r.Scope.UserID), AgentID: e.str(r.Scope.AgentID), AppID: e.str(r.Scope.AppID),
-		ProjectID: e.str(r.Scope.ProjectID), SessionID: e.str(r.Scope.SessionID)}
-	e.docs[key] = doc{
-		ws: e.str(ws), id: r.ID, typ: r.Type, status: r.Status, access: r.Access, agent: e.str(r.Source.Agent),
-		category: e.str(r.Category), scope: sc, validFrom: micros(r.ValidFrom), validUntil: micros(r.ValidUntil),
-		invalidated: micros(r.InvalidatedAt), confidence: float32(r.Source.Confidence), eventTime: ev,
-		sha: r.ContentSHA256, entities: r.Entities, version: r.Version, alive: true,
-	}
-	if r.Type != memory.Episode {
-		if prev.alive && prev.sha == r.ContentSHA256 {
-			e.docs[key].words = prev.words
-		} else {
-			e.docs[key].words = WordSet(r.Content)
-		}
-	}
+	*d = doc{id: d.id, sha: sha, validFrom: micros(r.ValidFrom), validUntil: micros(r.ValidUntil), invalidated: micros(r.InvalidatedAt),
+		eventTime: ev, version: int64(r.Version), ws: wc, words: words, ents: e.ents.add(ents), flags: flags}
+	e.fx.set(key, nf)
 	e.linkSession(key)
-	e.fx.set(key, &e.docs[key])
 	e.refreshCached(key)
-	if !prev.alive || prev.sha != r.ContentSHA256 {
+	if !same {
 		e.lex.AddWithFields(key, r.Content, fieldTerms(&r))
-		if prev.alive && e.vecs != nil {
+		if wasAlive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
 		}
 	}
+	e.compactArenas()
+}
+
+// forgetLocked drops a record from the indexes; its key keeps its name.
+func (e *Engine) forgetLocked(key uint32) {
+	e.unlinkSession(key)
+	e.fx.set(key, fdoc{})
+	d := &e.docs[key]
+	e.words.free(d.words)
+	e.ents.free(d.ents)
+	*d = doc{id: d.id, ws: d.ws, flags: d.flags & dOddID}
+	if o := e.odd[key]; o != nil {
+		if d.flags&dOddID != 0 {
+			*o = oddDoc{id: o.id}
+		} else {
+			delete(e.odd, key)
+		}
+	}
+	e.refreshCached(key)
+	e.lex.Remove(key)
+	if e.vecs != nil {
+		e.vecs.Remove(key)
+	}
+	e.compactArenas()
 }
 
 // SetVector installs a record's vector if the record still has the content
@@ -353,8 +371,8 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 func (e *Engine) SetVector(ws, id, sha string, vec []float32) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key, ok := e.keys[ws+"\x00"+id]
-	if !ok || !e.docs[key].alive || e.docs[key].sha != sha {
+	key, ok := e.lookup(ws, id)
+	if !ok || !e.docs[key].alive() || !e.shaIs(key, sha) {
 		return
 	}
 	if e.vecs == nil {
@@ -451,52 +469,87 @@ func (e *Engine) SimilarTo(f Filter, text string, words []uint32, k int) []Simil
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	// The filter as a bitset when it has a short candidate list (or a
+	// cached one): a bit test per candidate instead of a check.
+	c := e.compile(&f)
+	allow := lexical.Allow(c.ok)
+	if adm := c.materialise(); adm != nil {
+		defer adm.release()
+		allow = adm.bits.Has
+	} else if bits := e.cachedBits(c); bits != nil {
+		allow = lexical.Bits(bits).Has
+	}
 	var out []Similar
-	for _, h := range e.lex.SearchTerms(terms, k, lexical.Allow(e.allow(f))) {
-		d := &e.docs[h.Key]
-		if d.words == nil {
+	for _, h := range e.lex.SearchTerms(terms, k, allow) {
+		ws := e.wordsOf(h.Key)
+		if ws == nil {
 			continue
 		}
-		sh, mine, old := Overlap(words, d.words)
-		out = append(out, Similar{ID: d.id, Version: d.version, Scope: d.scope, Entities: d.entities, Shared: sh, OnlyMine: mine, OnlyOld: old})
+		sh, mine, old := Overlap(words, ws)
+		out = append(out, Similar{ID: e.idOf(h.Key), Version: int(e.docs[h.Key].version), Scope: e.scopeOf(h.Key),
+			Entities: e.entitiesOf(h.Key), Shared: sh, OnlyMine: mine, OnlyOld: old})
 	}
 	return out
 }
 
-func (e *Engine) sessionKey(d *doc) string {
-	if d.typ != memory.Episode || d.scope.SessionID == "" {
-		return ""
+// sessKey names a conversation session: workspace and session id codes.
+type sessKey struct{ ws, sid uint32 }
+
+var episodeCode = enumCode(typeEnum, memory.Episode)
+
+// sessionKey returns the session of a live episode with a session id.
+func (e *Engine) sessionKey(key uint32) (sessKey, bool) {
+	if int(key) >= len(e.fx.filt) {
+		return sessKey{}, false
 	}
-	return d.ws + "\x00" + d.scope.SessionID
+	f := &e.fx.filt[key]
+	if f.typ != episodeCode || f.scope[4] == 0 {
+		return sessKey{}, false
+	}
+	return sessKey{f.ws, f.scope[4]}, true
 }
 
-// linkSession inserts an episode into its session's turn order: event time,
-// then id (UUIDv7, so write order).
+// turnCompare orders the turns of a session: event time, then id (UUIDv7,
+// so write order).
+func (e *records) turnCompare(a, b uint32) int {
+	if c := cmp.Compare(e.docs[a].eventTime, e.docs[b].eventTime); c != 0 {
+		return c
+	}
+	return e.idCompare(a, b)
+}
+
+// linkSession inserts an episode into its session's turn order.
 func (e *Engine) linkSession(key uint32) {
-	d := &e.docs[key]
-	sk := e.sessionKey(d)
-	if sk == "" {
+	sk, ok := e.sessionKey(key)
+	if !ok {
 		return
 	}
 	list := e.sessions[sk]
-	i, _ := slices.BinarySearchFunc(list, key, func(a, b uint32) int {
-		da, db := &e.docs[a], &e.docs[b]
-		if da.eventTime != db.eventTime {
-			return cmp.Compare(da.eventTime, db.eventTime)
-		}
-		return strings.Compare(da.id, db.id)
-	})
+	i, _ := slices.BinarySearchFunc(list, key, e.turnCompare)
 	e.sessions[sk] = slices.Insert(list, i, key)
+	e.sessBits = setBit(e.sessBits, key)
+}
+
+// setBit adds key to a set, growing it as needed.
+func setBit(b lexical.Bits, key uint32) lexical.Bits {
+	if w := int(key >> 6); w >= len(b) {
+		b = append(b, make([]uint64, w+1-len(b)+len(b)/4)...)
+	}
+	b[key>>6] |= 1 << (key & 63)
+	return b
 }
 
 func (e *Engine) unlinkSession(key uint32) {
-	sk := e.sessionKey(&e.docs[key])
-	if sk == "" {
+	sk, ok := e.sessionKey(key)
+	if !ok {
 		return
 	}
 	list := e.sessions[sk]
 	if i := slices.Index(list, key); i >= 0 {
 		list = slices.Delete(list, i, i+1)
+	}
+	if w := int(key >> 6); w < len(e.sessBits) {
+		e.sessBits[w] &^= 1 << (key & 63)
 	}
 	if len(list) == 0 {
 		delete(e.sessions, sk)
@@ -507,8 +560,8 @@ func (e *Engine) unlinkSession(key uint32) {
 
 // neighbours returns the episodes just before and after key in its session.
 func (e *Engine) neighbours(key uint32) (prev, next uint32, hasPrev, hasNext bool) {
-	sk := e.sessionKey(&e.docs[key])
-	if sk == "" {
+	sk, ok := e.sessionKey(key)
+	if !ok {
 		return
 	}
 	list := e.sessions[sk]

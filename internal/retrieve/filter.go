@@ -14,9 +14,9 @@ import (
 // Filtering is the hot loop of every search: lexical search asks for each
 // posting it meets, exact vector search for each vector, and HNSW for
 // each node it considers. So the filterable fields of every document are
-// kept twice: as strings in doc (for snapshots and results), and
-// integer-coded in one compact fdoc array, so a check is one 40-byte read
-// and a few integer compares. An array of structs rather than one array
+// integer-coded in one compact fdoc array (the strings are held once, in
+// the code table), so a check is one 40-byte read and a few integer
+// compares. An array of structs rather than one array
 // per field: a check touches every field, and one cache line beats
 // several.
 //
@@ -116,38 +116,34 @@ func scopeFields(s *memory.Scope) [5]string {
 	return [5]string{s.UserID, s.AgentID, s.AppID, s.ProjectID, s.SessionID}
 }
 
-// encode codes a live document.
-func (x *filterIndex) encode(d *doc) fdoc {
-	f := fdoc{ws: x.code(d.ws), category: x.code(d.category), agent: x.code(d.agent)}
-	for i, v := range scopeFields(&d.scope) {
+// encode codes a live record of workspace ws (a code).
+func (x *filterIndex) encode(ws uint32, r *memory.Record) fdoc {
+	f := fdoc{ws: ws, category: x.code(r.Category), agent: x.code(r.Source.Agent), conf: float32(r.Source.Confidence)}
+	for i, v := range scopeFields(&r.Scope) {
 		f.scope[i] = x.code(v)
 	}
-	encodeScalars(d, &f)
+	f.typ, f.status, f.access = enumCode(typeEnum, r.Type), enumCode(statusEnum, r.Status), enumCode(accessEnum, r.Access)
+	f.flags = timeFlags(micros(r.InvalidatedAt), micros(r.ValidFrom), micros(r.ValidUntil))
 	return f
 }
 
-// encodeScalars sets the fields of f that need no string codes.
-func encodeScalars(d *doc, f *fdoc) {
-	f.conf = d.confidence
-	f.typ, f.status, f.access = enumCode(typeEnum, d.typ), enumCode(statusEnum, d.status), enumCode(accessEnum, d.access)
-	f.flags = 0
-	if d.invalidated != 0 {
-		f.flags |= fInvalidated
+// timeFlags are the flags of a document's invalidation and validity times.
+func timeFlags(invalidated, validFrom, validUntil int64) uint8 {
+	var fl uint8
+	if invalidated != 0 {
+		fl |= fInvalidated
 	}
-	if d.validFrom != 0 || d.validUntil != 0 {
-		f.flags |= fValidity
+	if validFrom != 0 || validUntil != 0 {
+		fl |= fValidity
 	}
+	return fl
 }
 
-// set records key's document (nil: none, it was forgotten) and keeps the
-// candidate lists current.
-func (x *filterIndex) set(key uint32, d *doc) {
+// set records key's coded document (zero: none, it was forgotten) and
+// keeps the candidate lists current.
+func (x *filterIndex) set(key uint32, nf fdoc) {
 	if int(key) >= len(x.filt) {
 		x.filt = append(x.filt, make([]fdoc, int(key)+1-len(x.filt))...)
-	}
-	var nf fdoc
-	if d != nil && d.alive {
-		nf = x.encode(d)
 	}
 	old := &x.filt[key]
 	if old.ws != nf.ws || old.scope != nf.scope {
@@ -248,12 +244,13 @@ func (x *filterIndex) rebuildLists() {
 // filter is a Filter compiled against the engine's codes.
 type filter struct {
 	f                         *Filter
-	docs                      []doc
+	e                         *Engine
 	filt                      []fdoc
 	none                      bool // names a workspace, scope key or category no document has
 	ws                        uint32
 	scope                     [5]uint32
 	category                  uint32
+	entity                    uint32 // code of f.Entity
 	ownAgent                  uint32 // 0: none
 	types, statuses, accesses uint64 // enum masks
 	asOf                      int64
@@ -267,7 +264,7 @@ type filter struct {
 // compile compiles f. Callers hold e.mu.
 func (e *Engine) compile(f *Filter) *filter {
 	x := &e.fx
-	c := &filter{f: f, docs: e.docs, filt: x.filt, types: ^uint64(0), minConf: float32(f.MinConfidence)}
+	c := &filter{f: f, e: e, filt: x.filt, types: ^uint64(0), minConf: float32(f.MinConfidence)}
 	var ok bool
 	if c.ws, ok = x.lookup(f.Workspace); !ok || c.ws == 0 {
 		c.none = true
@@ -281,6 +278,10 @@ func (e *Engine) compile(f *Filter) *filter {
 	}
 	if c.category, ok = x.lookup(f.Category); !ok {
 		c.none = true
+		return c
+	}
+	if c.entity, ok = x.lookup(f.Entity); !ok {
+		c.none = true // no document has the entity
 		return c
 	}
 	if f.OwnAgent != "" {
@@ -345,7 +346,7 @@ func (c *filter) ok(key uint32) bool {
 			return false
 		}
 		if d.flags&fValidity != 0 && c.asOf != 0 {
-			dd := &c.docs[key]
+			dd := &c.e.docs[key]
 			if dd.validFrom != 0 && dd.validFrom > c.asOf || dd.validUntil != 0 && dd.validUntil <= c.asOf {
 				return false
 			}
@@ -362,21 +363,22 @@ var accessAgentOnly = enumCode(accessEnum, memory.AgentOnly)
 // slow checks what the codes cannot: values outside the enumerations and
 // entities.
 func (c *filter) slow(key uint32) bool {
-	d, f := &c.docs[key], c.f
+	f := c.f
+	typ, status, access := c.e.enums(key)
 	statuses := f.Statuses
 	if len(statuses) == 0 {
 		statuses = []memory.Status{memory.Active}
 	}
-	if !slices.Contains(statuses, d.status) {
+	if !slices.Contains(statuses, status) {
 		return false
 	}
-	if !slices.Contains(f.Access, d.access) && !(d.access == memory.AgentOnly && f.OwnAgent != "" && d.agent == f.OwnAgent) {
+	if !slices.Contains(f.Access, access) && !(access == memory.AgentOnly && f.OwnAgent != "" && c.e.fx.names[c.filt[key].agent] == f.OwnAgent) {
 		return false
 	}
-	if len(f.Types) > 0 && !slices.Contains(f.Types, d.typ) {
+	if len(f.Types) > 0 && !slices.Contains(f.Types, typ) {
 		return false
 	}
-	return f.Entity == "" || slices.Contains(d.entities, f.Entity)
+	return f.Entity == "" || c.e.hasEntity(key, c.entity)
 }
 
 // admitted is a filter's candidate list turned into a bitset of the keys

@@ -27,7 +27,8 @@ func refAllow(e *Engine, f Filter) func(uint32) bool {
 		if int(key) >= len(e.docs) {
 			return false
 		}
-		d := &e.docs[key]
+		dv := e.view(key)
+		d := &dv
 		switch {
 		case !d.alive || d.ws != f.Workspace || !slices.Contains(statuses, d.status):
 			return false
@@ -133,7 +134,8 @@ func checkLists(t *testing.T, e *Engine) {
 	t.Helper()
 	want := map[listKey][]uint32{}
 	for key := range e.docs {
-		d := &e.docs[key]
+		dv := e.view(uint32(key))
+		d := &dv
 		if !d.alive {
 			if e.fx.filt[key] != (fdoc{}) {
 				t.Fatalf("key %d: dead document with filter fields %+v", key, e.fx.filt[key])
@@ -170,7 +172,7 @@ func TestCompiledFilterMatchesReference(t *testing.T) {
 			n := 0
 			for key := range uint32(len(e.docs) + 2) {
 				if want := ref(key); c.ok(key) != want {
-					t.Fatalf("round %d key %d (%+v): compiled %v, reference %v, filter %+v", round, key, e.docs[min(int(key), len(e.docs)-1)], !want, want, f)
+					t.Fatalf("round %d key %d (%+v): compiled %v, reference %v, filter %+v", round, key, e.view(uint32(min(int(key), len(e.docs)-1))), !want, want, f)
 				} else if want {
 					n++
 					if c.list != nil && !slices.Contains(c.list, key) {
@@ -319,7 +321,7 @@ func TestScopedDenseSearchIsExact(t *testing.T) {
 		}
 		ok := refAllow(exact, f)
 		for _, h := range a.Hits {
-			if !ok(exact.keys["w\x00"+h.ID]) {
+			if k, _ := exact.lookup("w", h.ID); !ok(k) {
 				t.Fatalf("%s returned but not admitted", h.ID)
 			}
 		}
@@ -373,9 +375,9 @@ func TestFilterCacheFollowsWrites(t *testing.T) {
 				rc.Type = []memory.Type{memory.Episode, memory.Belief}[r.IntN(2)]
 			})
 			ws := []string{"w1", "w2"}[r.IntN(2)]
-			if _, ok := e.keys["w1\x00"+rc.ID]; ok {
+			if _, ok := e.lookup("w1", rc.ID); ok {
 				ws = "w1"
-			} else if _, ok := e.keys["w2\x00"+rc.ID]; ok {
+			} else if _, ok := e.lookup("w2", rc.ID); ok {
 				ws = "w2"
 			}
 			e.Upsert(ws, rc)

@@ -219,7 +219,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			if sc[idx[a]] != sc[idx[b]] {
 				return sc[idx[a]] > sc[idx[b]]
 			}
-			return e.docs[keys[idx[a]]].id < e.docs[keys[idx[b]]].id
+			return e.idLess(keys[idx[a]], keys[idx[b]])
 		})
 		k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
 		for i, j := range idx {
@@ -283,7 +283,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		ws := q.Filter.Workspace
 		wg.Go(func() {
 			cands, err := graph(ctx, ws, q.Text, pool, func(id string) bool {
-				k, ok := e.keys[ws+"\x00"+id]
+				k, ok := e.lookup(ws, id)
 				return ok && allow(k)
 			})
 			if err != nil {
@@ -295,7 +295,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			var keys []uint32
 			var sc []float64
 			for _, c := range cands {
-				if k, ok := e.keys[ws+"\x00"+c.ID]; ok {
+				if k, ok := e.lookup(ws, c.ID); ok {
 					keys, sc = append(keys, k), append(sc, c.Score)
 				}
 			}
@@ -357,7 +357,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		if fused[a] != fused[b] {
 			return fused[a] > fused[b]
 		}
-		return e.docs[a].id < e.docs[b].id // deterministic on every backend
+		return e.idLess(a, b) // deterministic on every backend
 	})
 	if q.MMR > 0 && len(order) > q.K {
 		order = e.mmr(order, fused, q.K, q.MMR)
@@ -367,7 +367,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	res.Hits = make([]Hit, len(order))
 	for i, k := range order {
-		h := Hit{Workspace: e.docs[k].ws, ID: e.docs[k].id, Score: fused[k], Signals: map[string]SignalScore{}}
+		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
 		for sig, keys := range lists {
 			if r := slices.Index(keys, k); r >= 0 {
 				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
@@ -417,7 +417,7 @@ func (e *Engine) similarity(a, b uint32) float64 {
 			return float64(dot)
 		}
 	}
-	ea, eb := e.docs[a].entities, e.docs[b].entities
+	ea, eb := e.ents.get(e.docs[a].ents), e.ents.get(e.docs[b].ents)
 	if len(ea) == 0 || len(eb) == 0 {
 		return 0
 	}
@@ -467,7 +467,7 @@ func (e *Engine) smooth(keys []uint32, sc map[uint32]float64, ctx float64, allow
 		if sm[a] != sm[b] {
 			return sm[a] > sm[b]
 		}
-		return e.docs[a].id < e.docs[b].id
+		return e.idLess(a, b)
 	})
 	if len(ranked) > len(keys) {
 		ranked = ranked[:len(keys)]

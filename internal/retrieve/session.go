@@ -20,6 +20,9 @@ import (
 // touches: their mean length and turn count, and scopeDocs (the turns in
 // scope) for the number of sessions.
 func (e *Engine) sessionScores(terms []string, allow func(uint32) bool, scopeDocs int) map[uint32]float64 {
+	if len(e.sessions) == 0 {
+		return nil
+	}
 	q := slices.Clone(terms)
 	slices.Sort(q)
 	q = slices.Compact(q)
@@ -34,8 +37,8 @@ func (e *Engine) sessionScores(terms []string, allow func(uint32) bool, scopeDoc
 		if h, ok := head[k]; ok {
 			return h, h != math.MaxUint32
 		}
-		sk := e.sessionKey(&e.docs[k])
-		if sk == "" {
+		sk, ok := e.sessionKey(k)
+		if !ok {
 			head[k] = math.MaxUint32
 			return 0, false
 		}
@@ -58,9 +61,11 @@ func (e *Engine) sessionScores(terms []string, allow func(uint32) bool, scopeDoc
 			continue
 		}
 		// Collected first: headOf reads the index, which Postings holds.
+		// Only session turns count: the postings of other documents are
+		// skipped by the set of session turns, without a call each.
 		var keys []uint32
 		var tfs []int
-		e.lex.Postings(t, func(k uint32, tf int) {
+		e.lex.PostingsIn(t, e.sessBits, func(k uint32, tf int) {
 			if int(k) < len(e.docs) && allow(k) {
 				keys, tfs = append(keys, k), append(tfs, tf)
 			}
@@ -119,8 +124,8 @@ func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, 
 		return
 	}
 	for k := range fused {
-		sk := e.sessionKey(&e.docs[k])
-		if sk == "" {
+		sk, ok := e.sessionKey(k)
+		if !ok {
 			continue
 		}
 		if s, ok := scores[e.sessions[sk][0]]; ok {

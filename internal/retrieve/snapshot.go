@@ -3,7 +3,6 @@ package retrieve
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -181,7 +180,7 @@ func (e *Engine) markLocked() mark {
 func (e *Engine) deadLocked() int {
 	n := 0
 	for i := range e.docs {
-		if !e.docs[i].alive {
+		if !e.docs[i].alive() {
 			n++
 		}
 	}
@@ -271,7 +270,14 @@ func readSection(r io.Reader, limit uint64) ([]byte, error) {
 	if n > limit || n > math.MaxInt {
 		return nil, snapCorrupt("section of %d bytes", n)
 	}
-	buf := make([]byte, 0, min(int(n), sectionChunk))
+	// A reader that knows how many bytes it has left allows a section
+	// that fits to be read into one allocation; otherwise the buffer
+	// grows as the bytes arrive.
+	first := min(int(n), sectionChunk)
+	if sr, ok := r.(*sizedReader); ok && int64(n) <= sr.left {
+		first = int(n)
+	}
+	buf := make([]byte, 0, first)
 	for len(buf) < int(n) {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, min(int(n)-len(buf), len(buf)))
@@ -287,6 +293,18 @@ func readSection(r io.Reader, limit uint64) ([]byte, error) {
 		return nil, snapCorrupt("section checksum mismatch")
 	}
 	return buf, nil
+}
+
+// sizedReader is a reader that knows how many bytes remain (a file's).
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
 }
 
 // ---- head -----------------------------------------------------------------------
@@ -363,8 +381,8 @@ func (e *Engine) writeSnapshot(w io.Writer) (mark, error) {
 	ps := e.persist()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if len(e.keys) != len(e.docs) || len(e.docs) >= math.MaxUint32 {
-		return mark{}, fmt.Errorf("retrieve: snapshot: %d keys for %d documents", len(e.keys), len(e.docs))
+	if e.keyTab.n != len(e.docs) || len(e.docs) >= math.MaxUint32 {
+		return mark{}, fmt.Errorf("retrieve: snapshot: %d keys for %d documents", e.keyTab.n, len(e.docs))
 	}
 	h := snapHead{mark: e.markLocked(), docs: len(e.docs), hnsw: e.opts.HNSW, written: time.Now()}
 	h.alive = h.docs - h.dead
@@ -445,7 +463,7 @@ func (e *Engine) writeLiveLocked(w io.Writer, dim, want int) error {
 	buf := make([]byte, 0, liveChunk*(4+4*dim))
 	n, total := 0, 0
 	for key := range e.docs {
-		if !e.docs[key].alive {
+		if !e.docs[key].alive() {
 			continue
 		}
 		v, ok := e.vecs.Vector(uint32(key))
@@ -525,56 +543,88 @@ func (t *strTable) id(f *strField, s string) uint32 {
 //
 // A field added to doc must be added here (TestSnapshotCoversDocFields).
 func (e *Engine) encodeDocsLocked() ([]byte, error) {
-	tab := &strTable{idx: map[string]uint32{"": 0}, list: []string{""}}
-	var fields [12]strField
+	// The string table: the code table's strings that live documents
+	// use, numbered in order of first use, then the enumerations' values.
+	x := &e.fx
+	tabOf := make([]uint32, len(x.names)) // code → string id + 1
+	tab := []string{""}
+	tabOf[0] = 1
+	bytes := 0
+	sid := func(c uint32) uint32 {
+		if tabOf[c] == 0 {
+			tab = append(tab, x.names[c])
+			bytes += len(x.names[c])
+			tabOf[c] = uint32(len(tab))
+		}
+		return tabOf[c] - 1
+	}
+	var oddStr map[string]uint32
+	strID := func(s string) uint32 { // a value outside the enumerations
+		if c, ok := x.codes[s]; ok || s == "" {
+			return sid(c)
+		}
+		if i, ok := oddStr[s]; ok {
+			return i
+		}
+		if oddStr == nil {
+			oddStr = map[string]uint32{}
+		}
+		tab = append(tab, s)
+		bytes += len(s)
+		oddStr[s] = uint32(len(tab) - 1)
+		return uint32(len(tab) - 1)
+	}
+	var enumIDs [3][]uint32 // enumeration code → string id
+	for i, vals := range [][]string{enumStrings(typeEnum), enumStrings(statusEnum), enumStrings(accessEnum)} {
+		enumIDs[i] = make([]uint32, len(vals)+1)
+		for j, v := range vals {
+			enumIDs[i][j+1] = strID(v)
+		}
+	}
 	ids := make([]uint32, 0, 11*len(e.docs))
-	var deadKeys []string
 	for i := range e.docs {
-		d := &e.docs[i]
-		if !d.alive {
-			if deadKeys == nil {
-				deadKeys = make([]string, len(e.docs))
-				for k, key := range e.keys {
-					if !e.docs[key].alive {
-						deadKeys[key] = k
-					}
-				}
-			}
+		d, f := &e.docs[i], &x.filt[i]
+		if !d.alive() {
 			continue
 		}
-		ids = append(ids, tab.id(&fields[0], d.ws), tab.id(&fields[1], string(d.typ)), tab.id(&fields[2], string(d.status)),
-			tab.id(&fields[3], string(d.access)), tab.id(&fields[4], d.agent), tab.id(&fields[5], d.category),
-			tab.id(&fields[6], d.scope.UserID), tab.id(&fields[7], d.scope.AgentID), tab.id(&fields[8], d.scope.AppID),
-			tab.id(&fields[9], d.scope.ProjectID), tab.id(&fields[10], d.scope.SessionID))
-		for _, ent := range d.entities {
-			tab.id(&fields[11], ent)
+		var t, st, ac uint32
+		if d.flags&dOddEnum != 0 {
+			o := e.odd[uint32(i)]
+			t, st, ac = strID(string(o.typ)), strID(string(o.status)), strID(string(o.access))
+		} else {
+			t, st, ac = enumIDs[0][f.typ], enumIDs[1][f.status], enumIDs[2][f.access]
+		}
+		ids = append(ids, sid(d.ws), t, st, ac, sid(f.agent), sid(f.category),
+			sid(f.scope[0]), sid(f.scope[1]), sid(f.scope[2]), sid(f.scope[3]), sid(f.scope[4]))
+		for _, c := range e.ents.get(d.ents) {
+			sid(c)
 		}
 	}
-	buf := make([]byte, 0, 16+3*len(tab.list)+tab.bytes+len(e.docs)*90)
-	buf = binary.AppendUvarint(buf, uint64(len(tab.list)))
-	for _, s := range tab.list {
+	buf := make([]byte, 0, 16+3*len(tab)+bytes+len(e.docs)*90+4*len(e.words.v))
+	buf = binary.AppendUvarint(buf, uint64(len(tab)))
+	for _, s := range tab {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 	}
-	for _, s := range tab.list {
+	for _, s := range tab {
 		buf = append(buf, s...)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(e.docs)))
-	var entField strField
 	for i := range e.docs {
 		d := &e.docs[i]
-		if !d.alive {
+		if !d.alive() {
+			ws, id := x.names[d.ws], e.idOf(uint32(i))
 			buf = append(buf, 0)
-			buf = binary.AppendUvarint(buf, uint64(len(deadKeys[i])))
-			buf = append(buf, deadKeys[i]...)
+			buf = binary.AppendUvarint(buf, uint64(len(ws)+1+len(id)))
+			buf = append(buf, ws...)
+			buf = append(buf, 0)
+			buf = append(buf, id...)
 			continue
 		}
-		var id [16]byte
-		var sha [32]byte
 		flags := byte(docAlive)
-		if packUUID(d.id, &id) {
+		if d.flags&dOddID == 0 {
 			flags |= docUUID
 		}
-		if unhexInto(sha[:], d.sha) {
+		if d.flags&dOddSHA == 0 {
 			flags |= docHex
 		}
 		buf = append(buf, flags)
@@ -583,35 +633,47 @@ func (e *Engine) encodeDocsLocked() ([]byte, error) {
 		}
 		ids = ids[11:]
 		if flags&docUUID != 0 {
-			buf = append(buf, id[:]...)
+			buf = append(buf, d.id[:]...)
 		} else {
-			buf = binary.AppendUvarint(buf, uint64(len(d.id)))
-			buf = append(buf, d.id...)
+			id := e.odd[uint32(i)].id
+			buf = binary.AppendUvarint(buf, uint64(len(id)))
+			buf = append(buf, id...)
 		}
 		buf = binary.AppendVarint(buf, d.validFrom)
 		buf = binary.AppendVarint(buf, d.validUntil)
 		buf = binary.AppendVarint(buf, d.invalidated)
 		buf = binary.AppendVarint(buf, d.eventTime)
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(d.confidence))
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x.filt[i].conf))
 		if flags&docHex != 0 {
-			buf = append(buf, sha[:]...)
+			buf = append(buf, d.sha[:]...)
 		} else {
-			buf = binary.AppendUvarint(buf, uint64(len(d.sha)))
-			buf = append(buf, d.sha...)
+			sha := e.odd[uint32(i)].sha
+			buf = binary.AppendUvarint(buf, uint64(len(sha)))
+			buf = append(buf, sha...)
 		}
-		buf = binary.AppendUvarint(buf, uint64(len(d.entities)))
-		for _, ent := range d.entities {
-			buf = binary.AppendUvarint(buf, uint64(tab.id(&entField, ent)))
+		ents := e.ents.get(d.ents)
+		buf = binary.AppendUvarint(buf, uint64(len(ents)))
+		for _, c := range ents {
+			buf = binary.AppendUvarint(buf, uint64(sid(c)))
 		}
-		buf = binary.AppendVarint(buf, int64(d.version))
-		buf = binary.AppendUvarint(buf, uint64(len(d.words)))
+		buf = binary.AppendVarint(buf, d.version)
+		words := e.words.get(d.words)
+		buf = binary.AppendUvarint(buf, uint64(len(words)))
 		prev := uint32(0)
-		for _, w := range d.words {
+		for _, w := range words {
 			buf = binary.AppendUvarint(buf, uint64(w-prev))
 			prev = w
 		}
 	}
 	return buf, nil
+}
+
+func enumStrings[T ~string](enum []T) []string {
+	out := make([]string, len(enum))
+	for i, v := range enum {
+		out[i] = string(v)
+	}
+	return out
 }
 
 const hexDigits = "0123456789abcdef"
@@ -749,8 +811,12 @@ func (e *Engine) LoadSnapshot(path string) error {
 		return err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
 	br := bufio.NewReaderSize(f, 1<<20)
-	if err := e.ReadSnapshot(br); err != nil {
+	if err := e.ReadSnapshot(&sizedReader{r: br, left: fi.Size()}); err != nil {
 		return err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
@@ -771,7 +837,7 @@ func (e *Engine) LoadSnapshot(path string) error {
 // CatchUp to apply the changes made after the snapshot, or use Restore.
 func (e *Engine) ReadSnapshot(r io.Reader) error {
 	e.mu.RLock()
-	empty := len(e.docs) == 0 && len(e.keys) == 0 && e.vecs == nil && e.lex.Len() == 0
+	empty := len(e.docs) == 0 && e.keyTab.n == 0 && e.vecs == nil && e.lex.Len() == 0
 	e.mu.RUnlock()
 	if !empty {
 		return errors.New("retrieve: ReadSnapshot needs an empty engine")
@@ -825,10 +891,10 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 	// The indexes must agree with the documents.
 	alive := 0
 	for key := range s.docs {
-		if s.docs[key].alive {
+		if s.docs[key].alive() {
 			alive++
 		}
-		if s.docs[key].alive != lex.Has(uint32(key)) {
+		if s.docs[key].alive() != lex.Has(uint32(key)) {
 			return snapCorrupt("key %d: document and lexical index disagree", key)
 		}
 	}
@@ -840,11 +906,11 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 	}
 
 	e.mu.Lock()
-	if len(e.docs) != 0 || len(e.keys) != 0 || e.vecs != nil || e.lex.Len() != 0 {
+	if len(e.docs) != 0 || e.keyTab.n != 0 || e.vecs != nil || e.lex.Len() != 0 {
 		e.mu.Unlock()
 		return errors.New("retrieve: engine changed during ReadSnapshot")
 	}
-	e.docs, e.keys, e.intern, e.sessions, e.fx = s.docs, s.keys, s.intern, s.sessions, s.fx
+	e.records, e.sessions, e.sessBits, e.fx = s.records, s.sessions, s.sessBits, s.fx
 	e.lex = lex
 	e.vecs, e.approx = nil, false
 	if vecs != nil {
@@ -933,8 +999,7 @@ func (e *Engine) readIndexes(r io.Reader, h *snapHead) (*lexical.Index, vectorIn
 }
 
 func decodeLexical(p []byte) (*lexical.Index, error) {
-	r := bytes.NewReader(p)
-	lex, err := lexical.ReadIndex(r)
+	lex, err := lexical.DecodeIndex(p)
 	switch {
 	case errors.Is(err, lexical.ErrIncompatible):
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotMismatch, err)
@@ -942,8 +1007,6 @@ func decodeLexical(p []byte) (*lexical.Index, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	case err != nil:
 		return nil, err
-	case r.Len() != 0:
-		return nil, snapCorrupt("lexical section has %d trailing bytes", r.Len())
 	}
 	if lex.Options() != lexical.New(lexical.DefaultOptions()).Options() {
 		return nil, snapMismatch("lexical options %+v", lex.Options())
@@ -1036,10 +1099,9 @@ func readLive(r io.Reader, h *snapHead, g *vector.HNSW) error {
 
 // docState is the document half of an engine, decoded from a snapshot.
 type docState struct {
-	docs     []doc
-	keys     map[string]uint32
-	intern   map[string]string
-	sessions map[string][]uint32
+	records
+	sessions map[sessKey][]uint32
+	sessBits lexical.Bits
 	fx       filterIndex
 }
 
@@ -1075,192 +1137,220 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 	if tab[0] != "" {
 		return nil, snapCorrupt("string table")
 	}
-	interned := make([]bool, nstr)
 	if n := d.Uvarint(); n != uint64(ndocs) || n > d.Rest()/3 { // a dead slot takes 3 bytes or more
 		return nil, snapCorrupt("%d documents, head says %d", n, ndocs)
 	}
 
-	docs := make([]doc, ndocs)
-	keyEnd := make([]int, ndocs)
-	// Keys (workspace NUL id) and content hashes, rendered into two blobs;
-	// a packed id or hash takes at most 2.25 times its bytes as text.
-	keyBlob := make([]byte, 0, min(3*d.Rest(), uint64(ndocs)*48))
-	shaEnd := make([]int, ndocs)
-	shaBlob := make([]byte, 0, min(2*d.Rest(), uint64(ndocs)*64))
-	entStart := make([]int, ndocs+1)
-	var ents []string
-	wordStart := make([]int, ndocs+1) // word sets: one array, sliced by document
-	var words []uint32
-	str := func() string {
-		i := d.Uvarint()
-		if i >= nstr {
-			d.Fail("string id")
-			return ""
-		}
-		return tab[i]
-	}
-	// The filter codes of the interned strings, assigned on first use.
-	fx := newFilterIndex()
+	s := &docState{records: newRecords(), fx: newFilterIndex()}
+	s.docs = make([]doc, ndocs)
+	fx := &s.fx
 	fx.filt = make([]fdoc, ndocs)
+	// The codes of the strings, assigned on first use; strings are copied
+	// out of the table's blob so that it is not kept alive by a few.
 	tcode := make([]uint32, nstr)
-	istr := func(code *uint32) string { // an interned field
-		i := d.Uvarint()
+	code := func(i uint64) uint32 {
 		if i >= nstr {
 			d.Fail("string id")
-			return ""
+			return 0
 		}
-		interned[i] = true
-		if tcode[i] == 0 {
-			tcode[i] = fx.code(tab[i])
+		if tcode[i] == 0 && i != 0 {
+			tcode[i] = fx.code(strings.Clone(tab[i]))
 		}
-		*code = tcode[i]
-		return tab[i]
+		return tcode[i]
 	}
-	for i := range docs {
-		entStart[i], wordStart[i] = len(ents), len(words)
+	// The enumeration codes of the strings (0xff: not computed yet).
+	var ecode [3][]uint8
+	for i := range ecode {
+		ecode[i] = make([]uint8, nstr)
+		for j := range ecode[i] {
+			ecode[i][j] = 0xff
+		}
+	}
+	enum := func(which int, i uint64) uint8 {
+		if i >= nstr {
+			d.Fail("string id")
+			return 0
+		}
+		c := ecode[which][i]
+		if c == 0xff {
+			switch which {
+			case 0:
+				c = enumCode(typeEnum, memory.Type(tab[i]))
+			case 1:
+				c = enumCode(statusEnum, memory.Status(tab[i]))
+			default:
+				c = enumCode(accessEnum, memory.Access(tab[i]))
+			}
+			ecode[which][i] = c
+		}
+		return c
+	}
+	// The word sets' arena: a word takes at least one byte of the section,
+	// usually four or five.
+	words := make([]uint32, 1, 1+d.Rest()/4) // offset 0 is none
+	var ents []uint32
+	var ecodes []uint32
+	for i := range s.docs {
+		key := uint32(i)
+		x := &s.docs[i]
 		flags := d.U8()
 		if flags&docAlive == 0 {
 			if flags != 0 {
 				d.Fail("flags")
 			}
 			n := d.Uvarint()
-			keyBlob = append(keyBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
-			keyEnd[i], shaEnd[i] = len(keyBlob), len(shaBlob)
+			name := d.Bytes(int(min(n, d.Rest()+1)))
 			if d.Err != nil {
 				return nil, d.Err
+			}
+			ws, id, ok := bytes.Cut(name, []byte{0})
+			if !ok {
+				return nil, snapCorrupt("key %d has no name", i)
+			}
+			x.ws = fx.code(string(ws))
+			if !packUUID(string(id), &x.id) {
+				x.flags = dOddID
+				s.odd[key] = &oddDoc{id: string(id)}
 			}
 			continue
 		}
 		if flags >= docHex<<1 {
 			d.Fail("flags")
 		}
-		x := &docs[i]
-		x.alive = true
 		f := &fx.filt[i]
-		x.ws = istr(&f.ws)
-		x.typ, x.status, x.access = memory.Type(str()), memory.Status(str()), memory.Access(str())
-		x.agent, x.category = istr(&f.agent), istr(&f.category)
-		x.scope = memory.Scope{UserID: istr(&f.scope[0]), AgentID: istr(&f.scope[1]), AppID: istr(&f.scope[2]),
-			ProjectID: istr(&f.scope[3]), SessionID: istr(&f.scope[4])}
-		keyBlob = append(keyBlob, x.ws...)
-		keyBlob = append(keyBlob, 0)
+		x.flags = dAlive
+		x.ws = code(d.Uvarint())
+		f.ws = x.ws
+		ti, si, ai := d.Uvarint(), d.Uvarint(), d.Uvarint()
+		f.typ, f.status, f.access = enum(0, ti), enum(1, si), enum(2, ai)
+		f.agent, f.category = code(d.Uvarint()), code(d.Uvarint())
+		for j := range f.scope {
+			f.scope[j] = code(d.Uvarint())
+		}
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		var o *oddDoc
+		odd := func() *oddDoc {
+			if o == nil {
+				o = &oddDoc{}
+				s.odd[key] = o
+			}
+			return o
+		}
+		if f.typ == 0 || f.status == 0 || f.access == 0 {
+			x.flags |= dOddEnum
+			oo := odd()
+			oo.typ, oo.status, oo.access = memory.Type(tab[ti]), memory.Status(tab[si]), memory.Access(tab[ai])
+		}
 		if flags&docUUID != 0 {
 			if b := d.Bytes(16); b != nil {
-				keyBlob = appendUUID(keyBlob, b)
+				x.id = [16]byte(b)
 			}
 		} else {
 			n := d.Uvarint()
-			keyBlob = append(keyBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
+			if id := string(d.Bytes(int(min(n, d.Rest()+1)))); !packUUID(id, &x.id) {
+				x.flags |= dOddID
+				odd().id = id
+			}
 		}
-		keyEnd[i] = len(keyBlob)
 		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.Varint(), d.Varint(), d.Varint(), d.Varint()
-		x.confidence = math.Float32frombits(d.U32())
-		encodeScalars(x, f)
+		f.conf = math.Float32frombits(d.U32())
+		f.flags = timeFlags(x.invalidated, x.validFrom, x.validUntil)
 		if flags&docHex != 0 {
 			if b := d.Bytes(32); b != nil {
-				shaBlob = appendHex(shaBlob, b)
+				x.sha = [32]byte(b)
 			}
 		} else {
 			n := d.Uvarint()
-			shaBlob = append(shaBlob, d.Bytes(int(min(n, d.Rest()+1)))...)
+			if sha := string(d.Bytes(int(min(n, d.Rest()+1)))); !unhexInto(x.sha[:], sha) {
+				x.sha = [32]byte{}
+				x.flags |= dOddSHA
+				odd().sha = sha
+			}
 		}
-		shaEnd[i] = len(shaBlob)
 		ne := d.Uvarint()
 		if ne > d.Rest() {
 			d.Fail("entities")
 			ne = 0
 		}
+		ecodes = ecodes[:0]
 		for range ne {
-			ents = append(ents, str())
+			ecodes = append(ecodes, code(d.Uvarint()))
 		}
-		x.version = int(d.Varint())
+		if len(ecodes) > 0 {
+			if len(ents) == 0 {
+				ents = append(ents, 0)
+			}
+			x.ents = uint32(len(ents))
+			ents = append(ents, uint32(len(ecodes)))
+			ents = append(ents, ecodes...)
+		}
+		x.version = d.Varint()
 		nw := d.Uvarint()
 		if nw > d.Rest() {
 			d.Fail("words")
 			nw = 0
 		}
-		w := uint64(0)
-		for j := range nw {
-			delta := d.Uvarint()
-			if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
-				d.Fail("words")
-				break
+		if nw > 0 {
+			x.words = uint32(len(words))
+			words = append(words, uint32(nw))
+			w := uint64(0)
+			for j := range nw {
+				delta := d.Uvarint()
+				if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
+					d.Fail("words")
+					break
+				}
+				words = append(words, uint32(w))
 			}
-			words = append(words, uint32(w))
+			if len(words) >= math.MaxUint32 {
+				d.Fail("words")
+			}
 		}
 		if d.Err != nil {
 			return nil, d.Err
 		}
 	}
-	entStart[ndocs], wordStart[ndocs] = len(ents), len(words)
 	if d.Err != nil {
 		return nil, d.Err
 	}
 	if d.Rest() != 0 {
 		return nil, snapCorrupt("%d trailing bytes", d.Rest())
 	}
-
-	s := &docState{docs: docs, keys: make(map[string]uint32, ndocs), intern: map[string]string{}, fx: fx}
-	keyStr, shaStr := string(keyBlob), string(shaBlob)
-	keyBlob, shaBlob = nil, nil
-	ko, so := 0, 0
-	for i := range docs {
-		k := keyStr[ko:keyEnd[i]]
-		ko = keyEnd[i]
-		x := &docs[i]
-		if x.alive {
-			x.id = k[len(x.ws)+1:]
-			x.sha = shaStr[so:shaEnd[i]]
-			if a, b := entStart[i], entStart[i+1]; b > a {
-				x.entities = ents[a:b:b]
-			}
-			if a, b := wordStart[i], wordStart[i+1]; b > a {
-				x.words = words[a:b:b]
-			}
+	if len(words) > 1 {
+		if cap(words) > len(words)+len(words)/8 {
+			words = slices.Clone(words)
 		}
-		so = shaEnd[i]
-		if k == "" {
-			return nil, snapCorrupt("key %d has no name", i)
-		}
-		if _, dup := s.keys[k]; dup {
-			return nil, snapCorrupt("key %q twice", k)
-		}
-		s.keys[k] = uint32(i)
+		s.words.v = words
 	}
-	for i, ok := range interned {
-		if ok && tab[i] != "" {
-			s.intern[tab[i]] = tab[i]
-		}
+	s.ents.v = ents
+	if key, ok := s.rebuildKeys(); !ok {
+		return nil, snapCorrupt("key %d twice", key)
 	}
 	s.rebuild()
 	return s, nil
 }
 
-// rebuild derives the session lists, the coded filter fields and the
-// candidate lists from the documents, as linkSession and fx.set would
-// have built them.
+// rebuild derives the session lists and the candidate lists from the
+// documents, as linkSession and fx.set would have built them.
 func (s *docState) rebuild() {
-	type sessionKey struct{ ws, id string }
-	groups := map[sessionKey][]uint32{}
+	groups := map[sessKey][]uint32{}
 	for key := range s.docs {
-		d := &s.docs[key]
-		if d.alive && d.typ == memory.Episode && d.scope.SessionID != "" {
-			sk := sessionKey{d.ws, d.scope.SessionID}
+		f := &s.fx.filt[key]
+		if f.typ == episodeCode && f.scope[4] != 0 {
+			sk := sessKey{f.ws, f.scope[4]}
 			groups[sk] = append(groups[sk], uint32(key))
 		}
 	}
 	s.fx.rebuildLists()
-	s.sessions = make(map[string][]uint32, len(groups))
-	for sk, list := range groups {
-		slices.SortFunc(list, func(a, b uint32) int {
-			da, db := &s.docs[a], &s.docs[b]
-			if c := cmp.Compare(da.eventTime, db.eventTime); c != 0 {
-				return c
-			}
-			return strings.Compare(da.id, db.id)
-		})
-		s.sessions[sk.ws+"\x00"+sk.id] = list
+	for _, list := range groups {
+		slices.SortFunc(list, s.turnCompare)
+		for _, k := range list {
+			s.sessBits = setBit(s.sessBits, k)
+		}
 	}
+	s.sessions = groups
 }
 
 // ---- restore ----------------------------------------------------------------------
@@ -1354,9 +1444,9 @@ func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Ch
 	e.mu.RLock()
 	if n := len(e.docs); n > 0 {
 		for i := range 16 {
-			d := &e.docs[i*n/16]
-			if d.alive {
-				refs = append(refs, ref{d.ws, d.id})
+			k := uint32(i * n / 16)
+			if e.docs[k].alive() {
+				refs = append(refs, ref{e.wsOf(k), e.idOf(k)})
 			}
 		}
 	}
@@ -1368,12 +1458,16 @@ func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Ch
 		}
 		e.mu.RLock()
 		defer e.mu.RUnlock()
-		key, ok := e.keys[r.ws+"\x00"+r.id]
-		alive := ok && e.docs[key].alive
+		key, ok := e.lookup(r.ws, r.id)
+		alive := ok && e.docs[key].alive()
 		if err != nil || rec.Status == memory.Forgotten {
 			return !alive, nil
 		}
-		return alive && e.docs[key].sha == rec.ContentSHA256 && e.docs[key].status == rec.Status, nil
+		if !alive || !e.shaIs(key, rec.ContentSHA256) {
+			return false, nil
+		}
+		_, status, _ := e.enums(key)
+		return status == rec.Status, nil
 	}
 	var bad []ref
 	for _, r := range refs {
@@ -1424,7 +1518,7 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 	var lack []uint32
 	var shas []string
 	for key := len(e.docs) - 1; key >= 0 && len(lack) < need; key-- {
-		if !e.docs[key].alive {
+		if !e.docs[key].alive() {
 			continue
 		}
 		if e.vecs != nil {
@@ -1433,7 +1527,7 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 			}
 		}
 		lack = append(lack, uint32(key))
-		shas = append(shas, e.docs[key].sha)
+		shas = append(shas, e.shaOf(uint32(key)))
 	}
 	e.mu.RUnlock()
 	if len(lack) == 0 {
@@ -1449,8 +1543,7 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 		e.mu.Lock()
 		for k := i; k < j; k++ {
 			v, ok := cached[shas[k]]
-			d := &e.docs[lack[k]]
-			if !ok || len(v) != emb.Dim() || !d.alive || d.sha != shas[k] {
+			if !ok || len(v) != emb.Dim() || !e.docs[lack[k]].alive() || !e.shaIs(lack[k], shas[k]) {
 				continue
 			}
 			if e.vecs == nil {
@@ -1489,8 +1582,8 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 		if len(vec) != emb.Dim() {
 			return nil
 		}
-		key, ok := e.keys[ws+"\x00"+id]
-		if !ok || !e.docs[key].alive {
+		key, ok := e.lookup(ws, id)
+		if !ok || !e.docs[key].alive() {
 			return nil
 		}
 		if e.vecs != nil {
@@ -1508,7 +1601,7 @@ func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, p := range pending {
-		if !e.docs[p.key].alive {
+		if !e.docs[p.key].alive() {
 			continue
 		}
 		if e.vecs == nil {

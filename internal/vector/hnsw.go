@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -52,10 +53,14 @@ const (
 // keeps routing searches but is never returned. Deleted reports the number
 // of tombstones so the owner can rebuild once they are a large fraction.
 //
-// Storage is compact: vectors and layer-0 link lists live in fixed-stride
-// chunks of 4096 nodes ([count, id...] blocks of 2*M+1 uint32s); the rare
-// upper-layer lists share one flat []uint32. At 1M nodes of 100 dimensions
-// with M=16 this is about 0.4 GB of vectors plus 0.14 GB of graph.
+// Storage is compact: vectors are quantised to int16 values and a
+// power-of-two scale per vector (see quantize: an error of at most 2^-15
+// of the vector's largest element), and they and the layer-0 link lists
+// live in fixed-stride chunks of 4096 nodes ([count, id...] blocks of
+// 2*M+1 uint32s); the rare upper-layer lists share one flat []uint32. At 1M
+// nodes of 100 dimensions with M=16 this is about 0.2 GB of vectors plus
+// 0.14 GB of graph. Scores are exact for the quantised vectors: an HNSW
+// index ranks as an Exact index holding the vectors Vector returns would.
 type HNSW struct {
 	mu sync.RWMutex
 
@@ -68,14 +73,15 @@ type HNSW struct {
 	pcg      *rand.PCG
 	rnd      *rand.Rand
 
-	n        int         // nodes, tombstones included; node ids are 0..n-1
-	vecs     [][]float32 // chunk c holds nodes c*chunkSize.. at stride dim
-	l0       [][]uint32  // chunk c holds layer-0 blocks at stride m0+1
-	upperOff []uint32    // node → offset of its level-1 block in upper (if level > 0)
-	upper    []uint32    // blocks of m+1 uint32s: count, then ids
-	levels   []uint8     // node → top level
-	keys     []uint32    // node → key
-	deleted  []bool      // node → tombstone
+	n        int        // nodes, tombstones included; node ids are 0..n-1
+	vecs     [][]int16  // chunk c holds nodes c*chunkSize.. at stride dim, quantised
+	scales   []float32  // node → the scale of its quantised vector
+	l0       [][]uint32 // chunk c holds layer-0 blocks at stride m0+1
+	upperOff []uint32   // node → offset of its level-1 block in upper (if level > 0)
+	upper    []uint32   // blocks of m+1 uint32s: count, then ids
+	levels   []uint8    // node → top level
+	keys     []uint32   // node → key
+	deleted  []bool     // node → tombstone
 	nDeleted int
 	ids      keyIndex // key → live node
 	entry    uint32   // entry point (a node on the top layer), noNode if empty
@@ -159,7 +165,9 @@ func (h *HNSW) Vector(key uint32) ([]float32, bool) {
 	if !ok {
 		return nil, false
 	}
-	return append([]float32(nil), h.vec(id)...), true
+	v := make([]float32, h.dim)
+	h.decode(id, v)
+	return v, true
 }
 
 // Remove tombstones the vector stored under key, if any.
@@ -181,7 +189,12 @@ func (h *HNSW) Add(key uint32, v []float32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old, ok := h.ids.get(key); ok {
-		if equalVec(h.vec(old), v) {
+		s := h.getSearcher()
+		s.qv = slices.Grow(s.qv[:0], h.dim)[:h.dim]
+		sc := quantize(v, s.qv)
+		same := sc == h.scales[old] && slices.Equal(s.qv, h.vec(old))
+		h.putSearcher(s)
+		if same {
 			return
 		}
 		h.deleted[old] = true
@@ -190,21 +203,22 @@ func (h *HNSW) Add(key uint32, v []float32) {
 	h.insert(key, v)
 }
 
-func equalVec(a, b []float32) bool {
-	b = b[:len(a)]
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// vec returns node id's vector (shared storage; callers hold the lock).
-func (h *HNSW) vec(id uint32) []float32 {
+// vec returns node id's quantised vector (shared storage; callers hold
+// the lock); h.scales[id] is its scale.
+func (h *HNSW) vec(id uint32) []int16 {
 	c := h.vecs[id>>chunkBits]
 	off := int(id&chunkMask) * h.dim
 	return c[off : off+h.dim : off+h.dim]
+}
+
+// decode sets dst to node id's (dequantised) vector.
+func (h *HNSW) decode(id uint32, dst []float32) {
+	dequantize(h.vec(id), h.scales[id], dst)
+}
+
+// score returns the score of node id against q.
+func (h *HNSW) score(q []float32, id uint32) float32 {
+	return dotq(q, h.vec(id)) * h.scales[id]
 }
 
 // block returns node id's link block on a level: [count, id0, id1, ...]
@@ -231,10 +245,11 @@ func (h *HNSW) randomLevel() int {
 	return min(l, maxLevelCap)
 }
 
-// appendNode stores a new node with empty link lists and returns its id.
-// Chunks grow geometrically up to their fixed size, so small indexes stay
-// small and full chunks carry no spare capacity.
-func (h *HNSW) appendNode(key uint32, level int, v []float32, del bool) uint32 {
+// appendNode stores a new node with empty link lists and returns its id;
+// v is its quantised vector and scale its scale. Chunks grow
+// geometrically up to their fixed size, so small indexes stay small and
+// full chunks carry no spare capacity.
+func (h *HNSW) appendNode(key uint32, level int, v []int16, scale float32, del bool) uint32 {
 	if h.n >= math.MaxInt32 {
 		panic("vector: HNSW index is full (2^31-1 nodes including tombstones)")
 	}
@@ -246,6 +261,7 @@ func (h *HNSW) appendNode(key uint32, level int, v []float32, del bool) uint32 {
 	}
 	h.vecs[c] = growChunk(h.vecs[c], h.dim, chunkSize*h.dim)
 	copy(h.vecs[c][len(h.vecs[c])-h.dim:], v)
+	h.scales = append(h.scales, scale)
 	h.l0[c] = growChunk(h.l0[c], h.m0+1, chunkSize*(h.m0+1))
 	off := uint32(0)
 	if level > 0 {
@@ -263,9 +279,20 @@ func (h *HNSW) appendNode(key uint32, level int, v []float32, del bool) uint32 {
 	return id
 }
 
+// fullChunk starts the next chunk at its full size, for a reader that
+// knows a chunk's worth of nodes follows. Callers hold the write lock and
+// have filled the current chunk.
+func (h *HNSW) fullChunk() {
+	if h.n%chunkSize != 0 || h.n>>chunkBits != len(h.vecs) {
+		return
+	}
+	h.vecs = append(h.vecs, make([]int16, 0, chunkSize*h.dim))
+	h.l0 = append(h.l0, make([]uint32, 0, chunkSize*(h.m0+1)))
+}
+
 // growChunk extends a chunk by n zeroed elements. Capacity grows by
 // doubling but never past limit, the size of a full chunk.
-func growChunk[T float32 | uint32](c []T, n, limit int) []T {
+func growChunk[T int16 | uint32](c []T, n, limit int) []T {
 	if len(c)+n > cap(c) {
 		grown := make([]T, len(c), min(max(2*cap(c), 16*n), limit))
 		copy(grown, c)
@@ -278,17 +305,23 @@ func growChunk[T float32 | uint32](c []T, n, limit int) []T {
 
 // insert adds a node (Algorithm 1 of the paper). Caller holds the write lock.
 func (h *HNSW) insert(key uint32, v []float32) {
+	s := h.getSearcher()
+	defer h.putSearcher(s)
+	s.qv = slices.Grow(s.qv[:0], h.dim)[:h.dim]
+	scale := quantize(v, s.qv)
 	level := h.randomLevel()
-	id := h.appendNode(key, level, v, false)
+	id := h.appendNode(key, level, s.qv, scale, false)
 	h.ids.set(key, id)
 	if h.entry == noNode {
 		h.entry, h.maxLevel = id, level
 		return
 	}
-	q := h.vec(id)
-	s := h.getSearcher()
-	defer h.putSearcher(s)
-	cur := cand{h.entry, dot(q, h.vec(h.entry))}
+	// The graph is built over the quantised vectors, the ones searches
+	// score.
+	s.q = slices.Grow(s.q[:0], h.dim)[:h.dim]
+	h.decode(id, s.q)
+	q := s.q
+	cur := cand{h.entry, h.score(q, h.entry)}
 	for l := h.maxLevel; l > level; l-- {
 		cur = h.greedy(s, q, cur, l)
 	}
@@ -310,7 +343,7 @@ func (h *HNSW) insert(key uint32, v []float32) {
 				pool = s.live
 			}
 		}
-		s.sel = h.selectNeighbors(pool, h.m, s.sel[:0])
+		s.sel = h.selectNeighbors(s, pool, h.m, s.sel[:0])
 		b := h.block(id, l)
 		b[0] = uint32(len(s.sel))
 		for i, c := range s.sel {
@@ -339,13 +372,15 @@ func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
 	}
 	nbs := b[1 : 1+cnt]
 	scores := s.scores[:cnt]
-	h.scoreIDs(h.vec(from), nbs, scores)
+	s.base = slices.Grow(s.base[:0], h.dim)[:h.dim]
+	h.decode(from, s.base)
+	h.scoreIDs(s.base, nbs, scores)
 	s.shrink = append(s.shrink[:0], cand{to, score})
 	for i, o := range nbs {
 		s.shrink = append(s.shrink, cand{o, scores[i]})
 	}
 	sortCandsDesc(s.shrink)
-	s.sel2 = h.selectNeighbors(s.shrink, len(b)-1, s.sel2[:0])
+	s.sel2 = h.selectNeighbors(s, s.shrink, len(b)-1, s.sel2[:0])
 	b[0] = uint32(len(s.sel2))
 	for i, c := range s.sel2 {
 		b[1+i] = c.id
@@ -359,20 +394,23 @@ func (h *HNSW) link(s *searcher, from, to uint32, score float32, level int) {
 // clusters connected to each other.
 //
 //go:norace
-func (h *HNSW) selectNeighbors(cands []cand, m int, out []cand) []cand {
+func (h *HNSW) selectNeighbors(s *searcher, cands []cand, m int, out []cand) []cand {
+	ev := slices.Grow(s.ev[:0], h.dim)[:h.dim]
+	s.ev = ev
 	for _, e := range cands {
 		if len(out) >= m {
 			break
 		}
-		ev := h.vec(e.id)
+		h.decode(e.id, ev)
 		good := true
 		j := 0
 		for ; good && j+4 <= len(out); j += 4 {
-			s0, s1, s2, s3 := dot4(ev, h.vec(out[j].id), h.vec(out[j+1].id), h.vec(out[j+2].id), h.vec(out[j+3].id))
-			good = s0 <= e.score && s1 <= e.score && s2 <= e.score && s3 <= e.score
+			a, b, c, d := out[j].id, out[j+1].id, out[j+2].id, out[j+3].id
+			s0, s1, s2, s3 := dot4q(ev, h.vec(a), h.vec(b), h.vec(c), h.vec(d))
+			good = s0*h.scales[a] <= e.score && s1*h.scales[b] <= e.score && s2*h.scales[c] <= e.score && s3*h.scales[d] <= e.score
 		}
 		for ; good && j < len(out); j++ {
-			good = dot(ev, h.vec(out[j].id)) <= e.score
+			good = h.score(ev, out[j].id) <= e.score
 		}
 		if good {
 			out = append(out, e)
@@ -406,17 +444,24 @@ func (h *HNSW) greedy(s *searcher, q []float32, cur cand, level int) cand {
 //go:norace
 func (h *HNSW) scoreIDs(q []float32, ids []uint32, out []float32) {
 	out = out[:len(ids)]
+	sc := h.scales
 	i := 0
 	for ; i+4 <= len(ids); i += 4 {
-		out[i], out[i+1], out[i+2], out[i+3] = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+2]), h.vec(ids[i+3]))
+		a, b, c, d := ids[i], ids[i+1], ids[i+2], ids[i+3]
+		s0, s1, s2, s3 := dot4q(q, h.vec(a), h.vec(b), h.vec(c), h.vec(d))
+		out[i], out[i+1], out[i+2], out[i+3] = s0*sc[a], s1*sc[b], s2*sc[c], s3*sc[d]
 	}
 	switch len(ids) - i {
 	case 3: // one 4-way pass is cheaper than three single ones
-		out[i], out[i+1], out[i+2], _ = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+2]), h.vec(ids[i+2]))
+		a, b, c := ids[i], ids[i+1], ids[i+2]
+		s0, s1, s2, _ := dot4q(q, h.vec(a), h.vec(b), h.vec(c), h.vec(c))
+		out[i], out[i+1], out[i+2] = s0*sc[a], s1*sc[b], s2*sc[c]
 	case 2:
-		out[i], out[i+1], _, _ = dot4(q, h.vec(ids[i]), h.vec(ids[i+1]), h.vec(ids[i+1]), h.vec(ids[i+1]))
+		a, b := ids[i], ids[i+1]
+		s0, s1, _, _ := dot4q(q, h.vec(a), h.vec(b), h.vec(b), h.vec(b))
+		out[i], out[i+1] = s0*sc[a], s1*sc[b]
 	case 1:
-		out[i] = dot(q, h.vec(ids[i]))
+		out[i] = h.score(q, ids[i])
 	}
 }
 
@@ -494,7 +539,7 @@ func (h *HNSW) Search(q []float32, k int, allow Allow) []Hit {
 	s := h.getSearcher()
 	defer h.putSearcher(s)
 
-	cur := cand{h.entry, dot(q, h.vec(h.entry))}
+	cur := cand{h.entry, h.score(q, h.entry)}
 	for l := h.maxLevel; l > 0; l-- {
 		cur = h.greedy(s, q, cur, l)
 	}
@@ -551,13 +596,43 @@ func (h *HNSW) SearchIn(q []float32, k int, keys []uint32, allow Allow) []Hit {
 	checkDim(h.dim, q)
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return topKIn(q, k, keys, allow, func(key uint32) []float32 {
+	if k = min(k, len(keys)); k <= 0 {
+		return nil
+	}
+	t := newTopK(k)
+	var ids [4]uint32
+	nb := 0
+	for _, key := range keys {
+		if allow != nil && !allow(key) {
+			continue
+		}
 		id, ok := h.ids.get(key)
 		if !ok {
-			return nil
+			continue
 		}
-		return h.vec(id)
-	})
+		ids[nb] = id
+		if nb++; nb < 4 {
+			continue
+		}
+		nb = 0
+		h.offer4(&t, q, ids)
+	}
+	for _, id := range ids[:nb] {
+		t.offer(h.keys[id], h.score(q, id))
+	}
+	return t.sorted()
+}
+
+// offer4 scores four nodes and offers them to t.
+//
+//go:norace
+func (h *HNSW) offer4(t *topK, q []float32, ids [4]uint32) {
+	sc := h.scales
+	s0, s1, s2, s3 := dot4q(q, h.vec(ids[0]), h.vec(ids[1]), h.vec(ids[2]), h.vec(ids[3]))
+	t.offer(h.keys[ids[0]], s0*sc[ids[0]])
+	t.offer(h.keys[ids[1]], s1*sc[ids[1]])
+	t.offer(h.keys[ids[2]], s2*sc[ids[2]])
+	t.offer(h.keys[ids[3]], s3*sc[ids[3]])
 }
 
 // scan is the exact fallback: it scores every live node allow accepts.
@@ -576,14 +651,10 @@ func (h *HNSW) scan(q []float32, k int, allow Allow) []Hit {
 			continue
 		}
 		nb = 0
-		s0, s1, s2, s3 := dot4(q, h.vec(batch[0]), h.vec(batch[1]), h.vec(batch[2]), h.vec(batch[3]))
-		t.offer(h.keys[batch[0]], s0)
-		t.offer(h.keys[batch[1]], s1)
-		t.offer(h.keys[batch[2]], s2)
-		t.offer(h.keys[batch[3]], s3)
+		h.offer4(&t, q, batch)
 	}
 	for _, id := range batch[:nb] {
-		t.offer(h.keys[id], dot(q, h.vec(id)))
+		t.offer(h.keys[id], h.score(q, id))
 	}
 	return t.sorted()
 }
@@ -593,8 +664,9 @@ func (h *HNSW) scan(q []float32, k int, allow Allow) []Hit {
 func (h *HNSW) footprint() int64 {
 	var b int64
 	for _, c := range h.vecs {
-		b += int64(cap(c)) * 4
+		b += int64(cap(c)) * 2
 	}
+	b += int64(cap(h.scales)) * 4
 	for _, c := range h.l0 {
 		b += int64(cap(c)) * 4
 	}
@@ -613,6 +685,10 @@ type searcher struct {
 	scores []float32 // their scores
 	eps    []cand
 	live   []cand
+	q      []float32 // the vector being inserted, dequantised
+	qv     []int16   // the vector being inserted, quantised
+	base   []float32 // a node whose links are being re-selected, dequantised
+	ev     []float32 // a candidate neighbour, dequantised
 	sel    []cand
 	sel2   []cand
 	shrink []cand

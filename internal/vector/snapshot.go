@@ -13,7 +13,7 @@ import (
 // Snapshot format (all integers little-endian):
 //
 //	magic    [8]byte  "MGVEXACT" or "MGVHNSW\x00"
-//	version  uint32   1
+//	version  uint32   1 (HNSW: 2, quantised vectors; 1, float32 vectors, is read too)
 //	frames   ...      each: length uint32 (1..maxFrame), crc32c(payload) uint32, payload
 //	end      uint32 0, then crc32c of all payload bytes in order
 //
@@ -33,8 +33,11 @@ var ErrCorrupt = errors.New("vector: corrupt snapshot")
 
 const (
 	snapshotVersion = 1
-	maxFrame        = 1 << 20
-	writeFrame      = 256 << 10
+	// hnswVersion is the HNSW snapshot format: 2 stores the quantised
+	// vectors; 1 (float32 vectors, quantised on reading) is read too.
+	hnswVersion = 2
+	maxFrame    = 1 << 20
+	writeFrame  = 256 << 10
 )
 
 var (
@@ -56,11 +59,11 @@ type frameWriter struct {
 	err   error
 }
 
-func newFrameWriter(w io.Writer, magic [8]byte) *frameWriter {
+func newFrameWriter(w io.Writer, magic [8]byte, version uint32) *frameWriter {
 	f := &frameWriter{w: w, buf: make([]byte, 0, writeFrame)}
 	var hdr [12]byte
 	copy(hdr[:], magic[:])
-	binary.LittleEndian.PutUint32(hdr[8:], snapshotVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], version)
 	f.raw(hdr[:])
 	return f
 }
@@ -146,6 +149,17 @@ func (f *frameWriter) f32s(v []float32) {
 	}
 }
 
+func (f *frameWriter) i16s(v []int16) {
+	for len(v) > 0 {
+		f.room(2)
+		n := min(len(v), (cap(f.buf)-len(f.buf))/2)
+		for _, x := range v[:n] {
+			f.buf = binary.LittleEndian.AppendUint16(f.buf, uint16(x))
+		}
+		v = v[n:]
+	}
+}
+
 // close flushes the last frame and writes the end marker.
 func (f *frameWriter) close() (int64, error) {
 	f.flush()
@@ -164,18 +178,20 @@ type frameReader struct {
 	ended bool
 }
 
-func newFrameReader(r io.Reader, magic [8]byte) (*frameReader, error) {
+// newFrameReader checks the magic and returns the version, one of versions.
+func newFrameReader(r io.Reader, magic [8]byte, versions ...uint32) (*frameReader, uint32, error) {
 	var hdr [12]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, readErr(err)
+		return nil, 0, readErr(err)
 	}
 	if [8]byte(hdr[:8]) != magic {
-		return nil, corrupt("bad magic %q", hdr[:8])
+		return nil, 0, corrupt("bad magic %q", hdr[:8])
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
-		return nil, corrupt("unsupported version %d", v)
+	v := binary.LittleEndian.Uint32(hdr[8:])
+	if !slices.Contains(versions, v) {
+		return nil, 0, corrupt("unsupported version %d", v)
 	}
-	return &frameReader{r: r}, nil
+	return &frameReader{r: r}, v, nil
 }
 
 func readErr(err error) error {
@@ -328,6 +344,27 @@ func (f *frameReader) f32s(dst []float32) error {
 	return nil
 }
 
+func (f *frameReader) i16s(dst []int16) error {
+	for len(dst) > 0 {
+		if b := f.buf[f.pos:]; len(b) >= 2 {
+			n := min(len(dst), len(b)/2)
+			for i := range dst[:n] {
+				dst[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+			}
+			f.pos += 2 * n
+			dst = dst[n:]
+			continue
+		}
+		var b [2]byte
+		if err := f.full(b[:]); err != nil {
+			return err
+		}
+		dst[0] = int16(binary.LittleEndian.Uint16(b[:]))
+		dst = dst[1:]
+	}
+	return nil
+}
+
 // finish checks that the records end exactly where the stream does.
 func (f *frameReader) finish() error {
 	if f.pos != len(f.buf) {
@@ -351,7 +388,7 @@ func (f *frameReader) finish() error {
 func (x *Exact) WriteTo(w io.Writer) (int64, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	f := newFrameWriter(w, magicExact)
+	f := newFrameWriter(w, magicExact, snapshotVersion)
 	f.u32(uint32(x.dim))
 	f.u32(uint32(len(x.keys)))
 	for s, key := range x.keys {
@@ -364,7 +401,7 @@ func (x *Exact) WriteTo(w io.Writer) (int64, error) {
 // ReadExact reads a snapshot written by Exact.WriteTo. A truncated or
 // damaged snapshot gives an error wrapping ErrCorrupt.
 func ReadExact(r io.Reader) (*Exact, error) {
-	f, err := newFrameReader(r, magicExact)
+	f, _, err := newFrameReader(r, magicExact, snapshotVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -391,13 +428,23 @@ func ReadExact(r io.Reader) (*Exact, error) {
 		x.slot.set(key, uint32(len(x.keys)))
 		x.keys = append(x.keys, key)
 		off := len(x.data)
-		x.data = slices.Grow(x.data, int(dim))[:off+int(dim)]
+		if off+int(dim) > cap(x.data) {
+			// Double what has arrived (append's growth of a large slice,
+			// a quarter, copies the vectors many times over).
+			grown := make([]float32, off, max(2*cap(x.data), off+int(dim), 1<<16))
+			copy(grown, x.data)
+			x.data = grown
+		}
+		x.data = x.data[:off+int(dim)]
 		if err := f.f32s(x.data[off:]); err != nil {
 			return nil, err
 		}
 	}
 	if err := f.finish(); err != nil {
 		return nil, err
+	}
+	if cap(x.data) > len(x.data)+len(x.data)/8 {
+		x.data = slices.Clip(slices.Clone(x.data)) // no doubling's slack kept
 	}
 	return x, nil
 }
@@ -409,8 +456,9 @@ func ReadExact(r io.Reader) (*Exact, error) {
 //
 // Payload: dim, M, efConstruction, efSearch (u32), seed (u64), nodes,
 // deleted, entry, maxLevel (u32), the generator state (u32 length + bytes),
-// then per node: key u32, level u8, deleted u8, dim float32s, and for each
-// level 0..level a link count u32 and that many node ids u32.
+// then per node: key u32, level u8, deleted u8, its quantised vector (the
+// scale as float32 bits, then dim int16s; version 1: dim float32s), and
+// for each level 0..level a link count u32 and that many node ids u32.
 func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -418,7 +466,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrameWriter(w, magicHNSW)
+	f := newFrameWriter(w, magicHNSW, hnswVersion)
 	for _, v := range []int{h.dim, h.m, h.efC, h.efSearch} {
 		f.u32(uint32(v))
 	}
@@ -437,7 +485,8 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 		} else {
 			f.u8(0)
 		}
-		f.f32s(h.vec(id))
+		f.u32(math.Float32bits(h.scales[id]))
+		f.i16s(h.vec(id))
 		for l := 0; l <= int(h.levels[id]); l++ {
 			nb := h.neighbors(id, l)
 			f.u32(uint32(len(nb)))
@@ -450,7 +499,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 // ReadHNSW reads a snapshot written by HNSW.WriteTo. A truncated or damaged
 // snapshot gives an error wrapping ErrCorrupt, never a panic.
 func ReadHNSW(r io.Reader) (*HNSW, error) {
-	f, err := newFrameReader(r, magicHNSW)
+	f, version, err := newFrameReader(r, magicHNSW, 1, hnswVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -489,6 +538,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		return nil, corrupt("generator state: %v", err)
 	}
 	vec := make([]float32, dim)
+	qv := make([]int16, dim)
 	for i := uint32(0); i < nodes; i++ {
 		key, err := f.u32()
 		if err != nil {
@@ -505,10 +555,29 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		if level > maxLevelCap || del > 1 {
 			return nil, corrupt("node %d: level %d, deleted %d", i, level, del)
 		}
-		if err := f.f32s(vec); err != nil {
-			return nil, err
+		var scale float32
+		if version == 1 {
+			if err := f.f32s(vec); err != nil {
+				return nil, err
+			}
+			scale = quantize(vec, qv)
+		} else {
+			bits, err := f.u32()
+			if err != nil {
+				return nil, err
+			}
+			scale = math.Float32frombits(bits)
+			if e := math.Ilogb(float64(scale)); scale <= 0 || math.Ldexp(1, e) != float64(scale) || e < -126 || e > 127 {
+				return nil, corrupt("node %d: scale %v", i, scale)
+			}
+			if err := f.i16s(qv); err != nil {
+				return nil, err
+			}
 		}
-		id := h.appendNode(key, int(level), vec, del == 1)
+		if i%chunkSize == 0 && nodes-i >= chunkSize {
+			h.fullChunk() // a chunk's worth of nodes is announced: no regrowing
+		}
+		id := h.appendNode(key, int(level), qv, scale, del == 1)
 		if del == 0 {
 			if _, dup := h.ids.get(key); dup || key > maxKey {
 				return nil, corrupt("duplicate or out-of-range key %d", key)
