@@ -5,64 +5,26 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/memgate/memgate/internal/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one numbered schema change, migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations are the embedded migrations in order; migration i has
 // version i+1.
 var migrations = mustLoadMigrations(migrationFS)
 
-func mustLoadMigrations(fsys fs.FS) []migration {
-	ms, err := loadMigrations(fsys)
+func mustLoadMigrations(fsys fs.FS) []store.Migration {
+	ms, err := store.LoadMigrations(fsys)
 	if err != nil {
-		panic(err)
+		panic("postgres: " + err.Error())
 	}
 	return ms
-}
-
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, name := range names {
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("postgres: migration %s: name must be NNNN_description.sql", base)
-		}
-		body, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("postgres: migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return ms, nil
 }
 
 const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -94,22 +56,22 @@ func migrate(ctx context.Context, db *pgxpool.Pool, schema string, upTo int) err
 		return err
 	}
 	for _, m := range migrations[:upTo] {
-		op := "postgres: migration " + m.name
+		op := "postgres: migration " + m.Name
 		err := locked(ctx, db, key, op, func(tx pgx.Tx) error {
 			// Another process may have applied it while this one waited
 			// for the lock.
 			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.Version).Scan(&n); err != nil {
 				return mapErr(op, err)
 			}
 			if n > 0 {
 				return nil
 			}
 			// The simple protocol runs a file of several statements.
-			if _, err := tx.Exec(ctx, m.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
 				return mapErr(op, err)
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.version, time.Now())
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, m.Version, time.Now())
 			return mapErr(op, err)
 		})
 		if err != nil {

@@ -187,7 +187,7 @@ func insertV1Fixture(ctx context.Context, db *pgxpool.Pool, id string) error {
 }
 
 func TestLoadMigrations(t *testing.T) {
-	if len(migrations) == 0 || migrations[0].version != 1 {
+	if len(migrations) == 0 || migrations[0].Version != 1 {
 		t.Fatalf("embedded migrations: %+v", migrations)
 	}
 	for _, bad := range []fstest.MapFS{
@@ -195,7 +195,7 @@ func TestLoadMigrations(t *testing.T) {
 		{"migrations/init.sql": {}},
 		{"migrations/0000_zero.sql": {}},
 	} {
-		if _, err := loadMigrations(bad); err == nil {
+		if _, err := store.LoadMigrations(bad); err == nil {
 			t.Errorf("loadMigrations accepted %v", bad)
 		}
 	}
@@ -217,7 +217,7 @@ func TestMigrationsMirrorSQLite(t *testing.T) {
 	}
 	var got []string
 	for _, m := range migrations {
-		got = append(got, m.name)
+		got = append(got, m.Name)
 	}
 	if len(want) < 7 || !slices.Equal(got, want) {
 		t.Fatalf("PostgreSQL migrations %v, SQLite migrations %v: want the same", got, want)

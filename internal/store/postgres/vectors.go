@@ -2,41 +2,12 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
-
-// Vectors are stored as little-endian IEEE 754 float32 arrays in bytea,
-// the same bytes as the SQLite backend's. Similarity search runs on the
-// in-process index (internal/vector), which ScanVectors loads.
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decodeVec(b []byte, dst []float32) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("postgres: vector of %d bytes", len(b))
-	}
-	n := len(b) / 4
-	if cap(dst) < n {
-		dst = make([]float32, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst, nil
-}
 
 func (c *conn) ScanRecords(ctx context.Context, fn func(ws string, r memory.Record) error) error {
 	rows, err := c.q.Query(ctx, "SELECT workspace_id, "+recordSelect+" FROM records ORDER BY id")
@@ -112,7 +83,7 @@ func (c *conn) ScanVectors(ctx context.Context, model string, fn func(ws, id str
 		if err := rows.Scan(&ws, &id, &raw); err != nil {
 			return mapErr("postgres: scan vectors", err)
 		}
-		if buf, err = decodeVec(raw, buf); err != nil {
+		if buf, err = store.DecodeVector(raw, buf); err != nil {
 			return err
 		}
 		if err := fn(ws, id, buf); err != nil {
@@ -141,7 +112,7 @@ func (c *conn) GetCachedEmbeddings(ctx context.Context, model string, hashes []s
 		if err := rows.Scan(&h, &raw); err != nil {
 			return nil, mapErr("postgres: embedding cache", err)
 		}
-		v, err := decodeVec(raw, nil)
+		v, err := store.DecodeVector(raw, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +133,7 @@ func (t *tx) PutVectors(ctx context.Context, model string, vs []store.Vector) er
 				SELECT 1 FROM records WHERE workspace_id = $1 AND id = $2 AND content_sha256 = $4 AND status <> 'forgotten')
 			ON CONFLICT (workspace_id, record_id, model) DO UPDATE
 				SET content_sha256 = excluded.content_sha256, dim = excluded.dim, vec = excluded.vec`,
-			v.Workspace, v.RecordID, model, v.ContentSHA256, len(v.Vec), encodeVec(v.Vec))
+			v.Workspace, v.RecordID, model, v.ContentSHA256, len(v.Vec), store.EncodeVector(v.Vec))
 	}
 	return mapErr("postgres: put vectors", t.q.SendBatch(ctx, b).Close())
 }
@@ -176,7 +147,7 @@ func (t *tx) PutCachedEmbeddings(ctx context.Context, model string, byHash map[s
 		b.Queue(`
 			INSERT INTO embedding_cache (model, content_sha256, dim, vec) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (model, content_sha256) DO UPDATE SET dim = excluded.dim, vec = excluded.vec`,
-			model, h, len(v), encodeVec(v))
+			model, h, len(v), store.EncodeVector(v))
 	}
 	return mapErr("postgres: put embedding cache", t.q.SendBatch(ctx, b).Close())
 }

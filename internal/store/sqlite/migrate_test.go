@@ -198,7 +198,7 @@ func TestMigrationsNewerSchema(t *testing.T) {
 }
 
 func TestLoadMigrations(t *testing.T) {
-	if len(migrations) == 0 || migrations[0].version != 1 {
+	if len(migrations) == 0 || migrations[0].Version != 1 {
 		t.Fatalf("embedded migrations: %+v", migrations)
 	}
 	for _, bad := range []fstest.MapFS{
@@ -206,7 +206,7 @@ func TestLoadMigrations(t *testing.T) {
 		{"migrations/init.sql": {}},
 		{"migrations/0000_zero.sql": {}},
 	} {
-		if _, err := loadMigrations(bad); err == nil {
+		if _, err := store.LoadMigrations(bad); err == nil {
 			t.Errorf("loadMigrations accepted %v", bad)
 		}
 	}

@@ -3,38 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
-	"fmt"
-	"math"
 
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
-
-// Vectors are stored as little-endian IEEE 754 float32 arrays, the same
-// bytes on every platform.
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decodeVec(b []byte, dst []float32) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("sqlite: vector blob of %d bytes", len(b))
-	}
-	n := len(b) / 4
-	if cap(dst) < n {
-		dst = make([]float32, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst, nil
-}
 
 func (c *conn) ScanRecords(ctx context.Context, fn func(ws string, r memory.Record) error) error {
 	ctx = c.detach(ctx)
@@ -124,7 +96,7 @@ func (c *conn) ScanVectors(ctx context.Context, model string, fn func(ws, id str
 		if err := rows.Scan(&ws, &id, &raw); err != nil {
 			return mapErr("sqlite: scan vectors", err)
 		}
-		if buf, err = decodeVec(raw, buf); err != nil {
+		if buf, err = store.DecodeVector(raw, buf); err != nil {
 			return err
 		}
 		if err := fn(ws, id, buf); err != nil {
@@ -155,7 +127,7 @@ func (c *conn) GetCachedEmbeddings(ctx context.Context, model string, hashes []s
 				rows.Close()
 				return nil, mapErr("sqlite: embedding cache", err)
 			}
-			v, err := decodeVec(raw, nil)
+			v, err := store.DecodeVector(raw, nil)
 			if err != nil {
 				rows.Close()
 				return nil, err
@@ -181,7 +153,7 @@ func (t *tx) PutVectors(ctx context.Context, model string, vs []store.Vector) er
 				SELECT 1 FROM records WHERE workspace_id = ? AND id = ? AND content_sha256 = ? AND status <> 'forgotten')
 			ON CONFLICT (workspace_id, record_id, model) DO UPDATE
 				SET content_sha256 = excluded.content_sha256, dim = excluded.dim, vec = excluded.vec`,
-			v.Workspace, v.RecordID, model, v.ContentSHA256, len(v.Vec), encodeVec(v.Vec),
+			v.Workspace, v.RecordID, model, v.ContentSHA256, len(v.Vec), store.EncodeVector(v.Vec),
 			v.Workspace, v.RecordID, v.ContentSHA256)
 		if err != nil {
 			return mapErr("sqlite: put vectors", err)
@@ -196,7 +168,7 @@ func (t *tx) PutCachedEmbeddings(ctx context.Context, model string, byHash map[s
 		_, err := t.db.ExecContext(ctx, `
 			INSERT INTO embedding_cache (model, content_sha256, dim, vec) VALUES (?, ?, ?, ?)
 			ON CONFLICT (model, content_sha256) DO UPDATE SET dim = excluded.dim, vec = excluded.vec`,
-			model, h, len(v), encodeVec(v))
+			model, h, len(v), store.EncodeVector(v))
 		if err != nil {
 			return mapErr("sqlite: put embedding cache", err)
 		}
