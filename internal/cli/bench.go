@@ -4,16 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/memgate/memgate/internal/config"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/memgate/memgate/internal/config"
 
 	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/core"
@@ -135,12 +134,8 @@ func runBench(env Env, args []string) error {
 	}
 
 	// Interrupting a long run still removes the temporary data directory.
-	ctx := env.Ctx
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := env.runContext()
+	defer stop()
 	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
 	if err != nil {
 		return err
@@ -329,12 +324,8 @@ func runBenchLatency(env Env, args []string) error {
 		}
 	}
 
-	ctx := env.Ctx
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := env.runContext()
+	defer stop()
 	open := func(ctx context.Context, mode retrieve.VectorMode) (*bench.Opened, error) {
 		c := *cfg
 		if mode != "" {
@@ -452,12 +443,8 @@ func runBenchGateway(env Env, args []string) error {
 	}
 	openEnv := env
 	openEnv.Stderr = io.Discard
-	ctx := env.Ctx
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := env.runContext()
+	defer stop()
 	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
 	if err != nil {
 		return err

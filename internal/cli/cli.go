@@ -14,9 +14,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
@@ -49,6 +53,15 @@ type Env struct {
 	// Ctx is cancelled to stop long-running commands (serve); nil means
 	// the command installs its own SIGINT/SIGTERM handling.
 	Ctx context.Context
+}
+
+// runContext is env.Ctx, or a context that ends on SIGINT or SIGTERM:
+// how long-running commands learn to stop. The caller defers the cancel.
+func (env Env) runContext() (context.Context, context.CancelFunc) {
+	if env.Ctx != nil {
+		return env.Ctx, func() {}
+	}
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
 type command struct {
@@ -187,6 +200,14 @@ type app struct {
 }
 
 func (a *app) Close() error { return a.store.Close() }
+
+// followOthers keeps the search and graph indexes current with the writes
+// of other processes (serve, the CLI, other replicas) until bg ends; wg
+// owns the goroutines.
+func (a *app) followOthers(bg context.Context, wg *sync.WaitGroup) {
+	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
+	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+}
 
 // open loads the policy, opens the database and bootstraps it if empty. A
 // bootstrap from the CLI prints the operator token to stderr, once. The

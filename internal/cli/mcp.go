@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/memgate/memgate/internal/config"
@@ -30,12 +28,8 @@ func runMCP(env Env, args []string) error {
 	}
 	level, _ := config.ParseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	ctx := env.Ctx
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := env.runContext()
+	defer stop()
 	a, err := openWith(ctx, env, cfg, log, nil, true)
 	if err != nil {
 		return err
@@ -49,9 +43,7 @@ func runMCP(env Env, args []string) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
-	// Writes of other processes (serve, other CLI runs) reach the index.
-	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
-	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+	a.followOthers(bg, &wg)
 	defer func() {
 		stopBG()
 		wg.Wait()

@@ -8,10 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/memgate/memgate/internal/api"
@@ -32,12 +30,8 @@ func runServe(env Env, args []string) error {
 	level, _ := config.ParseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 
-	ctx := env.Ctx
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := env.runContext()
+	defer stop()
 	return serve(ctx, env, cfg, log)
 }
 
@@ -78,8 +72,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
 	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
 	wg.Go(func() { a.svc.RunJobs(bg) })
-	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
-	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+	a.followOthers(bg, &wg)
 	wg.Go(func() { saveSnapshots(bg, a.index, indexSnapshot(cfg), log) })
 
 	serveErr := make(chan error, 1)
