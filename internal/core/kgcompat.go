@@ -291,10 +291,13 @@ func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation stri
 var kgStatuses = []memory.Status{memory.Active, memory.Provisional}
 
 // observationRecords lists the live observation records of an entity that
-// p may read, oldest first.
+// p may read (of every entity when name is ""), oldest first.
 func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]memory.Record, error) {
 	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
-		Entity: kgEntityRef(name), Access: accessFilter(p, false), Limit: store.MaxLimit}
+		Access: accessFilter(p, false), Limit: store.MaxLimit}
+	if name != "" {
+		q.Entity = kgEntityRef(name)
+	}
 	var out []memory.Record
 	for {
 		page, err := r.ListRecords(ctx, p.Workspace, q)
@@ -311,6 +314,15 @@ func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memo
 	return out, nil
 }
 
+// addObservation appends an observation record's text to obs unless it
+// is there already.
+func addObservation(obs []string, name, content string) []string {
+	if o := kgObservationText(name, content); !slices.Contains(obs, o) {
+		obs = append(obs, o)
+	}
+	return obs
+}
+
 // observationTexts returns an entity's observations, oldest first, once
 // each.
 func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]string, error) {
@@ -320,9 +332,7 @@ func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory
 	}
 	out := make([]string, 0, len(recs))
 	for _, rec := range recs {
-		if o := kgObservationText(name, rec.Content); !slices.Contains(out, o) {
-			out = append(out, o)
-		}
+		out = addObservation(out, name, rec.Content)
 	}
 	return out, nil
 }
@@ -331,34 +341,28 @@ func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory
 // the entity's node ("entity:<key>"), oldest first, once each: one scan of
 // the observation records instead of a query per entity.
 func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string][]string, error) {
-	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
-		Access: accessFilter(p, false), Limit: store.MaxLimit}
-	var recs []memory.Record
-	for {
-		page, err := s.store.ListRecords(ctx, p.Workspace, q)
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, page...)
-		if len(page) < q.Limit {
-			break
-		}
-		q.Before = page[len(page)-1].ID
+	recs, err := s.observationRecords(ctx, s.store, p, "")
+	if err != nil {
+		return nil, err
 	}
-	slices.Reverse(recs)
 	out := map[string][]string{}
 	for _, r := range recs {
 		for _, ent := range r.Entities {
-			label, key, _ := strings.Cut(ent, ":")
-			if label != KGLabel {
-				continue
-			}
-			if o := kgObservationText(KGEntityName(key), r.Content); !slices.Contains(out[ent], o) {
-				out[ent] = append(out[ent], o)
+			if label, key, _ := strings.Cut(ent, ":"); label == KGLabel {
+				out[ent] = addObservation(out[ent], KGEntityName(key), r.Content)
 			}
 		}
 	}
 	return out, nil
+}
+
+// kgEntityType is the entityType a node keeps in its properties.
+func kgEntityType(n memory.Node) string {
+	var props struct {
+		EntityType string `json:"entity_type"`
+	}
+	_ = json.Unmarshal(n.Properties, &props)
+	return props.EntityType
 }
 
 func checkObservations(obs []string, field string) error {
@@ -808,16 +812,12 @@ func kgLive(n memory.Node) bool {
 
 // kgEntityOf returns the entity a node stands for, with its observations.
 func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.Node) (KGEntity, error) {
-	var props struct {
-		EntityType string `json:"entity_type"`
-	}
-	_ = json.Unmarshal(n.Properties, &props)
 	name := KGEntityName(n.NaturalKey)
 	obs, err := s.observationTexts(ctx, s.store, p, name)
 	if err != nil {
 		return KGEntity{}, err
 	}
-	return KGEntity{Name: name, EntityType: props.EntityType, Observations: obs}, nil
+	return KGEntity{Name: name, EntityType: kgEntityType(n), Observations: obs}, nil
 }
 
 // kgRelationsOf returns the relations at either end of nodes whose other
@@ -971,11 +971,7 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	}
 	var hits []hit
 	for _, n := range nodes {
-		var props struct {
-			EntityType string `json:"entity_type"`
-		}
-		_ = json.Unmarshal(n.Properties, &props)
-		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: props.EntityType, Observations: obs[n.EntityKey()]}
+		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: kgEntityType(n), Observations: obs[n.EntityKey()]}
 		if e.Observations == nil {
 			e.Observations = []string{}
 		}
