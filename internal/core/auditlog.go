@@ -109,16 +109,7 @@ func (s *Service) LastAuditStatus() AuditStatus {
 
 // RunAuditChecks re-verifies every chain every interval until ctx ends.
 func (s *Service) RunAuditChecks(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.CheckAllAudit(ctx)
-		}
-	}
+	every(ctx, interval, func() { s.CheckAllAudit(ctx) })
 }
 
 // AuditPage is one page of the audit log.

@@ -179,3 +179,18 @@ func (s *Service) countDecision(decision, reason string) {
 		s.metrics.GateDecisions.WithLabelValues(decision, reason).Inc()
 	}
 }
+
+// every calls fn each interval until ctx ends: the loop of the Service's
+// periodic background work.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
