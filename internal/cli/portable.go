@@ -153,16 +153,11 @@ func runImport(env Env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one export file (- for stdin), or --from-mcp-memory FILE")
 	}
-	file := pos[0]
-	var in io.Reader = env.Stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return fault.Wrap(fault.NotFound, err, "cannot open %s", file)
-		}
-		defer f.Close()
-		in = f
+	in, closeIn, err := openInput(env, pos[0])
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	ctx := ctxOf(env)
 	st, svc, err := openDB(ctx, cfg, databaseOf(cfg), false)
 	if err != nil {
@@ -180,15 +175,11 @@ func runImport(env Env, args []string) error {
 // workspace's operator, through the knowledge-graph layer (every
 // observation passes the gate). A bad line imports nothing.
 func importMCPMemory(env Env, cfg *config.Config, file string, asJSON bool) error {
-	var in io.Reader = env.Stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return fault.Wrap(fault.NotFound, err, "cannot open %s", file)
-		}
-		defer f.Close()
-		in = f
+	in, closeIn, err := openInput(env, file)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
 		st, err := a.svc.KGImport(ctx, a.operator(), in)
 		if err != nil {
@@ -362,4 +353,16 @@ func runOperators(env Env, args []string) error {
 			fmt.Fprintf(w, "operator %s (%s) created\ntoken (shown once): %s\n", p.Name, p.ID, p.Token)
 		})
 	})
+}
+
+// openInput opens the file an import reads: stdin for "-".
+func openInput(env Env, file string) (io.Reader, func(), error) {
+	if file == "-" {
+		return env.Stdin, func() {}, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.NotFound, err, "cannot open %s", file)
+	}
+	return f, func() { f.Close() }, nil
 }
