@@ -16,6 +16,7 @@ type Node struct {
 	Name      string // display name, e.g. properties.name, or the key
 	Aliases   []string
 	Archived  bool
+	Vis       Vis // who may see it (see Viewer)
 }
 
 // Edge is what the index keeps of a graph edge. Weight ≤ 0, NaN or ±Inf
@@ -27,6 +28,9 @@ type Edge struct {
 	Relation    string
 	Weight      float64
 	Invalidated bool
+	// Vis, when not nil, restricts who may cross the edge beyond seeing
+	// both of its ends.
+	Vis *Vis
 }
 
 // Index is the in-memory graph index. The zero value is not usable; call New.
@@ -53,6 +57,7 @@ type nodeRec struct {
 	key     string
 	name    string
 	aliases []string
+	vis     Vis
 	out, in []adj
 }
 
@@ -65,20 +70,23 @@ type adj struct{ nbr, edge int32 }
 const (
 	present  uint8 = 1 << iota // a node, not a placeholder
 	archived                   // hidden unless asked for
+	open                       // visible to every viewer holding Public
 )
 
 // edgeRec is the cold part of an edge slot. A slot is in use when id != "".
 type edgeRec struct {
 	id       string
 	from, to int32
+	vis      Vis // when restricted
 }
 
 // edgeHot is the part of an edge that traversal reads for every edge it
 // crosses (8 bytes).
 type edgeHot struct {
-	weight  float32
-	rel     uint16
-	invalid bool
+	weight     float32
+	rel        uint16
+	invalid    bool
+	restricted bool // check edgeRec.vis
 }
 
 // wsGraph is one workspace's graph. Per-node and per-edge data are split in
@@ -155,9 +163,13 @@ func (x *Index) PutNode(n Node) {
 	r := &g.nodes[o]
 	r.label, r.key, r.name = n.Label, n.Key, n.Name
 	r.aliases = slices.Clone(n.Aliases)
+	r.vis = Vis{Levels: n.Vis.Levels, Owners: slices.Clone(n.Vis.Owners)}
 	g.flags[o] = present
 	if n.Archived {
 		g.flags[o] |= archived
+	}
+	if n.Vis.Levels&Public != 0 {
+		g.flags[o] |= open
 	}
 	g.index(o)
 }
@@ -208,7 +220,8 @@ func (x *Index) PutEdge(e Edge) {
 	if eo, ok := g.edgeIDs[e.ID]; ok {
 		r := &g.edges[eo]
 		if g.nodes[r.from].id == e.From && g.nodes[r.to].id == e.To {
-			g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated}
+			g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated, restricted: e.Vis != nil}
+			r.vis = edgeVis(e)
 			return
 		}
 		g.removeEdge(eo, -1)
@@ -225,8 +238,8 @@ func (x *Index) PutEdge(e Edge) {
 		g.edges = append(g.edges, edgeRec{})
 		g.hot = append(g.hot, edgeHot{})
 	}
-	g.edges[eo] = edgeRec{id: e.ID, from: f, to: t}
-	g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated}
+	g.edges[eo] = edgeRec{id: e.ID, from: f, to: t, vis: edgeVis(e)}
+	g.hot[eo] = edgeHot{weight: w, rel: rel, invalid: e.Invalidated, restricted: e.Vis != nil}
 	g.edgeIDs[e.ID] = eo
 	g.nodes[f].out = append(g.nodes[f].out, adj{nbr: t, edge: eo})
 	g.nodes[t].in = append(g.nodes[t].in, adj{nbr: f, edge: eo})
@@ -288,7 +301,15 @@ func (x *Index) Node(ws, id string) (Node, bool) {
 	}
 	r := &g.nodes[o]
 	return Node{ID: r.id, Workspace: ws, Label: r.label, Key: r.key, Name: r.name,
-		Aliases: slices.Clone(r.aliases), Archived: g.flags[o]&archived != 0}, true
+		Aliases: slices.Clone(r.aliases), Archived: g.flags[o]&archived != 0,
+		Vis: Vis{Levels: r.vis.Levels, Owners: slices.Clone(r.vis.Owners)}}, true
+}
+
+func edgeVis(e Edge) Vis {
+	if e.Vis == nil {
+		return Vis{}
+	}
+	return Vis{Levels: e.Vis.Levels, Owners: slices.Clone(e.Vis.Owners)}
 }
 
 // ord returns the slot of id, allocating a placeholder if needed.

@@ -25,6 +25,9 @@ type PPROptions struct {
 	// never rank any node above a single seed, damp hubs, and still sum
 	// to at most 1.
 	DegreeNormalized bool
+	// Viewer, when not nil, limits the walk to the nodes and edges it
+	// sees: mass never flows through what it may not see.
+	Viewer *Viewer
 }
 
 // PPR defaults.
@@ -79,7 +82,7 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 	ids := make([]string, 0, len(seeds))
 	total := 0.0
 	for id, w := range seeds {
-		if o, ok := g.ids[id]; ok && w > 0 && !math.IsInf(w, 0) && g.usable(o, false) {
+		if o, ok := g.ids[id]; ok && w > 0 && !math.IsInf(w, 0) && g.usable(o, false) && g.visible(o, opt.Viewer) {
 			ids = append(ids, id)
 			total += w
 		}
@@ -110,7 +113,7 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 			if ru == 0 {
 				continue
 			}
-			wsum := g.weightedDegree(u)
+			wsum := g.weightedDegree(u, opt.Viewer)
 			if wsum == 0 {
 				// A lazy walk from a node without traversable edges
 				// never leaves it.
@@ -125,7 +128,7 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 				for _, a := range list {
 					h := g.hot[a.edge]
 					v := a.nbr
-					if h.invalid || !g.usable(v, false) {
+					if h.invalid || !g.usable(v, false) || !g.visible(v, opt.Viewer) || !g.crossable(a.edge, opt.Viewer) {
 						continue
 					}
 					if s.r[v] == 0 && s.p[v] == 0 {
@@ -153,7 +156,7 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 	for _, o := range touched {
 		if v := s.p[o]; v > 0 {
 			if opt.DegreeNormalized {
-				v /= max(1, g.weightedDegree(o))
+				v /= max(1, g.weightedDegree(o, opt.Viewer))
 			}
 			scores[g.nodes[o].id] = v
 		}
@@ -164,11 +167,11 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 }
 
 // weightedDegree sums the weights of o's traversable edges.
-func (g *wsGraph) weightedDegree(o int32) float64 {
+func (g *wsGraph) weightedDegree(o int32, v *Viewer) float64 {
 	w := 0.0
 	for _, list := range [2][]adj{g.nodes[o].out, g.nodes[o].in} {
 		for _, a := range list {
-			if h := g.hot[a.edge]; !h.invalid && g.usable(a.nbr, false) {
+			if h := g.hot[a.edge]; !h.invalid && g.usable(a.nbr, false) && g.visible(a.nbr, v) && g.crossable(a.edge, v) {
 				w += float64(h.weight)
 			}
 		}

@@ -104,7 +104,11 @@ func nodePhrases(r *nodeRec) []phrase {
 // left to right and the longest spelling starting at a word wins: with
 // nodes "New York" and "York", "New York" hides "York" in "new york".
 // A spelling shared by several nodes names them all.
-func (x *Index) Recognise(ws, text string) []string {
+func (x *Index) Recognise(ws, text string) []string { return x.RecogniseFor(ws, text, nil) }
+
+// RecogniseFor is Recognise over the nodes v sees only (nil: all), so a
+// node v may not see neither seeds a search nor hides a shorter name.
+func (x *Index) RecogniseFor(ws, text string, v *Viewer) []string {
 	var w words
 	w.split(text)
 	x.mu.RLock()
@@ -132,7 +136,7 @@ func (x *Index) Recognise(ws, text string) []string {
 			}
 			hit = hit[:0]
 			for _, o := range g.phrases[string(w.buf[w.start[i]:w.end[i+l-1]])] {
-				if g.flags[o]&archived == 0 {
+				if g.flags[o]&archived == 0 && g.visible(o, v) {
 					hit = append(hit, o)
 				}
 			}

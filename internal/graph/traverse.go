@@ -45,6 +45,9 @@ type NeighborQuery struct {
 	// IncludeArchived makes archived nodes visible and traversable. Without
 	// it an archived start node is ErrNotFound.
 	IncludeArchived bool
+	// Viewer, when not nil, limits the walk to the nodes and edges it
+	// sees: a start node it does not see is ErrNotFound.
+	Viewer *Viewer
 }
 
 // Hop is one node reached by a traversal.
@@ -66,6 +69,7 @@ type walk struct {
 	allow    []bool // relation codes allowed; nil: all
 	out, in  bool   // directions followed
 	archived bool   // archived nodes traversable
+	viewer   *Viewer
 }
 
 // Neighbors returns the nodes within q.Depth hops of q.Node by breadth-first
@@ -80,7 +84,7 @@ func (x *Index) Neighbors(q NeighborQuery) ([]Hop, error) {
 	if q.Depth < 1 || q.Depth > MaxNeighborDepth {
 		return nil, ErrDepth
 	}
-	w := walk{archived: q.IncludeArchived}
+	w := walk{archived: q.IncludeArchived, viewer: q.Viewer}
 	switch q.Direction {
 	case "", Both:
 		w.out, w.in = true, true
@@ -108,7 +112,7 @@ func (x *Index) Neighbors(q NeighborQuery) ([]Hop, error) {
 		return nil, ErrNotFound
 	}
 	start, ok := g.ids[q.Node]
-	if !ok || !g.usable(start, q.IncludeArchived) {
+	if !ok || !g.usable(start, q.IncludeArchived) || !g.visible(start, q.Viewer) {
 		return nil, ErrNotFound
 	}
 	w.g, w.allow = g, x.relFilter(q.Relations)
@@ -175,7 +179,7 @@ func (w *walk) expandList(sd *side, u int32, list []adj, d int) {
 			continue
 		}
 		v := a.nbr
-		if v == u || !g.usable(v, w.archived) {
+		if v == u || !g.usable(v, w.archived) || !g.visible(v, w.viewer) || !g.crossable(a.edge, w.viewer) {
 			continue
 		}
 		if sd.mark[v] == w.epoch {
@@ -305,6 +309,11 @@ func siftDown(g *wsGraph, h []int32, i int) {
 // parents (see the package doc), so the answer depends only on the graph,
 // not on the order it was built in.
 func (x *Index) Path(ws, from, to string, maxDepth int, relations []string) ([]Hop, bool) {
+	return x.PathFor(ws, from, to, maxDepth, relations, nil)
+}
+
+// PathFor is Path through the nodes and edges v sees only (nil: all).
+func (x *Index) PathFor(ws, from, to string, maxDepth int, relations []string, v *Viewer) ([]Hop, bool) {
 	if maxDepth <= 0 || maxDepth > MaxPathDepth {
 		maxDepth = MaxPathDepth
 	}
@@ -316,13 +325,13 @@ func (x *Index) Path(ws, from, to string, maxDepth int, relations []string) ([]H
 	}
 	src, ok1 := g.ids[from]
 	dst, ok2 := g.ids[to]
-	if !ok1 || !ok2 || !g.usable(src, false) || !g.usable(dst, false) {
+	if !ok1 || !ok2 || !g.usable(src, false) || !g.usable(dst, false) || !g.visible(src, v) || !g.visible(dst, v) {
 		return nil, false
 	}
 	if src == dst {
 		return []Hop{}, true
 	}
-	w := walk{g: g, allow: x.relFilter(relations), out: true, in: true}
+	w := walk{g: g, allow: x.relFilter(relations), out: true, in: true, viewer: v}
 	s := x.getScratch(len(g.nodes))
 	defer x.putScratch(s)
 	w.epoch = s.epoch

@@ -40,8 +40,28 @@ type Node struct {
 	Properties json.RawMessage `json:"properties"`
 	Provenance NodeProvenance  `json:"provenance"`
 	Status     NodeStatus      `json:"status"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// Access and Writer are the node's own grant, set when a principal
+	// writes the node directly (graph upsert, the drop-in's
+	// create_entities, import): who may see it, as for a record of that
+	// access level written by Writer. Access is "" for a node that exists
+	// only because records name it.
+	Access Access `json:"access,omitempty"`
+	Writer string `json:"writer,omitempty"`
+	// Grants are the grants of the live records that name the node (one
+	// per distinct access level and writer; nil when not computed yet).
+	// They are derived data: kept on the row so that visibility is one
+	// lookup, never exported.
+	Grants    []Grant   `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Grant is one reason a principal may see a graph node or edge: it is
+// visible to whoever may read a record of access level Access written by
+// Writer (docs/graph.md, "Who sees what").
+type Grant struct {
+	Access Access `json:"access"`
+	Writer string `json:"writer,omitempty"`
 }
 
 // EntityKey is the record entity that names the node.
@@ -60,6 +80,10 @@ type Edge struct {
 	ValidFrom     *time.Time      `json:"valid_from"`
 	ValidUntil    *time.Time      `json:"valid_until"`
 	InvalidatedAt *time.Time      `json:"invalidated_at"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
+	// Access and Writer are the edge's own grant, as a node's; "" for an
+	// edge visible to whoever sees both of its ends.
+	Access    Access    `json:"access,omitempty"`
+	Writer    string    `json:"writer,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }

@@ -10,18 +10,20 @@ import (
 )
 
 const (
-	nodeCols = "workspace_id, id, label, natural_key, properties, provenance, status, created_at, updated_at"
-	edgeCols = "workspace_id, id, from_id, to_id, relation, weight, properties, observed_at, valid_from, valid_until, invalidated_at, created_at, updated_at"
+	nodeCols = "workspace_id, id, label, natural_key, properties, provenance, status, created_at, updated_at, access, writer, grants"
+	edgeCols = "workspace_id, id, from_id, to_id, relation, weight, properties, observed_at, valid_from, valid_until, invalidated_at, created_at, updated_at, access, writer"
 )
 
 func scanNode(row pgx.Row) (string, memory.Node, error) {
 	var (
-		ws, props, prov, status string
-		n                       memory.Node
+		ws, props, prov, status, access string
+		grants                          *string
+		n                               memory.Node
 	)
-	if err := row.Scan(&ws, &n.ID, &n.Label, &n.NaturalKey, &props, &prov, &status, &n.CreatedAt, &n.UpdatedAt); err != nil {
+	if err := row.Scan(&ws, &n.ID, &n.Label, &n.NaturalKey, &props, &prov, &status, &n.CreatedAt, &n.UpdatedAt, &access, &n.Writer, &grants); err != nil {
 		return "", memory.Node{}, err
 	}
+	n.Access, n.Grants = memory.Access(access), store.DecodeGrants(grants)
 	n.Properties = []byte(props)
 	n.Provenance, n.Status = memory.NodeProvenance(prov), memory.NodeStatus(status)
 	n.CreatedAt, n.UpdatedAt = utc(n.CreatedAt), utc(n.UpdatedAt)
@@ -30,13 +32,14 @@ func scanNode(row pgx.Row) (string, memory.Node, error) {
 
 func scanEdge(row pgx.Row) (string, memory.Edge, error) {
 	var (
-		ws, props string
-		e         memory.Edge
+		ws, props, access string
+		e                 memory.Edge
 	)
 	if err := row.Scan(&ws, &e.ID, &e.From, &e.To, &e.Relation, &e.Weight, &props, &e.ObservedAt, &e.ValidFrom, &e.ValidUntil,
-		&e.InvalidatedAt, &e.CreatedAt, &e.UpdatedAt); err != nil {
+		&e.InvalidatedAt, &e.CreatedAt, &e.UpdatedAt, &access, &e.Writer); err != nil {
 		return "", memory.Edge{}, err
 	}
+	e.Access = memory.Access(access)
 	e.Properties = []byte(props)
 	e.ObservedAt, e.CreatedAt, e.UpdatedAt = utc(e.ObservedAt), utc(e.CreatedAt), utc(e.UpdatedAt)
 	e.ValidFrom, e.ValidUntil, e.InvalidatedAt = utcPtr(e.ValidFrom), utcPtr(e.ValidUntil), utcPtr(e.InvalidatedAt)
@@ -173,8 +176,9 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.q.Exec(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt)
+	_, err = t.q.Exec(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt,
+		string(n.Access), n.Writer, store.EncodeGrants(n.Grants))
 	if err != nil {
 		return mapErr("postgres: insert node", err)
 	}
@@ -188,8 +192,9 @@ func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 		return err
 	}
 	tag, err := t.q.Exec(ctx, `UPDATE nodes SET label = $1, natural_key = $2, properties = $3, provenance = $4, status = $5,
-		created_at = $6, updated_at = $7 WHERE workspace_id = $8 AND id = $9`,
-		n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt, ws, n.ID)
+		created_at = $6, updated_at = $7, access = $8, writer = $9, grants = $10 WHERE workspace_id = $11 AND id = $12`,
+		n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt,
+		string(n.Access), n.Writer, store.EncodeGrants(n.Grants), ws, n.ID)
 	if err := affectedOne("postgres: update node", tag, err); err != nil {
 		return err
 	}
@@ -202,9 +207,9 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.q.Exec(ctx, "INSERT INTO edges ("+edgeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+	_, err = t.q.Exec(ctx, "INSERT INTO edges ("+edgeCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
 		ws, e.ID, e.From, e.To, e.Relation, e.Weight, props, e.ObservedAt, e.ValidFrom, e.ValidUntil,
-		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt)
+		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt, string(e.Access), e.Writer)
 	if err != nil {
 		return mapErr("postgres: insert edge", err)
 	}
@@ -218,9 +223,10 @@ func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {
 		return err
 	}
 	tag, err := t.q.Exec(ctx, `UPDATE edges SET from_id = $1, to_id = $2, relation = $3, weight = $4, properties = $5, observed_at = $6,
-		valid_from = $7, valid_until = $8, invalidated_at = $9, created_at = $10, updated_at = $11 WHERE workspace_id = $12 AND id = $13`,
+		valid_from = $7, valid_until = $8, invalidated_at = $9, created_at = $10, updated_at = $11, access = $12, writer = $13
+		WHERE workspace_id = $14 AND id = $15`,
 		e.From, e.To, e.Relation, e.Weight, props, e.ObservedAt, e.ValidFrom, e.ValidUntil,
-		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt, ws, e.ID)
+		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt, string(e.Access), e.Writer, ws, e.ID)
 	if err := affectedOne("postgres: update edge", tag, err); err != nil {
 		return err
 	}

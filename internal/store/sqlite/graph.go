@@ -10,19 +10,21 @@ import (
 )
 
 const (
-	nodeCols = "workspace_id, id, label, natural_key, properties, provenance, status, created_at, updated_at"
-	edgeCols = "workspace_id, id, from_id, to_id, relation, weight, properties, observed_at, valid_from, valid_until, invalidated_at, created_at, updated_at"
+	nodeCols = "workspace_id, id, label, natural_key, properties, provenance, status, created_at, updated_at, access, writer, grants"
+	edgeCols = "workspace_id, id, from_id, to_id, relation, weight, properties, observed_at, valid_from, valid_until, invalidated_at, created_at, updated_at, access, writer"
 )
 
 func scanNode(sc scanner) (string, memory.Node, error) {
 	var (
-		ws, props, prov, status string
-		created, updated        int64
-		n                       memory.Node
+		ws, props, prov, status, access string
+		created, updated                int64
+		grants                          *string
+		n                               memory.Node
 	)
-	if err := sc.Scan(&ws, &n.ID, &n.Label, &n.NaturalKey, &props, &prov, &status, &created, &updated); err != nil {
+	if err := sc.Scan(&ws, &n.ID, &n.Label, &n.NaturalKey, &props, &prov, &status, &created, &updated, &access, &n.Writer, &grants); err != nil {
 		return "", memory.Node{}, err
 	}
+	n.Access, n.Grants = memory.Access(access), store.DecodeGrants(grants)
 	n.Properties = []byte(props)
 	n.Provenance, n.Status = memory.NodeProvenance(prov), memory.NodeStatus(status)
 	n.CreatedAt, n.UpdatedAt = fromMicros(created), fromMicros(updated)
@@ -31,14 +33,16 @@ func scanNode(sc scanner) (string, memory.Node, error) {
 
 func scanEdge(sc scanner) (string, memory.Edge, error) {
 	var (
-		ws, props                  string
+		ws, props, access          string
 		observed, created, updated int64
 		from, until, inval         sql.NullInt64
 		e                          memory.Edge
 	)
-	if err := sc.Scan(&ws, &e.ID, &e.From, &e.To, &e.Relation, &e.Weight, &props, &observed, &from, &until, &inval, &created, &updated); err != nil {
+	if err := sc.Scan(&ws, &e.ID, &e.From, &e.To, &e.Relation, &e.Weight, &props, &observed, &from, &until, &inval, &created, &updated,
+		&access, &e.Writer); err != nil {
 		return "", memory.Edge{}, err
 	}
+	e.Access = memory.Access(access)
 	e.Properties = []byte(props)
 	e.ObservedAt, e.CreatedAt, e.UpdatedAt = fromMicros(observed), fromMicros(created), fromMicros(updated)
 	e.ValidFrom, e.ValidUntil, e.InvalidatedAt = fromNullMicros(from), fromNullMicros(until), fromNullMicros(inval)
@@ -189,8 +193,9 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.db.ExecContext(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt))
+	_, err = t.db.ExecContext(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt),
+		string(n.Access), n.Writer, store.EncodeGrants(n.Grants))
 	if err != nil {
 		return mapErr("sqlite: insert node", err)
 	}
@@ -204,8 +209,9 @@ func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 		return err
 	}
 	res, err := t.db.ExecContext(ctx, `UPDATE nodes SET label = ?, natural_key = ?, properties = ?, provenance = ?, status = ?,
-		created_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
-		n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt), ws, n.ID)
+		created_at = ?, updated_at = ?, access = ?, writer = ?, grants = ? WHERE workspace_id = ? AND id = ?`,
+		n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt),
+		string(n.Access), n.Writer, store.EncodeGrants(n.Grants), ws, n.ID)
 	if err := affectedOne("sqlite: update node", res, err); err != nil {
 		return err
 	}
@@ -232,9 +238,9 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.db.ExecContext(ctx, "INSERT INTO edges ("+edgeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err = t.db.ExecContext(ctx, "INSERT INTO edges ("+edgeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		ws, e.ID, e.From, e.To, e.Relation, e.Weight, props, micros(e.ObservedAt), nullMicros(e.ValidFrom), nullMicros(e.ValidUntil),
-		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt))
+		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt), string(e.Access), e.Writer)
 	if err != nil {
 		return mapErr("sqlite: insert edge", err)
 	}
@@ -248,9 +254,9 @@ func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {
 		return err
 	}
 	res, err := t.db.ExecContext(ctx, `UPDATE edges SET from_id = ?, to_id = ?, relation = ?, weight = ?, properties = ?, observed_at = ?,
-		valid_from = ?, valid_until = ?, invalidated_at = ?, created_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		valid_from = ?, valid_until = ?, invalidated_at = ?, created_at = ?, updated_at = ?, access = ?, writer = ? WHERE workspace_id = ? AND id = ?`,
 		e.From, e.To, e.Relation, e.Weight, props, micros(e.ObservedAt), nullMicros(e.ValidFrom), nullMicros(e.ValidUntil),
-		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt), ws, e.ID)
+		nullMicros(e.InvalidatedAt), micros(e.CreatedAt), micros(e.UpdatedAt), string(e.Access), e.Writer, ws, e.ID)
 	if err := affectedOne("sqlite: update edge", res, err); err != nil {
 		return err
 	}

@@ -26,6 +26,68 @@ func graphTests() []struct {
 		{"ScanGraph", testScanGraph},
 		{"MentioningRecords", testMentioningRecords},
 		{"GraphChanges", testGraphChanges},
+		{"GraphAccess", testGraphAccess},
+	}
+}
+
+// testGraphAccess: a node's own grant and its record grants, and an
+// edge's own grant, are stored and read back as written; grants that
+// were never computed (nil) stay distinguishable from none ([]).
+func testGraphAccess(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	plain, owned := NewNode("person", "plain"), NewNode("person", "owned")
+	owned.Access, owned.Writer = memory.AgentOnly, "claude"
+	owned.Grants = []memory.Grant{{Access: memory.Sensitive, Writer: "op"}, {Access: memory.AgentOnly, Writer: "bob"}}
+	empty := NewNode("person", "empty")
+	empty.Grants = []memory.Grant{}
+	mustNodes(t, s, "a", plain, owned, empty)
+	for _, want := range []memory.Node{plain, owned, empty} {
+		got, err := s.GetNode(ctx, "a", want.ID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("GetNode = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	plain.Access, plain.Writer, plain.Grants = memory.Public, "op", []memory.Grant{{Access: memory.Public, Writer: "x"}}
+	owned.Grants = nil
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.UpdateNode(ctx, "a", plain); err != nil {
+			return err
+		}
+		return tx.UpdateNode(ctx, "a", owned)
+	})
+	for _, want := range []memory.Node{plain, owned} {
+		if got, err := s.GetNodeByKey(ctx, "a", want.Label, want.NaturalKey); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after update = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	e := NewEdge(plain.ID, owned.ID, "KNOWS")
+	e.Access, e.Writer = memory.AgentOnly, "claude"
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertEdge(ctx, "a", e) })
+	if got, err := s.GetEdge(ctx, "a", e.ID); err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("GetEdge = %+v, %v; want %+v", got, err, e)
+	}
+	e.Access, e.Writer = memory.Public, ""
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEdge(ctx, "a", e) })
+	if got, err := s.GetEdge(ctx, "a", e.ID); err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("GetEdge after update = %+v, %v; want %+v", got, err, e)
+	}
+	var scanned []memory.Node
+	if err := s.ScanGraph(ctx, func(ws string, n *memory.Node, _ *memory.Edge) error {
+		if n != nil {
+			scanned = append(scanned, *n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range scanned {
+		if n.ID == owned.ID && n.Grants != nil {
+			t.Fatalf("ScanGraph: uncomputed grants read as %v", n.Grants)
+		}
+		if n.ID == empty.ID && (n.Grants == nil || len(n.Grants) != 0) {
+			t.Fatalf("ScanGraph: empty grants read as %v", n.Grants)
+		}
 	}
 }
 
