@@ -114,6 +114,11 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now); err != nil {
 			return err
 		}
+		regranted, err := regrant(ctx, tx, by.Workspace, &rec, next)
+		if err != nil {
+			return err
+		}
+		gfx.nodes = append(gfx.nodes, regranted...)
 		if next.Supersedes != nil {
 			target, err := tx.GetRecord(ctx, by.Workspace, *next.Supersedes)
 			if err == nil && target.Status == memory.Active {
@@ -159,6 +164,7 @@ func (s *Service) Reject(ctx context.Context, by memory.Principal, id, reason st
 func (s *Service) discard(ctx context.Context, by memory.Principal, id string, st memory.ApprovalStatus, event, reason string) (ApprovalItem, error) {
 	now := s.clock()
 	var out ApprovalItem
+	var gfx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
@@ -169,6 +175,9 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 			return err
 		}
 		if err := tx.PurgeRecord(ctx, by.Workspace, rec.ID, now); err != nil {
+			return err
+		}
+		if gfx.nodes, err = regrant(ctx, tx, by.Workspace, &rec, memory.Record{Status: memory.Forgotten}); err != nil {
 			return err
 		}
 		payload := map[string]any{"approval_id": a.ID, "record_id": rec.ID, "decision": memory.DecisionRejected,
@@ -186,6 +195,7 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 	if err == nil {
 		s.countDecision(memory.DecisionRejected, string(st))
 		s.publish(by.Workspace, out.Record)
+		s.publishGraph(by.Workspace, gfx)
 	}
 	return out, err
 }

@@ -65,8 +65,10 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 			return nil, err
 		}
 		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
+		// No direct grant: the node is seen through the records that
+		// name it (regrant adds r's).
 		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
-			CreatedAt: now, UpdatedAt: now}
+			Grants: []memory.Grant{}, CreatedAt: now, UpdatedAt: now}
 		if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
 			return nil, err
 		}
@@ -163,7 +165,9 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 			return err
 		}
 		ids := make([]string, 0, len(recs))
+		var named []string // entities of the erased records, whose nodes lose their grants
 		for _, r := range recs {
+			named = append(named, r.Entities...)
 			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
 				return err
 			}
@@ -216,6 +220,11 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 			fx.nodes = append(fx.nodes, n)
 			rep.Nodes = 1
 		}
+		regranted, err := regrantEntities(ctx, tx, by.Workspace, named)
+		if err != nil {
+			return err
+		}
+		fx.nodes = append(fx.nodes, regranted...)
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
 			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
 		return err

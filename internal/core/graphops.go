@@ -37,7 +37,12 @@ func (g *graphIndex) apply(ws string, fx graphEffects) {
 			g.x.RemoveEdge(ws, e.ID)
 			continue
 		}
-		g.x.PutEdge(graph.Edge{ID: e.ID, Workspace: ws, From: e.From, To: e.To, Relation: e.Relation, Weight: e.Weight})
+		ie := graph.Edge{ID: e.ID, Workspace: ws, From: e.From, To: e.To, Relation: e.Relation, Weight: e.Weight}
+		if e.Access != "" {
+			v := visOf(memory.Grant{Access: e.Access, Writer: e.Writer})
+			ie.Vis = &v
+		}
+		g.x.PutEdge(ie)
 	}
 	for _, id := range fx.deletedEdges {
 		g.x.RemoveEdge(ws, id)
@@ -57,7 +62,7 @@ func indexNode(ws string, n memory.Node) graph.Node {
 		p.Name, p.Aliases = "", nil
 	}
 	return graph.Node{ID: n.ID, Workspace: ws, Label: n.Label, Key: n.NaturalKey, Name: p.Name, Aliases: p.Aliases,
-		Archived: n.Status == memory.NodeArchived}
+		Archived: n.Status == memory.NodeArchived, Vis: visOf(nodeGrants(n)...)}
 }
 
 // LoadGraph builds the in-memory graph index from the store. serve calls
@@ -76,9 +81,13 @@ func (s *Service) LoadGraph(ctx context.Context) error {
 		return storeErr(err, "graph")
 	}
 	g := &graphIndex{x: graph.New(), seq: head}
+	pending := map[string][]string{} // workspace -> entities of nodes without grants yet
 	err = s.store.ScanGraph(ctx, func(ws string, n *memory.Node, e *memory.Edge) error {
 		if n != nil {
 			g.apply(ws, graphEffects{nodes: []memory.Node{*n}})
+			if n.Grants == nil {
+				pending[ws] = append(pending[ws], n.EntityKey())
+			}
 		} else {
 			g.apply(ws, graphEffects{edges: []memory.Edge{*e}})
 		}
@@ -86,6 +95,15 @@ func (s *Service) LoadGraph(ctx context.Context) error {
 	})
 	if err != nil {
 		return storeErr(err, "graph")
+	}
+	// Nodes written before memgate kept their record grants get them now,
+	// once, stored.
+	nodes, wss, err := s.computeMissingGrants(ctx, pending)
+	if err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		g.apply(wss[i], graphEffects{nodes: []memory.Node{n}})
 	}
 	s.graph = g
 	return nil
@@ -172,6 +190,9 @@ type NodeInput struct {
 	Properties json.RawMessage       `json:"properties,omitempty"`
 	Provenance memory.NodeProvenance `json:"provenance,omitempty"`
 	Status     memory.NodeStatus     `json:"status,omitempty"`
+	// Access is who may see the node, as for a record (default public
+	// when the node is created; kept when it is updated without one).
+	Access memory.Access `json:"access,omitempty"`
 }
 
 // NodeResult answers an upsert.
@@ -222,6 +243,12 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	if err != nil {
 		return NodeResult{}, err
 	}
+	if err := s.graphAccess(p, in.Access); err != nil {
+		return NodeResult{}, err
+	}
+	if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", "natural_key", in.NaturalKey, "properties", props); err != nil {
+		return NodeResult{}, err
+	}
 	if in.Provenance != "" && !slices.Contains(memory.Provenances, in.Provenance) {
 		return NodeResult{}, fault.Field("provenance", "must be one of operator, proposed, imported, extracted")
 	}
@@ -257,8 +284,16 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 			if props == nil {
 				props, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
 			}
+			access := in.Access
+			if access == "" {
+				access = memory.Public
+			}
+			gs, err := recordGrants(ctx, tx, p.Workspace, in.Label+":"+in.NaturalKey)
+			if err != nil {
+				return err
+			}
 			n = memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey, Properties: props, Provenance: prov,
-				Status: status, CreatedAt: now, UpdatedAt: now}
+				Status: status, Access: access, Writer: ownerKey(p), Grants: gs, CreatedAt: now, UpdatedAt: now}
 			if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
 				return err
 			}
@@ -266,8 +301,20 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 		case err != nil:
 			return err
 		default:
+			if n, err = withGrants(ctx, tx, p.Workspace, n); err != nil {
+				return err
+			}
+			if !nodeVisible(p, n) {
+				// The key is taken by a node p may not see: p may
+				// neither change it nor learn what it holds.
+				return fault.New(fault.Conflict, "natural_key: taken by a node this principal may not see; choose another key or ask an operator").
+					With("field", "natural_key")
+			}
 			if props != nil {
 				n.Properties = props
+			}
+			if in.Access != "" {
+				n.Access, n.Writer = in.Access, ownerKey(p)
 			}
 			if in.Status != "" {
 				n.Status = in.Status
@@ -283,7 +330,7 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.upsert", now, map[string]any{
 			"node_id": res.Node.ID, "label": res.Node.Label, "created": res.Created, "status": string(res.Node.Status),
-			"properties_sha256": memory.SHA256Hex(string(res.Node.Properties))})
+			"access": string(res.Node.Access), "properties_sha256": memory.SHA256Hex(string(res.Node.Properties))})
 		return err
 	})
 	if err != nil {
@@ -320,6 +367,10 @@ type EdgeInput struct {
 	Properties json.RawMessage `json:"properties,omitempty"`
 	ValidFrom  *time.Time      `json:"valid_from,omitempty"`
 	ValidUntil *time.Time      `json:"valid_until,omitempty"`
+	// Access is who may see the edge beyond those who see both ends
+	// (default public when the edge is created; kept when it is observed
+	// again without one).
+	Access memory.Access `json:"access,omitempty"`
 }
 
 // EdgeResult answers an edge upsert.
@@ -349,17 +400,23 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 	if err != nil {
 		return EdgeResult{}, err
 	}
+	if err := s.graphAccess(p, in.Access); err != nil {
+		return EdgeResult{}, err
+	}
+	if err := s.screenGraphWrite(ctx, p, "graph.edge.upsert", "", "", "properties", props); err != nil {
+		return EdgeResult{}, err
+	}
 	if err := s.rateLimit(p); err != nil {
 		return EdgeResult{}, err
 	}
 	now := s.clock()
 	var res EdgeResult
 	err = s.tx(ctx, "edge", func(tx store.Tx) error {
-		from, err := resolveNode(ctx, tx, p.Workspace, in.From, "from")
+		from, err := visibleNode(ctx, tx, p, in.From, "from")
 		if err != nil {
 			return err
 		}
-		to, err := resolveNode(ctx, tx, p.Workspace, in.To, "to")
+		to, err := visibleNode(ctx, tx, p, in.To, "to")
 		if err != nil {
 			return err
 		}
@@ -370,10 +427,16 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, Properties: json.RawMessage(`{}`),
-				ObservedAt: now, CreatedAt: now}
+				ObservedAt: now, CreatedAt: now, Access: memory.Public, Writer: ownerKey(p)}
 			res.Created = true
 		case err != nil:
 			return err
+		case !edgeVisible(p, e, from, to):
+			return fault.New(fault.Conflict, "relation: these nodes are already joined by this relation in an edge this principal may not see").
+				With("field", "relation")
+		}
+		if in.Access != "" {
+			e.Access, e.Writer = in.Access, ownerKey(p)
 		}
 		if in.Weight != nil {
 			e.Weight = *in.Weight
@@ -421,7 +484,13 @@ func (s *Service) InvalidateEdge(ctx context.Context, p memory.Principal, id str
 	err := s.tx(ctx, "edge", func(tx store.Tx) error {
 		e, err := tx.GetEdge(ctx, p.Workspace, id)
 		if err != nil {
-			return err
+			return storeErr(err, "edge")
+		}
+		if ok, err := s.edgeVisibleIn(ctx, tx, p, e); err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return fault.New(fault.NotFound, "edge not found")
 		}
 		if e.InvalidatedAt != nil {
 			out = e
@@ -451,7 +520,7 @@ func (s *Service) ArchiveNode(ctx context.Context, p memory.Principal, ref strin
 	now := s.clock()
 	var out memory.Node
 	err := s.tx(ctx, "node", func(tx store.Tx) error {
-		n, err := resolveNode(ctx, tx, p.Workspace, ref, "node")
+		n, err := visibleNode(ctx, tx, p, ref, "node")
 		if err != nil {
 			return err
 		}
@@ -477,7 +546,7 @@ func (s *Service) ArchiveNode(ctx context.Context, p memory.Principal, ref strin
 // GetNode returns a node by id or label:key; archived nodes only when
 // asked for.
 func (s *Service) GetNode(ctx context.Context, p memory.Principal, ref string, includeArchived bool) (memory.Node, error) {
-	n, err := resolveNode(ctx, s.store, p.Workspace, ref, "node")
+	n, err := visibleNode(ctx, s.store, p, ref, "node")
 	if err != nil {
 		return memory.Node{}, err
 	}
@@ -549,7 +618,7 @@ func (s *Service) Neighbors(ctx context.Context, p memory.Principal, req Neighbo
 		return nil, err
 	}
 	hops, err := x.Neighbors(graph.NeighborQuery{Workspace: p.Workspace, Node: start.ID, Depth: req.Depth, Relations: rels,
-		Direction: req.Direction, Limit: req.Limit, IncludeArchived: req.IncludeArchived})
+		Direction: req.Direction, Limit: req.Limit, IncludeArchived: req.IncludeArchived, Viewer: viewerOf(p)})
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArgument, err, "%v", err)
 	}
@@ -604,7 +673,7 @@ func (s *Service) Path(ctx context.Context, p memory.Principal, from, to string,
 	if err != nil {
 		return PathResult{}, err
 	}
-	hops, ok := x.Path(p.Workspace, a.ID, b.ID, maxDepth, rels)
+	hops, ok := x.PathFor(p.Workspace, a.ID, b.ID, maxDepth, rels, viewerOf(p))
 	if !ok {
 		return PathResult{Hops: []Neighbor{}}, nil
 	}
@@ -626,13 +695,30 @@ func (s *Service) NodesByLabels(ctx context.Context, p memory.Principal, labels 
 	if limit < 1 || limit > store.MaxLimit {
 		return NodePage{}, fault.Field("limit", "must be between 1 and 500")
 	}
-	q := store.NodeQuery{Labels: labels, After: cursor, Limit: limit + 1}
+	q := store.NodeQuery{Labels: labels, After: cursor, Limit: store.MaxLimit}
 	if !includeArchived {
 		q.Statuses = []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive}
 	}
-	ns, err := s.store.ListNodes(ctx, p.Workspace, q)
-	if err != nil {
-		return NodePage{}, storeErr(err, "nodes")
+	// Nodes p may not see are skipped, so a page is filled from as many
+	// store pages as it takes.
+	ns := []memory.Node{}
+	for len(ns) <= limit {
+		got, err := s.store.ListNodes(ctx, p.Workspace, q)
+		if err != nil {
+			return NodePage{}, storeErr(err, "nodes")
+		}
+		for _, n := range got {
+			if n, err = withGrants(ctx, s.store, p.Workspace, n); err != nil {
+				return NodePage{}, storeErr(err, "nodes")
+			}
+			if nodeVisible(p, n) && len(ns) <= limit {
+				ns = append(ns, n)
+			}
+		}
+		if len(got) < q.Limit {
+			break
+		}
+		q.After = got[len(got)-1].ID
 	}
 	page := NodePage{Nodes: ns}
 	if len(ns) > limit {

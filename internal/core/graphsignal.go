@@ -26,12 +26,19 @@ const (
 // off by default and on when asked for (signals: ["graph", ...]).
 var DefaultGraphSignal = false
 
-func (s *Service) graphSignal(ctx context.Context, ws, query string, limit int, allow func(id string) bool) ([]retrieve.Scored, error) {
+func (s *Service) graphSignal(ctx context.Context, f retrieve.Filter, query string, limit int, allow func(id string) bool) ([]retrieve.Scored, error) {
 	x, err := s.graphX(ctx)
 	if err != nil {
 		return nil, err
 	}
-	seeds := x.Recognise(ws, query)
+	// The walk sees only the nodes and edges the searcher may see, so a
+	// hidden node neither seeds it nor carries mass to visible ones.
+	ws := f.Workspace
+	v := &graph.Viewer{Owner: f.OwnAgent}
+	for _, a := range f.Access {
+		v.Levels |= levelBit(a)
+	}
+	seeds := x.RecogniseFor(ws, query, v)
 	if len(seeds) == 0 {
 		return nil, nil
 	}
@@ -44,7 +51,7 @@ func (s *Service) graphSignal(ctx context.Context, ws, query string, limit int, 
 		score float64
 	}
 	var nodes []nodeScore
-	for id, sc := range x.PPR(ws, m, graph.PPROptions{}) {
+	for id, sc := range x.PPR(ws, m, graph.PPROptions{Viewer: v}) {
 		nodes = append(nodes, nodeScore{id, sc})
 	}
 	slices.SortFunc(nodes, func(a, b nodeScore) int {

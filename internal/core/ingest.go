@@ -134,6 +134,13 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 				if ok {
 					res.Invalidated++
 					changed = append(changed, old)
+					prev := old
+					prev.InvalidatedAt = nil
+					nodes, err := regrant(ctx, tx, p.Workspace, &prev, old)
+					if err != nil {
+						return jobEffects{}, err
+					}
+					gfx.nodes = append(gfx.nodes, nodes...)
 				} else {
 					res.Noop++
 				}
@@ -161,10 +168,10 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			}
 			changed = append(changed, ch...)
 			gfx.add(wr.graph)
-			if wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
+			if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
 				// The typed relation the fact states: the user prefers
-				// what it names.
-				es, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", now)
+				// what it names (a quarantined fact states none yet).
+				es, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now)
 				if err != nil {
 					return jobEffects{}, err
 				}
@@ -292,8 +299,9 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 // relateIn joins the node of entity from to the nodes of entities to by
 // relation, inside tx: a live edge that exists is observed again (its
 // observed_at moves on), else a new one is inserted. Entities without a
-// node are skipped.
-func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, now time.Time) ([]memory.Edge, error) {
+// node are skipped. The edge is seen by whoever sees the fact that
+// states it (g), and both of its ends.
+func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) ([]memory.Edge, error) {
 	fl, fk, _ := strings.Cut(from, ":")
 	src, err := tx.GetNodeByKey(ctx, ws, fl, fk)
 	if err != nil {
@@ -310,11 +318,14 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 		switch {
 		case err == nil:
 			e.ObservedAt, e.UpdatedAt = now, now
+			if e.Access != "" && covers(g, memory.Grant{Access: e.Access, Writer: e.Writer}) {
+				e.Access, e.Writer = g.Access, g.Writer // stated again more widely
+			}
 			err = tx.UpdateEdge(ctx, ws, e)
 		case errors.Is(err, store.ErrNotFound):
 			props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
 			e = memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation, Weight: 1, Properties: props,
-				ObservedAt: now, CreatedAt: now, UpdatedAt: now}
+				ObservedAt: now, CreatedAt: now, UpdatedAt: now, Access: g.Access, Writer: g.Writer}
 			err = tx.InsertEdge(ctx, ws, e)
 		}
 		if err != nil {

@@ -227,7 +227,8 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 	return nil
 }
 
-// node returns the live (not archived) entity node of name, or found false.
+// node returns the live (not archived) entity node of name, or found
+// false; a node the principal may not see is not found.
 func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
 	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
 	switch {
@@ -236,8 +237,15 @@ func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node
 	case err != nil:
 		return memory.Node{}, false, err
 	}
-	return n, n.Status != memory.NodeArchived, nil
+	if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
+		return memory.Node{}, false, err
+	}
+	return n, n.Status != memory.NodeArchived && nodeVisible(k.p, n), nil
 }
+
+// errKGTaken: the name belongs to an entity the principal may not see;
+// create_entities skips it, as it skips names that exist.
+var errKGTaken = errors.New("kg: entity name taken by an entity the principal may not see")
 
 // createNode creates the entity's node, or revives its archived node
 // with the new type.
@@ -251,12 +259,22 @@ func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType st
 	created := errors.Is(err, store.ErrNotFound)
 	switch {
 	case created:
+		var gs []memory.Grant
+		if gs, err = recordGrants(ctx, tx, k.p.Workspace, kgEntityRef(name)); err != nil {
+			return memory.Node{}, err
+		}
 		n = memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name), Properties: props, Provenance: prov,
-			Status: status, CreatedAt: k.now, UpdatedAt: k.now}
+			Status: status, Access: memory.Public, Writer: ownerKey(k.p), Grants: gs, CreatedAt: k.now, UpdatedAt: k.now}
 		err = tx.InsertNode(ctx, k.p.Workspace, n)
 	case err != nil:
 		return memory.Node{}, err
 	default:
+		if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
+			return memory.Node{}, err
+		}
+		if !nodeVisible(k.p, n) {
+			return memory.Node{}, errKGTaken
+		}
 		n.Properties, n.Status, n.UpdatedAt = props, status, k.now
 		err = tx.UpdateNode(ctx, k.p.Workspace, n)
 	}
@@ -393,6 +411,11 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 		if err := checkObservations(e.Observations, f+".observations"); err != nil {
 			return nil, err
 		}
+		// The name is the node's key and the type its property: screened
+		// as graph writes (observations are records, screened by the gate).
+		if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", f+".name", e.Name, f+".entityType", []byte(e.EntityType)); err != nil {
+			return nil, err
+		}
 	}
 	var out []KGEntity
 	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
@@ -409,7 +432,9 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 				}
 				continue
 			}
-			if _, err := k.createNode(ctx, tx, e.Name, e.EntityType); err != nil {
+			if _, err := k.createNode(ctx, tx, e.Name, e.EntityType); errors.Is(err, errKGTaken) {
+				continue
+			} else if err != nil {
 				return err
 			}
 			got := KGEntity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
@@ -455,6 +480,9 @@ func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rel
 		}
 		if r.From == r.To {
 			return nil, fault.Field(f+".to", "a relation joins two different entities")
+		}
+		if err := s.screenGraphWrite(ctx, p, "graph.edge.upsert", "", "", f+".relationType", []byte(r.RelationType)); err != nil {
+			return nil, err
 		}
 	}
 	var out []KGRelation
@@ -530,11 +558,14 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	switch {
 	case created:
 		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
-			CreatedAt: k.now, UpdatedAt: k.now}
+			CreatedAt: k.now, UpdatedAt: k.now, Access: memory.Public, Writer: ownerKey(k.p)}
 		e.Properties = withRelationTypes(e, []string{relationType})
 		err = tx.InsertEdge(ctx, ws, e)
 	case err != nil:
 		return false, err
+	case !edgeVisible(k.p, e, from, to):
+		return false, fault.New(fault.Conflict, "relationType: these entities are already related by an edge this principal may not see").
+			With("field", "relationType")
 	default:
 		rts := edgeRelationTypes(e)
 		if slices.Contains(rts, relationType) {
@@ -631,7 +662,12 @@ func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record)
 		return err
 	}
 	k.changed = append(k.changed, next)
-	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
+	nodes, err := regrant(ctx, tx, k.p.Workspace, &head, next)
+	if err != nil {
+		return err
+	}
+	k.fx.nodes = append(k.fx.nodes, nodes...)
+	_, err = appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
 		"decision": memory.DecisionAccepted, "reason": "kg_delete", "record_id": head.ID, "version": next.Version})
 	return err
 }
@@ -820,9 +856,11 @@ func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.N
 	return KGEntity{Name: name, EntityType: kgEntityType(n), Observations: obs}, nil
 }
 
-// kgRelationsOf returns the relations at either end of nodes whose other
-// end is a live entity too, in the order the edges were created.
-func (s *Service) kgRelationsOf(ctx context.Context, ws string, nodes []memory.Node) ([]KGRelation, error) {
+// kgRelationsOf returns the relations p may see at either end of nodes
+// whose other end is a live entity p sees too, in the order the edges
+// were created.
+func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes []memory.Node) ([]KGRelation, error) {
+	ws := p.Workspace
 	seen := map[string]bool{}
 	var edges []memory.Edge
 	for _, n := range nodes {
@@ -838,7 +876,7 @@ func (s *Service) kgRelationsOf(ctx context.Context, ws string, nodes []memory.N
 		}
 	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
-	names := map[string]string{} // node id -> entity name, "" when not a live entity
+	names := map[string]string{} // node id -> entity name, "" when not a live entity p sees
 	nameOf := func(id string) (string, error) {
 		if v, ok := names[id]; ok {
 			return v, nil
@@ -849,7 +887,12 @@ func (s *Service) kgRelationsOf(ctx context.Context, ws string, nodes []memory.N
 		}
 		v := ""
 		if err == nil && kgLive(n) {
-			v = KGEntityName(n.NaturalKey)
+			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
+				return "", err
+			}
+			if nodeVisible(p, n) {
+				v = KGEntityName(n.NaturalKey)
+			}
 		}
 		names[id] = v
 		return v, nil
@@ -864,7 +907,7 @@ func (s *Service) kgRelationsOf(ctx context.Context, ws string, nodes []memory.N
 		if err != nil {
 			return nil, err
 		}
-		if from == "" || to == "" {
+		if from == "" || to == "" || (e.Access != "" && !grantVisible(p, memory.Grant{Access: e.Access, Writer: e.Writer})) {
 			continue
 		}
 		for _, rt := range edgeRelationTypes(e) {
@@ -884,7 +927,7 @@ func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes []memory
 		}
 		g.Entities = append(g.Entities, e)
 	}
-	rels, err := s.kgRelationsOf(ctx, p.Workspace, nodes)
+	rels, err := s.kgRelationsOf(ctx, p, nodes)
 	if err != nil {
 		return KGGraph{}, storeErr(err, "relations")
 	}
@@ -902,9 +945,10 @@ func kgLimit(limit int) (int, error) {
 	return limit, nil
 }
 
-// kgNodes lists live entity nodes in creation order, at most limit (0 for
-// all).
-func (s *Service) kgNodes(ctx context.Context, ws string, limit int) ([]memory.Node, error) {
+// kgNodes lists the live entity nodes p may see in creation order, at
+// most limit (0 for all).
+func (s *Service) kgNodes(ctx context.Context, p memory.Principal, limit int) ([]memory.Node, error) {
+	ws := p.Workspace
 	q := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
 		Limit: store.MaxLimit}
 	var out []memory.Node
@@ -914,7 +958,13 @@ func (s *Service) kgNodes(ctx context.Context, ws string, limit int) ([]memory.N
 			return nil, storeErr(err, "nodes")
 		}
 		for _, n := range page {
-			if kgLive(n) {
+			if !kgLive(n) {
+				continue
+			}
+			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
+				return nil, storeErr(err, "nodes")
+			}
+			if nodeVisible(p, n) {
 				out = append(out, n)
 				if limit > 0 && len(out) == limit {
 					return out, nil
@@ -935,7 +985,7 @@ func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int
 	if err != nil {
 		return KGGraph{}, err
 	}
-	nodes, err := s.kgNodes(ctx, p.Workspace, limit)
+	nodes, err := s.kgNodes(ctx, p, limit)
 	if err != nil {
 		return KGGraph{}, err
 	}
@@ -955,7 +1005,7 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	if len(query) > 4096 {
 		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
 	}
-	nodes, err := s.kgNodes(ctx, p.Workspace, 0)
+	nodes, err := s.kgNodes(ctx, p, 0)
 	if err != nil {
 		return KGGraph{}, err
 	}
@@ -1012,7 +1062,7 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 		g.Entities = append(g.Entities, h.entity)
 		matched = append(matched, h.node)
 	}
-	if g.Relations, err = s.kgRelationsOf(ctx, p.Workspace, matched); err != nil {
+	if g.Relations, err = s.kgRelationsOf(ctx, p, matched); err != nil {
 		return KGGraph{}, storeErr(err, "relations")
 	}
 	return g, nil
@@ -1035,10 +1085,13 @@ func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []s
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
+		if err == nil {
+			n, err = withGrants(ctx, s.store, p.Workspace, n)
+		}
 		if err != nil {
 			return KGGraph{}, storeErr(err, "node")
 		}
-		if kgLive(n) {
+		if kgLive(n) && nodeVisible(p, n) {
 			nodes = append(nodes, n)
 		}
 	}

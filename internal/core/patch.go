@@ -156,6 +156,11 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now); err != nil {
 			return err
 		}
+		regranted, err := regrant(ctx, tx, p.Workspace, &head, next)
+		if err != nil {
+			return err
+		}
+		gfx.nodes = append(gfx.nodes, regranted...)
 		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,
 			"status": string(next.Status), "content_sha256": next.ContentSHA256}
 		res = WriteResult{Decision: next.Gate.Decision, Reason: out.Reason, Record: next, Citation: next.Citation(), PIIKinds: out.PIIKinds}
@@ -199,6 +204,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	}
 	now := s.clock()
 	var out memory.Record
+	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
 		if err != nil || !canRead(p, head, true) {
@@ -217,6 +223,9 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		if err := tx.PurgeRecord(ctx, p.Workspace, id, now); err != nil {
 			return err
 		}
+		if gfx.nodes, err = regrant(ctx, tx, p.Workspace, &head, memory.Record{Status: memory.Forgotten}); err != nil {
+			return err
+		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.forget", now, map[string]any{
 			"record_id": id, "type": string(head.Type), "content_sha256": head.ContentSHA256, "version": head.Version + 1})
 		if err != nil {
@@ -227,6 +236,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	})
 	if err == nil {
 		s.publish(p.Workspace, out)
+		s.publishGraph(p.Workspace, gfx)
 	}
 	return out, err
 }

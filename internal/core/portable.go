@@ -586,6 +586,8 @@ func validImportNode(n memory.Node) error {
 		return errors.New("status must be provisional, active or archived")
 	case !isJSONObject(n.Properties):
 		return errors.New("properties must be a JSON object")
+	case n.Access != "" && !slices.Contains(memory.AccessLevels, n.Access):
+		return errors.New("access must be public, agent, user, system or sensitive")
 	case n.CreatedAt.IsZero() || n.UpdatedAt.IsZero():
 		return errors.New("created_at and updated_at are required")
 	}
@@ -606,6 +608,8 @@ func validImportEdge(e memory.Edge, nodes map[string]bool) error {
 		return errors.New("weight must be a finite number")
 	case !isJSONObject(e.Properties):
 		return errors.New("properties must be a JSON object")
+	case e.Access != "" && !slices.Contains(memory.AccessLevels, e.Access):
+		return errors.New("access must be public, agent, user, system or sensitive")
 	case e.ObservedAt.IsZero() || e.CreatedAt.IsZero() || e.UpdatedAt.IsZero():
 		return errors.New("observed_at, created_at and updated_at are required")
 	}
@@ -716,6 +720,7 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 	}
 	var st ImportStats
 	var heads []memory.Record
+	var regranted []memory.Node
 	err = s.tx(ctx, "workspace "+ws, func(tx store.Tx) error {
 		st = ImportStats{Workspace: ws}
 		heads = heads[:0]
@@ -794,7 +799,17 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 			}
 		}
 		st.Approvals = len(set.approvals)
-		_, err := appendAudit(ctx, tx, ws, by, "", "workspace.import", s.clock(), map[string]any{
+		// Nodes are seen through the imported records that name them
+		// (grants are derived, never exported).
+		ents := make([]string, len(set.nodes))
+		for i, n := range set.nodes {
+			ents[i] = n.EntityKey()
+		}
+		var err error
+		if regranted, err = regrantEntities(ctx, tx, ws, ents); err != nil {
+			return err
+		}
+		_, err = appendAudit(ctx, tx, ws, by, "", "workspace.import", s.clock(), map[string]any{
 			"workspace_created": st.WorkspaceCreated, "principals": st.Principals, "principals_kept": st.PrincipalsKept,
 			"nodes": st.Nodes, "edges": st.Edges, "records": st.Records, "versions": st.Versions, "approvals": st.Approvals,
 		})
@@ -804,7 +819,7 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 		return ImportStats{Workspace: ws}, err
 	}
 	s.publish(ws, heads...)
-	s.publishGraph(ws, graphEffects{nodes: set.nodes, edges: set.edges})
+	s.publishGraph(ws, graphEffects{nodes: append(set.nodes, regranted...), edges: set.edges})
 	return st, nil
 }
 

@@ -239,6 +239,11 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if err != nil {
 			return err
 		}
+		regranted, err := regrant(ctx, tx, p.Workspace, nil, r)
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, regranted...)
 		if out.Status == memory.Active && r.Supersedes != nil {
 			old, err := supersede(ctx, tx, p.Workspace, target, r, now)
 			if err != nil {

@@ -159,10 +159,80 @@ func (p Policy) Authorize(pr memory.Principal, r memory.Record) error {
 	if len(rule.AllowTypes) > 0 && !slices.Contains(rule.AllowTypes, r.Type) {
 		return fault.New(fault.PermissionDenied, "agents of trust "+string(pr.Trust)+" may not write type "+string(r.Type)).With("reason", ReasonTypeDenied)
 	}
-	if !slices.Contains(rule.AllowAccess, r.Access) {
-		return fault.New(fault.PermissionDenied, "agents of trust "+string(pr.Trust)+" may not write access level "+string(r.Access)).With("reason", ReasonAccessDenied)
+	return p.AuthorizeAccess(pr, r.Access)
+}
+
+// AuthorizeAccess is the access-level half of Authorize, for writes that
+// are not records (graph nodes and edges): may this principal give this
+// access level?
+func (p Policy) AuthorizeAccess(pr memory.Principal, a memory.Access) error {
+	switch pr.Kind {
+	case memory.KindOperator, memory.KindSystem:
+		if a == memory.System && pr.Kind != memory.KindSystem {
+			return fault.New(fault.PermissionDenied, "access level system is reserved for memgate").With("reason", ReasonAccessDenied)
+		}
+		return nil
+	case memory.KindAgent, memory.KindUser:
+	default:
+		return fault.New(fault.PermissionDenied, "this principal may not write").With("reason", ReasonNotAPrincipal)
+	}
+	if pr.Trust == memory.ReadOnly {
+		return fault.New(fault.PermissionDenied, "read_only agents cannot write").With("reason", ReasonReadOnly)
+	}
+	if !slices.Contains(p.ruleFor(pr.Trust).AllowAccess, a) {
+		return fault.New(fault.PermissionDenied, "agents of trust "+string(pr.Trust)+" may not write access level "+string(a)).With("reason", ReasonAccessDenied)
 	}
 	return nil
+}
+
+// ScreenGraph runs the PII screen the policy sets over free text a graph
+// write stores (node and edge properties) and returns the kinds found, in PIIKinds order. The graph has no quarantine,
+// so such a write is refused (GraphRefusal); personal data belongs in
+// records, which the gate quarantines for review.
+func (p Policy) ScreenGraph(texts ...string) []string {
+	if !p.PII.Enabled {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, f := range Screen(t, p.PII.Kinds) {
+			seen[f.Kind] = true
+		}
+	}
+	var kinds []string
+	for _, k := range PIIKinds {
+		if seen[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// ScreenKey screens graph node keys (record entities included) for
+// credentials only: a key is an identifier, and may be one that looks
+// like personal data (a user id that is an email address).
+func (p Policy) ScreenKey(keys ...string) []string {
+	if !p.PII.Enabled || !slices.Contains(p.PII.Kinds, PIISecret) {
+		return nil
+	}
+	for _, k := range keys {
+		if len(Screen(k, []string{PIISecret})) > 0 {
+			return []string{PIISecret}
+		}
+	}
+	return nil
+}
+
+// GraphRefusal is the error refusing a graph write whose field holds what
+// the PII screen flags: 422, naming the field and the kinds, never the
+// value.
+func GraphRefusal(field string, kinds []string) error {
+	what := "personal data"
+	if slices.Contains(kinds, PIISecret) {
+		what = "a secret or credential"
+	}
+	return fault.New(fault.GateRejected, field+": looks like it contains "+what+"; the graph stores neither (keep personal data in records, which the gate screens and quarantines for review)").
+		With("field", field).With("reason", ReasonPII).With("pii_kinds", kinds)
 }
 
 func (p Policy) ruleFor(t memory.Trust) TrustRule {
@@ -193,6 +263,12 @@ func (p Policy) Decide(in Input) (Outcome, error) {
 			for _, f := range Screen(string(r.Metadata), p.PII.Kinds) {
 				seen[f.Kind] = true
 			}
+		}
+		// Entities become graph node keys, which every reader of the
+		// node sees: a key is an identifier (a user id may look like an
+		// email address) but never a credential.
+		for _, k := range p.ScreenKey(r.Entities...) {
+			seen[k] = true
 		}
 		for _, k := range PIIKinds {
 			if seen[k] {

@@ -82,8 +82,10 @@ type Engine struct {
 
 // GraphSignal is the slot for the graph candidate generator (personalised
 // PageRank over the memory graph), filled by the graph package. It returns
-// candidate record ids in rank order.
-type GraphSignal func(ctx context.Context, ws string, query string, limit int, allow func(id string) bool) ([]Scored, error)
+// candidate record ids in rank order. f is the search's filter: its
+// workspace, and its access levels and owner, which limit the graph nodes
+// and edges the signal may walk to those the searcher sees.
+type GraphSignal func(ctx context.Context, f Filter, query string, limit int, allow func(id string) bool) ([]Scored, error)
 
 // Scored is a candidate from a signal.
 type Scored struct {

@@ -282,7 +282,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		res.Signals = append(res.Signals, SignalGraph)
 		ws := q.Filter.Workspace
 		wg.Go(func() {
-			cands, err := graph(ctx, ws, q.Text, pool, func(id string) bool {
+			cands, err := graph(ctx, q.Filter, q.Text, pool, func(id string) bool {
 				k, ok := e.lookup(ws, id)
 				return ok && allow(k)
 			})
