@@ -395,3 +395,21 @@ func (s *Service) screenGraphWrite(ctx context.Context, p memory.Principal, even
 	}
 	return err
 }
+
+// NodeVisible reports whether p may see n on the graph's read paths: the
+// graph's one access check (nodeVisible), with n's record grants read
+// from the store when n does not carry them yet. Tests that check every
+// path against the access rules call it.
+func (s *Service) NodeVisible(ctx context.Context, p memory.Principal, n memory.Node) (bool, error) {
+	n, err := withGrants(ctx, s.store, p.Workspace, n)
+	if err != nil {
+		return false, storeErr(err, "node")
+	}
+	return nodeVisible(p, n), nil
+}
+
+// EdgeVisible reports whether p may see e: its own grant, if it has one,
+// and both of its ends (NodeVisible).
+func (s *Service) EdgeVisible(ctx context.Context, p memory.Principal, e memory.Edge) (bool, error) {
+	return s.edgeVisibleIn(ctx, s.store, p, e)
+}
