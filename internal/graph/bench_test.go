@@ -70,6 +70,16 @@ func buildBenchGraph() *benchGraph {
 		if i%10 == 0 {
 			n.Aliases = []string{vocab[rng.IntN(len(vocab))] + " " + vocab[rng.IntN(len(vocab))]}
 		}
+		// Who may see it: most nodes are open to everyone, one in ten is
+		// owned by one of 50 writers, one in twenty is operators-only.
+		switch {
+		case i%20 == 1:
+			n.Vis = Vis{Levels: 1 << 2}
+		case i%10 == 3:
+			n.Vis = Vis{Levels: 1 << 1, Owners: []string{fmt.Sprintf("agent-%d", i%50)}}
+		default:
+			n.Vis = Vis{Levels: Public}
+		}
 		g.x.PutNode(n)
 	}
 	perm := rng.Perm(benchNodes)
@@ -148,6 +158,17 @@ func (l *latencies) report(b *testing.B) {
 }
 
 func BenchmarkNeighborsDepth2(b *testing.B) {
+	benchNeighborsDepth2(b, nil)
+}
+
+// BenchmarkNeighborsDepth2Viewer is BenchmarkNeighborsDepth2 on behalf of
+// an agent: every node and edge crossed is checked against its
+// visibility.
+func BenchmarkNeighborsDepth2Viewer(b *testing.B) {
+	benchNeighborsDepth2(b, &Viewer{Levels: Public, Owner: "agent-3"})
+}
+
+func benchNeighborsDepth2(b *testing.B, v *Viewer) {
 	g := benchGraphShared(b)
 	for _, limit := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
@@ -156,11 +177,11 @@ func BenchmarkNeighborsDepth2(b *testing.B) {
 			hops := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				q := NeighborQuery{Workspace: benchWS, Node: g.ids[rng.IntN(benchNodes)], Depth: 2, Limit: limit}
+				q := NeighborQuery{Workspace: benchWS, Node: g.ids[rng.IntN(benchNodes)], Depth: 2, Limit: limit, Viewer: v}
 				lat.start()
 				hs, err := g.x.Neighbors(q)
 				lat.stop()
-				if err != nil {
+				if err != nil && !(v != nil && err == ErrNotFound) { // a start node the viewer may not see
 					b.Fatal(err)
 				}
 				hops += len(hs)
