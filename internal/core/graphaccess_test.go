@@ -305,11 +305,29 @@ func TestGraphSignalSeesOnlyVisibleNodes(t *testing.T) {
 		}
 		return out
 	}
-	if got := search("op"); !slices.Contains(got, "alice leads the platform team") {
+	got := search("op")
+	if !slices.Contains(got, "alice leads the platform team") {
 		t.Fatalf("operator: the graph signal finds alice's record through jane's node: %q", got)
 	}
 	if got := search("ro"); len(got) != 0 {
 		t.Fatalf("read-only agent: the graph signal walked a node it may not see: %q", got)
+	}
+	// A node the searcher sees may be named by records it may not read:
+	// those are filtered out of the signal's candidates.
+	if _, err := s.Write(ctx, ps["std"], WriteRequest{Type: memory.Belief, Content: "std's private note on alice",
+		Access: memory.AgentOnly, Entities: []string{"person:alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(ctx, ps["ro"], SearchRequest{Query: "tell me about alice", Signals: []string{"graph"}, Route: "multi_hop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents []string
+	for _, h := range res.Results {
+		contents = append(contents, h.Record.Content)
+	}
+	if !slices.Contains(contents, "alice leads the platform team") || slices.Contains(contents, "std's private note on alice") {
+		t.Fatalf("read-only agent searching alice through the graph: %q", contents)
 	}
 }
 
