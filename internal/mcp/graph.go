@@ -74,6 +74,7 @@ type upsertNodeIn struct {
 	NaturalKey string         `json:"natural_key" jsonschema:"its unique key within the label, without spaces, e.g. alice_smith, keycloak-prod"`
 	Properties map[string]any `json:"properties,omitempty" jsonschema:"replaces the node's properties; name and aliases help recognise it in queries"`
 	Status     string         `json:"status,omitempty" jsonschema:"provisional, active (operators and trusted agents) or archived"`
+	Access     string         `json:"access,omitempty" jsonschema:"who may see the node, as for a memory: public (default when created), agent (you and operators), user, sensitive"`
 }
 
 type upsertNodeOut struct {
@@ -89,6 +90,7 @@ type upsertEdgeIn struct {
 	Properties map[string]any `json:"properties,omitempty" jsonschema:"replaces the edge's properties"`
 	ValidFrom  string         `json:"valid_from,omitempty" jsonschema:"RFC 3339 time from which the relation holds"`
 	ValidUntil string         `json:"valid_until,omitempty" jsonschema:"RFC 3339 time until which the relation holds"`
+	Access     string         `json:"access,omitempty" jsonschema:"who may see the relation beyond those who see both nodes: public (default when created), agent (you and operators), user, sensitive"`
 }
 
 type upsertEdgeOut struct {
@@ -130,7 +132,8 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 		Title: "Create or update a graph node",
 		Description: "Create a node of the memory graph (a person, organization, system, project, concept...) or update the one with the same label and key." +
 			graphDoc,
-		InputSchema: schemaFor[upsertNodeIn](true, map[string][]string{"status": {"provisional", "active", "archived"}}),
+		InputSchema: schemaFor[upsertNodeIn](true, map[string][]string{"status": {"provisional", "active", "archived"},
+			"access": {"public", "agent", "user", "sensitive"}}),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, handler(s, "graph_upsert_node", func(ctx context.Context, p memory.Principal, in upsertNodeIn) (upsertNodeOut, error) {
 		props, err := rawObject("properties", in.Properties)
@@ -138,7 +141,7 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 			return upsertNodeOut{}, err
 		}
 		res, err := s.svc.UpsertNode(ctx, p, core.NodeInput{Label: in.Label, NaturalKey: in.NaturalKey, Properties: props,
-			Status: memory.NodeStatus(in.Status)})
+			Status: memory.NodeStatus(in.Status), Access: memory.Access(in.Access)})
 		if err != nil {
 			return upsertNodeOut{}, err
 		}
@@ -150,14 +153,15 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 		Title: "Create or update a graph relation",
 		Description: "Relate two existing nodes with a typed, directed relation (e.g. system:api DEPENDS_ON system:postgres), or observe an existing " +
 			"relation again. Relations: " + strings.Join(relations, ", ") + "." + graphDoc,
-		InputSchema: schemaFor[upsertEdgeIn](true, map[string][]string{"relation": relations}),
+		InputSchema: schemaFor[upsertEdgeIn](true, map[string][]string{"relation": relations, "access": {"public", "agent", "user", "sensitive"}}),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, handler(s, "graph_upsert_edge", func(ctx context.Context, p memory.Principal, in upsertEdgeIn) (upsertEdgeOut, error) {
 		props, err := rawObject("properties", in.Properties)
 		if err != nil {
 			return upsertEdgeOut{}, err
 		}
-		req := core.EdgeInput{From: in.From, To: in.To, Relation: in.Relation, Weight: in.Weight, Properties: props}
+		req := core.EdgeInput{From: in.From, To: in.To, Relation: in.Relation, Weight: in.Weight, Properties: props,
+			Access: memory.Access(in.Access)}
 		if req.ValidFrom, err = parseTime("valid_from", in.ValidFrom); err != nil {
 			return upsertEdgeOut{}, err
 		}

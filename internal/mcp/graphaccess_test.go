@@ -103,3 +103,16 @@ func TestGraphToolsScreen(t *testing.T) {
 		t.Fatalf("a refused entity was stored: %s", raw)
 	}
 }
+
+// TestGraphToolsAccess: graph_upsert_node takes an access level; an
+// agent-level node is seen by its writer only (and operators), and
+// another agent can neither see nor take it over.
+func TestGraphToolsAccess(t *testing.T) {
+	h := newHarness(t)
+	std, std2 := h.connect("std"), h.connect("std2")
+	ok(t, std, "graph_upsert_node", map[string]any{"label": "project", "natural_key": "mine", "access": "agent"}, nil)
+	ok(t, std, "graph_neighbors", map[string]any{"node": "project:mine"}, nil)
+	fails(t, std2, "graph_neighbors", map[string]any{"node": "project:mine"}, "not_found")
+	fails(t, std2, "graph_upsert_node", map[string]any{"label": "project", "natural_key": "mine", "properties": map[string]any{"name": "x"}}, "conflict")
+	fails(t, std, "graph_upsert_node", map[string]any{"label": "project", "natural_key": "s", "access": "sensitive"}, "permission_denied")
+}
