@@ -7,7 +7,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 )
 
-// TestMigrationGraphAccess: migration 0008 leaves nodes that records name
+// TestMigrationGraphAccess: migration 0010 leaves nodes that records name
 // without an access of their own (they are seen through those records),
 // gives public access to nodes nothing names (they were written directly,
 // and everyone saw them) and to drop-in entities, and leaves every node's
@@ -15,7 +15,7 @@ import (
 func TestMigrationGraphAccess(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "memgate.db")
-	db := openAt(t, path, 7)
+	db := openAt(t, path, 9)
 	id := memory.NewID()
 	if err := insertV1Fixture(ctx, db, id); err != nil { // a record naming person:alice
 		t.Fatal(err)
