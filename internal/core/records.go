@@ -108,7 +108,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 		Entities:       ents,
 		Version:        1,
 		Supersedes:     sup,
-		Source:         memory.Source{Agent: p.Name, Kind: src.Kind, Confidence: conf, Evidence: src.Evidence},
+		Source:         memory.Source{Agent: p.Name, PrincipalID: p.ID, Kind: src.Kind, Confidence: conf, Evidence: src.Evidence},
 		Scope:          req.Scope,
 		ValidFrom:      memory.CanonPtr(req.ValidFrom),
 		ValidUntil:     memory.CanonPtr(req.ValidUntil),
@@ -120,6 +120,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 		Path:           path,
 		CreatedAt:      now,
 		UpdatedAt:      now,
+		ModifiedBy:     p.ID,
 	}
 }
 
@@ -231,6 +232,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 				r.Status, r.Gate.Decision = out.Status, out.Decision
 			}
 		}
+		if out.Status == memory.Active && r.Supersedes != nil {
+			r.ValidFrom = successorValidFrom(target, r, now)
+		}
 		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
 			return err
 		}
@@ -240,7 +244,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		if out.Status == memory.Active && r.Supersedes != nil {
-			old, err := supersede(ctx, tx, p.Workspace, target, r, now)
+			old, err := supersede(ctx, tx, p.Workspace, p, target, r, now)
 			if err != nil {
 				return err
 			}
@@ -407,23 +411,46 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 // supersede retires target in favour of r: a new version of target with
 // status superseded, a pointer to r, and its world validity closed where
 // r's begins.
-func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Record, now time.Time) (memory.Record, error) {
+func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) (memory.Record, error) {
 	next := target
 	next.Version = target.Version + 1
 	next.Status = memory.Superseded
 	id := r.ID
 	next.SupersededBy = &id
-	if next.ValidUntil == nil {
-		end := now
-		if r.ValidFrom != nil {
-			end = *r.ValidFrom
-		}
-		if next.ValidFrom == nil || end.After(*next.ValidFrom) {
-			next.ValidUntil = &end
-		}
-	}
+	next.ValidUntil = closedValidity(target, r, now)
 	next.UpdatedAt = now
+	next.ModifiedBy = by.ID
 	return next, tx.UpdateRecord(ctx, ws, next, target.Version)
+}
+
+// closedValidity is where target's world validity ends once r replaces
+// it: its own end if it had one, else where r's begins (now when r does
+// not say), unless that is not after target's start.
+func closedValidity(target, r memory.Record, now time.Time) *time.Time {
+	if target.ValidUntil != nil {
+		return target.ValidUntil
+	}
+	end := now
+	if r.ValidFrom != nil {
+		end = *r.ValidFrom
+	}
+	if target.ValidFrom == nil || end.After(*target.ValidFrom) {
+		return &end
+	}
+	return nil
+}
+
+// successorValidFrom is where the world validity of r, which replaces
+// target, begins: its own start if it states one, else where target's
+// ends, so that an as_of query never sees both as valid at once.
+func successorValidFrom(target, r memory.Record, now time.Time) *time.Time {
+	if r.ValidFrom != nil {
+		return r.ValidFrom
+	}
+	if end := closedValidity(target, r, now); end != nil {
+		return memory.CanonPtr(end)
+	}
+	return memory.CanonPtr(&now)
 }
 
 // canRead applies SPEC §2 access levels. includeSensitive is the
@@ -439,13 +466,40 @@ func canRead(p memory.Principal, r memory.Record, includeSensitive bool) bool {
 		case memory.Public:
 			return true
 		case memory.AgentOnly:
-			return r.Source.Agent == p.Name
+			// Ownership follows the principal id: a name is free text
+			// that a later principal (or an import) may share.
+			return p.ID != "" && r.Source.PrincipalID == p.ID
 		case memory.Sensitive:
 			return includeSensitive && p.Trust == memory.Trusted
 		}
 	}
 	return false
 }
+
+// canChange applies the one ownership rule for changing a record (patch,
+// forget, invalidate; docs/access.md) to a record p can read: operators
+// (and memgate itself) may change any record of their workspace; agents
+// of trust standard or trusted, and gateway users, only records they
+// wrote, by principal id; restricted and read_only agents none.
+func canChange(p memory.Principal, r memory.Record) bool {
+	switch p.Kind {
+	case memory.KindSystem, memory.KindOperator:
+		return true
+	case memory.KindAgent:
+		if p.Trust != memory.Trusted && p.Trust != memory.Standard {
+			return false
+		}
+	case memory.KindUser:
+	default:
+		return false
+	}
+	return p.ID != "" && r.Source.PrincipalID == p.ID
+}
+
+// errNotOwner answers a change to a record the principal can read but did
+// not write.
+var errNotOwner = fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
+	With("reason", gate.ReasonAccessDenied)
 
 // accessFilter is canRead expressed as a store filter.
 func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter {
@@ -455,7 +509,7 @@ func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter 
 	case memory.KindOperator:
 		return store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
 	case memory.KindAgent, memory.KindUser:
-		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.Name}
+		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.ID}
 		if includeSensitive && p.Trust == memory.Trusted {
 			f.Levels = append(f.Levels, memory.Sensitive)
 		}
