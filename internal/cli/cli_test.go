@@ -81,7 +81,7 @@ func TestUsersCommands(t *testing.T) {
 	// Exactly the interface other tools rely on: {"user_id", "user_key"}.
 	var u map[string]string
 	mustJSON(t, r, &u)
-	if len(u) != 2 || u["user_id"] != "alice@example" || !strings.HasPrefix(u["user_key"], "uk_") || len(u["user_key"]) != 46 {
+	if len(u) != 2 || u["user_id"] != "alice@example" || !strings.HasPrefix(u["user_key"], "uk_") || len(u["user_key"]) != 3+32+1+43 {
 		t.Fatalf("users create printed %s", r.stdout)
 	}
 	r2 := run(t, dir, nil, "users", "list", "--json")
