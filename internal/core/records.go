@@ -538,15 +538,27 @@ func (s *Service) Get(ctx context.Context, p memory.Principal, id string, o GetO
 	if !canRead(p, head, o.IncludeSensitive) {
 		return memory.Record{}, fault.New(fault.NotFound, "record not found")
 	}
+	var r memory.Record
 	switch {
 	case o.Version > 0:
-		r, err := s.store.GetRecordVersion(ctx, p.Workspace, id, o.Version)
-		return r, storeErr(err, "record version")
+		r, err = s.store.GetRecordVersion(ctx, p.Workspace, id, o.Version)
+		if err != nil {
+			return memory.Record{}, storeErr(err, "record version")
+		}
 	case o.KnownAt != nil:
-		r, err := s.store.GetRecordKnownAt(ctx, p.Workspace, id, memory.Canon(*o.KnownAt))
-		return r, storeErr(err, "record at that time")
+		r, err = s.store.GetRecordKnownAt(ctx, p.Workspace, id, memory.Canon(*o.KnownAt))
+		if err != nil {
+			return memory.Record{}, storeErr(err, "record at that time")
+		}
+	default:
+		return head, nil
 	}
-	return head, nil
+	// A past version is read under its own access too: a version held
+	// back (quarantined before an edited approval, say) stays hidden.
+	if !canRead(p, r, o.IncludeSensitive) {
+		return memory.Record{}, fault.New(fault.NotFound, "record version not found")
+	}
+	return r, nil
 }
 
 // History returns every version of a record, oldest first.
@@ -555,7 +567,26 @@ func (s *Service) History(ctx context.Context, p memory.Principal, id string, in
 		return nil, err
 	}
 	vs, err := s.store.ListVersions(ctx, p.Workspace, id)
-	return vs, storeErr(err, "record")
+	if err != nil {
+		return nil, storeErr(err, "record")
+	}
+	// Each version under its own access, as in Get.
+	return slices.DeleteFunc(vs, func(v memory.Record) bool { return !canRead(p, v, includeSensitive) }), nil
+}
+
+// readableHeads keeps the versions in rs whose record's head p may read.
+func (s *Service) readableHeads(ctx context.Context, p memory.Principal, rs []memory.Record, includeSensitive bool) ([]memory.Record, error) {
+	out := rs[:0]
+	for _, r := range rs {
+		head, err := s.store.GetRecord(ctx, p.Workspace, r.ID)
+		if err != nil {
+			return nil, storeErr(err, "record")
+		}
+		if canRead(p, head, includeSensitive) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // ListRequest filters a record listing.
@@ -624,6 +655,12 @@ func (s *Service) List(ctx context.Context, p memory.Principal, req ListRequest)
 	if len(rs) > limit {
 		out.Records = rs[:limit]
 		out.NextCursor = rs[limit-1].ID
+	}
+	if req.KnownAt != nil {
+		// Past versions: the record's head must be readable too, as in Get.
+		if out.Records, err = s.readableHeads(ctx, p, out.Records, req.IncludeSensitive); err != nil {
+			return ListResult{}, err
+		}
 	}
 	if out.Records == nil {
 		out.Records = []memory.Record{}
