@@ -265,6 +265,22 @@ func (e *matrixEnv) populate(ws string, n int) {
 			first = res.Record.ID
 		}
 	}
+	// The operator approves one quarantined record after editing the PII
+	// out and making it public: its first version stays sensitive.
+	page, err := e.svc.ListApprovals(e.ctx, op.p, memory.ApprovalOpen, "", 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range page.Items {
+		if it.Kind == memory.ApprovalQuarantine {
+			clean := "matrixnote cleaned " + recordMarker(it.Record.Content)
+			pub := memory.Public
+			if _, err := e.svc.Approve(e.ctx, op.p, it.ID, &core.ApprovalEdit{Content: &clean, Access: &pub}); err != nil {
+				e.t.Fatalf("seed %d: approve with edit: %v", e.seed, err)
+			}
+			break
+		}
+	}
 	// Invalidate and forget a few (the first two at least), as the operator.
 	for i, id := range e.ids[ws] {
 		head := e.head(id)
@@ -597,11 +613,21 @@ func (e *matrixEnv) patch(a *actor, head memory.Record) (int, string) {
 	if head.Status == memory.Forgotten {
 		content = "edited matrixnote"
 	}
+	// Half the patches also move the record to another level the patcher
+	// may write, so that past versions differ in access from their head.
+	var access *memory.Access
+	if acc := writableAccess(a.p); len(acc) > 0 && e.rng.IntN(2) == 0 {
+		access = &acc[e.rng.IntN(len(acc))]
+	}
 	if a.token != "" && e.rng.IntN(2) == 0 {
-		code, _ := e.rest(a, "PATCH", "/v1/records/"+head.ID, map[string]any{"expected_version": v, "content": content})
+		body := map[string]any{"expected_version": v, "content": content}
+		if access != nil {
+			body["access"] = *access
+		}
+		code, _ := e.rest(a, "PATCH", "/v1/records/"+head.ID, body)
 		return okClass(code), "REST PATCH"
 	}
-	_, err := e.svc.Patch(e.ctx, a.p, head.ID, core.PatchRequest{ExpectedVersion: &v, Content: &content})
+	_, err := e.svc.Patch(e.ctx, a.p, head.ID, core.PatchRequest{ExpectedVersion: &v, Content: &content, Access: access})
 	return errStatus(err), "core Patch"
 }
 
