@@ -58,7 +58,7 @@ func TestAccessMatrixProperty(t *testing.T) {
 // actor is one principal of the matrix with its ways in.
 type actor struct {
 	p     memory.Principal
-	token string            // bearer token; "" for gateway users
+	token string             // bearer token; "" for gateway users
 	mcp   *sdk.ClientSession // nil for gateway users
 }
 
