@@ -30,7 +30,8 @@ type Server struct {
 	maxBody int64
 	// Version is reported by /healthz.
 	version string
-	// gatewayWS is the workspace gateway users live in.
+	// gatewayWS is the workspace of gateway users whose keys predate keys
+	// that name their principal (and so their workspace).
 	gatewayWS string
 	// mcp serves MCP over Streamable HTTP at /mcp.
 	mcp http.Handler
@@ -85,6 +86,7 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
 		{"GET", "/v1/agents", operator, "List agents", s.listAgents},
 		{"DELETE", "/v1/agents/{id}", operator, "Revoke an agent's token", s.revokeAgent},
+		{"POST", "/v1/agents/{id}/rotate", operator, "Give an agent a new token (shown once); the old one stops working, a revoked agent is reinstated", s.rotateAgent},
 
 		{"GET", "/v1/approvals", operator, "List the approval queue", s.listApprovals},
 		{"POST", "/v1/approvals/{id}/approve", operator, "Approve an item, optionally editing it first", s.approve},
@@ -93,6 +95,7 @@ func (s *Server) Routes() []Route {
 		{"POST", "/users", operator, "Create a gateway user; its key is shown once", s.createUser},
 		{"GET", "/users", operator, "List gateway users", s.listUsers},
 		{"DELETE", "/users/{user_id}", operator, "Revoke a gateway user's key", s.revokeUser},
+		{"POST", "/users/{user_id}/rotate-key", operator, "Give a gateway user a new key (shown once); the old one stops working, a revoked user is reinstated", s.rotateUserKey},
 		{"GET", "/v1/jobs/{id}", operator, "A durable job's status", s.getJob},
 
 		{"POST", "/memories/search", userKey, "Memory Gateway: recall memories for a model run", s.gatewaySearch},

@@ -416,6 +416,14 @@ func (s *Server) revokeUser(w http.ResponseWriter, r *http.Request, p memory.Pri
 	return writeJSON(w, http.StatusOK, u)
 }
 
+func (s *Server) rotateUserKey(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	u, err := s.svc.RotateUserKey(r.Context(), p, r.PathValue("user_id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, u)
+}
+
 // maxJobWait bounds a long-poll for a job's end.
 const maxJobWait = 60 * time.Second
 

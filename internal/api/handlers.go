@@ -162,6 +162,14 @@ func (s *Server) revokeAgent(w http.ResponseWriter, r *http.Request, p memory.Pr
 	return writeJSON(w, http.StatusOK, map[string]any{"agent": a})
 }
 
+func (s *Server) rotateAgent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	a, err := s.svc.RotateAgent(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, a)
+}
+
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	limit, err := queryInt(r, "limit")
 	if err != nil {

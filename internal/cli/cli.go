@@ -82,8 +82,8 @@ func commands() []command {
 		{"query", "hybrid search", runQuery},
 		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
-		{"agents", "create, list or revoke agents", runAgents},
-		{"users", "create, list or revoke Memory Gateway users", runUsers},
+		{"agents", "create, list, revoke or rotate (new token) agents", runAgents},
+		{"users", "create, list, revoke or rotate-key Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"export", "write the workspace as canonical NDJSON", runExport},
@@ -197,6 +197,8 @@ type app struct {
 	svc   *core.Service
 	log   *slog.Logger
 	index *retrieve.Engine
+	// op is the operator the CLI acts as (core.Service.CLIOperator).
+	op memory.Principal
 }
 
 func (a *app) Close() error { return a.store.Close() }
@@ -320,7 +322,12 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 	if created {
 		announceToken(env.Stderr, token)
 	}
-	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix}, nil
+	op, err := svc.CLIOperator(ctx, cfg.Workspace)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op}, nil
 }
 
 // databaseOf is the configured database: the PostgreSQL URL, or the
@@ -381,7 +388,7 @@ func announceToken(w io.Writer, token string) {
 	fmt.Fprintf(w, "memgate: created workspace %q.\nmemgate: operator token (shown once, store it now): %s\n", memory.DefaultWorkspace, token)
 }
 
-func (a *app) operator() memory.Principal { return core.LocalOperator(a.cfg.Workspace) }
+func (a *app) operator() memory.Principal { return a.op }
 
 // output prints v as JSON when asJSON, else calls text.
 func output(env Env, asJSON bool, v any, text func(w io.Writer)) error {

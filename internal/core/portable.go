@@ -697,8 +697,8 @@ func (s *Service) validImportVersion(r *memory.Record, id string, n int) error {
 // The workspace must be empty: no records, graph, approvals or
 // principals other than operators. If it does not exist it is created
 // with the file's settings and creation time. The file's principals are
-// imported without tokens (re-issue them: memgate agents create, users
-// create); one whose id or name already exists in the workspace — the
+// imported without tokens (give them new ones: memgate agents rotate,
+// users rotate-key); one whose id or name already exists in the workspace — the
 // bootstrap operator, typically — is kept as it is. A principal id that
 // exists in another workspace of the database is a conflict.
 //

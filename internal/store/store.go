@@ -214,6 +214,9 @@ type Tx interface {
 	InsertPrincipal(ctx context.Context, p memory.Principal) error
 	// RevokePrincipal sets RevokedAt; ErrNotFound if absent.
 	RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error
+	// SetCredential replaces a principal's token hash (or user key hash)
+	// and clears RevokedAt; ErrNotFound if absent.
+	SetCredential(ctx context.Context, ws, id string, hash []byte) error
 
 	// InsertRecord inserts a new record at version 1 (head and version row).
 	InsertRecord(ctx context.Context, ws string, r memory.Record) error
@@ -299,7 +302,8 @@ type Tx interface {
 
 // AccessFilter restricts reads to the access levels a principal may see.
 // Levels are always visible; records with access "agent" are additionally
-// visible when their source agent equals OwnAgent. The zero filter admits
+// visible when their writer's principal id (source.principal_id) equals
+// OwnAgent, which is a principal id, never a name. The zero filter admits
 // nothing.
 type AccessFilter struct {
 	Levels   []memory.Access
