@@ -24,7 +24,9 @@ type errorBody struct {
 type errorDetail struct {
 	Code    fault.Code     `json:"code"`
 	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
+	// Details is always present, {} when there is nothing to add, so a
+	// client reads one shape whatever the error.
+	Details map[string]any `json:"details"`
 }
 
 // writeError is the one place where errors become HTTP responses. Internal
@@ -51,7 +53,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	_ = writeJSON(w, status, errorBody{Error: errorDetail{Code: fe.Code, Message: msg, Details: details}})
+	_ = writeJSON(w, status, errorOf(fe.Code, msg, details))
+}
+
+// errorOf is the one error envelope, with details never null.
+func errorOf(code fault.Code, msg string, details map[string]any) errorBody {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return errorBody{Error: errorDetail{Code: code, Message: msg, Details: details}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {
