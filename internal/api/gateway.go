@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -79,15 +78,11 @@ type gatewayResourceBody struct {
 
 // decodeLenient decodes one JSON object, ignoring unknown fields.
 func decodeLenient(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err, nil, nil, false)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
-	}
-	return nil
+	return decodeBytes(raw, v, false)
 }
 
 // maxKeyBytes bounds scope keys and ids in gateway bodies.

@@ -70,7 +70,7 @@ func (s *Server) importWorkspace(w http.ResponseWriter, r *http.Request, p memor
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return decodeError(err)
+			return decodeError(err, nil, nil, true)
 		}
 		return err
 	}

@@ -346,8 +346,19 @@ func (s *Service) GatewayUpdate(ctx context.Context, p memory.Principal, appID, 
 }
 
 // GatewayDelete forgets a memory of the user (a tombstone remains).
+// Forgetting is idempotent on every surface: deleting a memory that is
+// already forgotten answers as the first delete did, as REST, MCP and the
+// CLI do. The tombstone keeps no scope to match the user against, so any
+// tombstone the user could read counts; it tells nothing but that the id
+// is forgotten.
 func (s *Service) GatewayDelete(ctx context.Context, p memory.Principal, appID, projectID, id string) (memory.Record, error) {
 	if _, err := s.ownRecord(ctx, p, appID, projectID, id); err != nil {
+		if fault.Is(err, fault.NotFound) && memory.ValidID(id) {
+			r, gerr := s.store.GetRecord(ctx, p.Workspace, id)
+			if gerr == nil && r.Status == memory.Forgotten && canRead(p, r, false) {
+				return r, nil
+			}
+		}
 		return memory.Record{}, err
 	}
 	return s.Forget(ctx, p, id)
