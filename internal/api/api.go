@@ -215,6 +215,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// write deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -274,7 +278,9 @@ func (s *Server) wrap(rt Route) http.Handler {
 // serveMCP hands an authenticated request to the MCP server, which acts
 // as the token's principal.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	s.mcp.ServeHTTP(w, r.WithContext(mcp.WithPrincipal(r.Context(), p)))
+	ew := &mcpErrorWriter{ResponseWriter: w}
+	s.mcp.ServeHTTP(ew, r.WithContext(mcp.WithPrincipal(r.Context(), p)))
+	ew.finish(s.maxBody)
 	return nil
 }
 
