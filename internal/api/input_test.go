@@ -294,3 +294,45 @@ func TestExportSurvivesNonFiniteStoredNumbers(t *testing.T) {
 		t.Fatalf("export: %s", raw)
 	}
 }
+
+// MCP's transport-level errors come in the one error envelope too, and
+// never quote the request.
+func TestMCPTransportErrorsHaveTheOneShape(t *testing.T) {
+	h := newHarness(t, func(p *gate.Policy) { p.Limits.MaxRequestBytes = 64 << 10 })
+	const secret = "sk-secret-value-0123456789"
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_write","arguments":{"content":"` + strings.Repeat("x", 70<<10) + `"}}}`
+	for _, c := range []struct {
+		name, method, ctype, accept, body string
+		status                            int
+		code                              string
+	}{
+		{"malformed payload", "POST", "application/json", "application/json, text/event-stream", `{"jsonrpc":"2.0","id":1,"method":` + secret, 400, "invalid_argument"},
+		{"not JSON-RPC", "POST", "application/json", "application/json, text/event-stream", `{"` + secret + `":1}`, 400, "invalid_argument"},
+		{"wrong content type", "POST", "text/plain", "application/json, text/event-stream", `{}`, 415, "invalid_argument"},
+		{"wrong accept", "POST", "application/json", "text/html", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 400, "invalid_argument"},
+		{"too large", "POST", "application/json", "application/json, text/event-stream", big, 413, "too_large"},
+		{"wrong method", "PUT", "application/json", "application/json, text/event-stream", `{}`, 405, "method_not_allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, h.srv.URL+"/mcp", strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer "+h.tokens["std"])
+			req.Header.Set("Content-Type", c.ctype)
+			req.Header.Set("Accept", c.accept)
+			resp, err := h.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %s, want %d: %s", resp.StatusCode, resp.Header.Get("Content-Type"), c.status, raw)
+			}
+			checkErrorShape(t, raw)
+			var e apiError
+			_ = json.Unmarshal(raw, &e)
+			if e.Error.Code != c.code || bytes.Contains(raw, []byte("secret-value")) {
+				t.Fatalf("code %q, want %q (or echoes the body): %s", e.Error.Code, c.code, raw)
+			}
+		})
+	}
+}
