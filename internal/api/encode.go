@@ -25,8 +25,8 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    fault.Code     `json:"code"`
-	Message string         `json:"message"`
+	Code    fault.Code `json:"code"`
+	Message string     `json:"message"`
 	// Details is always present, {} when there is nothing to add, so a
 	// client reads one shape whatever the error.
 	Details map[string]any `json:"details"`
