@@ -70,7 +70,7 @@ type Route struct {
 func (s *Server) Routes() []Route {
 	return []Route{
 		{"GET", "/healthz", public, "Liveness", s.healthz},
-		{"GET", "/readyz", public, "Readiness: database reachable and audit chains verified", s.readyz},
+		{"GET", "/readyz", public, "Readiness: database reachable, writes not failing, and audit chains verified", s.readyz},
 		{"GET", "/openapi.json", public, "This API's OpenAPI 3.1 document", s.openapi},
 
 		{"GET", "/v1/whoami", anyToken, "The authenticated principal", s.whoami},
@@ -308,6 +308,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ memory.Princip
 		status = http.StatusServiceUnavailable
 	} else {
 		body["database"] = "ok"
+	}
+	// A database that answers may still refuse writes (a full disk).
+	if err := s.svc.WriteReady(ctx); err != nil {
+		body["writes"] = "failing"
+		if status == http.StatusOK {
+			body["status"] = "cannot_write"
+		}
+		status = http.StatusServiceUnavailable
+	} else {
+		body["writes"] = "ok"
 	}
 	st := s.svc.LastAuditStatus()
 	body["audit"] = st

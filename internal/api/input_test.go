@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
 // Every error body is {"error":{"code","message","details"}}, details an
@@ -334,5 +340,78 @@ func TestMCPTransportErrorsHaveTheOneShape(t *testing.T) {
 				t.Fatalf("code %q, want %q (or echoes the body): %s", e.Error.Code, c.code, raw)
 			}
 		})
+	}
+}
+
+// fullDisk is a store whose writes fail as on a full disk while full is
+// set: the failure is injected, the store is the real SQLite one.
+type fullDisk struct {
+	store.Store
+	full atomic.Bool
+}
+
+func (f *fullDisk) Tx(ctx context.Context, fn func(store.Tx) error) error {
+	if f.full.Load() {
+		return fmt.Errorf("sqlite: database or disk is full: %w", store.ErrUnavailable)
+	}
+	return f.Store.Tx(ctx, fn)
+}
+
+// /readyz turns 503 when writes fail for want of storage, and ready again
+// once a probe write commits.
+func TestReadyzReflectsFailingWrites(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	disk := &fullDisk{Store: st}
+	svc := core.New(core.Options{Store: disk, Policy: gate.Default()})
+	tok, _, err := svc.Bootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(svc, nil, nil, "test").Handler())
+	t.Cleanup(srv.Close)
+	get := func(path string, body io.Reader) (int, map[string]any) {
+		t.Helper()
+		method := "GET"
+		if body != nil {
+			method = "POST"
+		}
+		req, _ := http.NewRequest(method, srv.URL+path, body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	write := func() int {
+		code, _ := get("/v1/records", strings.NewReader(`{"type":"belief","content":"disk test"}`))
+		return code
+	}
+	if code, body := get("/readyz", nil); code != 200 || body["writes"] != "ok" {
+		t.Fatalf("readyz before: %d %v", code, body)
+	}
+	disk.full.Store(true)
+	if code := write(); code != 503 {
+		t.Fatalf("write on a full disk: %d", code)
+	}
+	for range 2 { // stays not-ready while the probe fails
+		if code, body := get("/readyz", nil); code != 503 || body["writes"] != "failing" || body["status"] != "cannot_write" {
+			t.Fatalf("readyz on a full disk: %d %v", code, body)
+		}
+	}
+	disk.full.Store(false)
+	if code, body := get("/readyz", nil); code != 200 || body["writes"] != "ok" || body["status"] != "ready" {
+		t.Fatalf("readyz after space came back: %d %v", code, body)
+	}
+	if code := write(); code != 201 {
+		t.Fatalf("write after space came back: %d", code)
 	}
 }
