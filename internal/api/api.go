@@ -35,6 +35,12 @@ type Server struct {
 	gatewayWS string
 	// mcp serves MCP over Streamable HTTP at /mcp.
 	mcp http.Handler
+	// streamWindow is how long a stream (export, import) may go without
+	// progress; its deadline moves on with each read or write.
+	streamWindow time.Duration
+	// exportProgress, when set (by tests), is called after each exported
+	// record.
+	exportProgress func(done int)
 }
 
 // New returns a server. m may be nil.
@@ -43,7 +49,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version})}
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow}
 }
 
 // auth says who may call a route.

@@ -428,6 +428,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p memory.Princip
 		if err != nil || d <= 0 || d > maxJobWait {
 			return fault.Field("wait", "must be a duration up to 60s, e.g. 30s")
 		}
+		// The wait may outlast the server's WriteTimeout: the answer gets
+		// its own deadline, counted from the end of the wait.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + s.streamWindow))
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		// Timing out is not an error: the answer is the job as it is.
