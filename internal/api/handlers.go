@@ -53,7 +53,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, p memory.Pr
 	if req.KnownAt, err = queryTime(r, "known_at"); err != nil {
 		return err
 	}
-	if req.Limit, err = queryInt(r, "limit"); err != nil {
+	if req.Limit, err = queryPositive(r, "limit"); err != nil {
 		return err
 	}
 	if req.MinConfidence, err = queryFloat(r, "min_confidence"); err != nil {
@@ -171,7 +171,7 @@ func (s *Server) rotateAgent(w http.ResponseWriter, r *http.Request, p memory.Pr
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, p memory.Princip
 }
 
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}

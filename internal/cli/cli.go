@@ -342,7 +342,7 @@ func databaseOf(cfg *config.Config) string {
 // describeDB names a database (a file path or a URL) for messages and
 // logs, never with a password.
 func describeDB(db string) string {
-	if postgres.IsURL(db) {
+	if postgres.IsDSN(db) {
 		return postgres.Redact(db)
 	}
 	return db
@@ -351,7 +351,7 @@ func describeDB(db string) string {
 // openStore opens db: PostgreSQL for a postgres:// URL, else the SQLite
 // file at that path (its directory must exist).
 func openStore(ctx context.Context, cfg *config.Config, db string) (store.Store, error) {
-	if postgres.IsURL(db) {
+	if postgres.IsDSN(db) {
 		st, err := postgres.Open(ctx, db, postgres.Options{})
 		if err != nil {
 			// postgres.Open's errors never hold the password.

@@ -337,7 +337,8 @@ type RecordQuery struct {
 }
 
 // DefaultLimit and MaxLimit bound list queries. ListRecords caps Limit at
-// MaxLimit; ListApprovals, ListExpiredApprovals and ListAudit return at
+// MaxLimit+1: a caller serving pages of up to MaxLimit asks for one more
+// record to learn whether a next page exists. ListApprovals, ListExpiredApprovals and ListAudit return at
 // most limit items, uncapped, and DefaultLimit items when limit <= 0.
 const (
 	DefaultLimit = 50

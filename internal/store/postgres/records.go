@@ -238,7 +238,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	limit = min(limit, store.MaxLimit)
+	limit = min(limit, store.MaxLimit+1) // a full page and the one that says more follow
 
 	var b strings.Builder
 	b.Grow(1024)

@@ -313,8 +313,12 @@ func testListLimits(t *testing.T, s store.Store) {
 	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 3}); len(got) != 3 {
 		t.Fatalf("limit 3: got %d records", len(got))
 	}
-	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 10 * store.MaxLimit}); len(got) != store.MaxLimit {
-		t.Fatalf("limit above max: got %d records, want %d", len(got), store.MaxLimit)
+	// A page of MaxLimit and the one record that tells a next page exists.
+	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: store.MaxLimit + 1}); len(got) != store.MaxLimit+1 {
+		t.Fatalf("limit max+1: got %d records, want %d", len(got), store.MaxLimit+1)
+	}
+	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 10 * store.MaxLimit}); len(got) != store.MaxLimit+1 {
+		t.Fatalf("limit above max: got %d records, want %d", len(got), store.MaxLimit+1)
 	}
 }
 
