@@ -88,6 +88,7 @@ func commands() []command {
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},
+		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
