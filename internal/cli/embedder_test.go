@@ -46,7 +46,7 @@ func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
 	// Embed what is there (a one-shot write does not embed), with the
 	// built-in model: reembed reports its progress on stderr.
 	r := run(t, dir, nil, "reembed", "--embedder", "use")
-	if r.code != 0 || !strings.Contains(r.stderr, "2 of 2 records to embed with use-lite-int8") || !strings.Contains(r.stderr, "2/2 done") {
+	if r.code != 0 || !strings.Contains(r.stderr, "2 of 2 records to embed with use-lite-f16") || !strings.Contains(r.stderr, "2/2 done") {
 		t.Fatalf("reembed: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 
@@ -65,7 +65,7 @@ func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run(t, dir, map[string]string{"MEMGATE_EMBEDDER": "local", "MEMGATE_EMBEDDER_PATH": vecs}, "query", "pet")
-	if r.code == 0 || !strings.Contains(r.stderr, "use-lite-int8 (512 dimensions)") || !strings.Contains(r.stderr, "memgate reembed") {
+	if r.code == 0 || !strings.Contains(r.stderr, "use-lite-f16 (512 dimensions)") || !strings.Contains(r.stderr, "memgate reembed") {
 		t.Fatalf("mismatch: exit %d: %s", r.code, r.stderr)
 	}
 	// --embedder none is always allowed: lexical search only.
@@ -80,7 +80,7 @@ func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
 		Embedded int
 	}
 	mustJSON(t, r, &out)
-	if out.From != "use-lite-int8 (512 dimensions)" || !strings.HasPrefix(out.To, "glove-sif:") || out.Embedded != 2 {
+	if out.From != "use-lite-f16 (512 dimensions)" || !strings.HasPrefix(out.To, "glove-sif:") || out.Embedded != 2 {
 		t.Fatalf("reembed to local: %+v", out)
 	}
 	res = denseQuery(t, dir, defaultEmbedder, "pet")

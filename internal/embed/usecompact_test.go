@@ -31,8 +31,8 @@ func TestUSELiteCompactMatchesFloat32(t *testing.T) {
 	if err := WriteUSELiteCompact(useLiteDir, &b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Len() > 8<<20 {
-		t.Errorf("compact model is %d bytes, want ≤ 8 MiB", b.Len())
+	if b.Len() > 15<<20 {
+		t.Errorf("compact model is %d bytes, want ≤ 15 MiB (the binary may grow 16 MiB)", b.Len())
 	}
 	m, err := LoadUSELiteCompact(b.Bytes())
 	if err != nil {
@@ -54,11 +54,11 @@ func TestUSELiteCompactMatchesFloat32(t *testing.T) {
 	for i := range got {
 		c := dot(got[i], want[i])
 		minCos = min(minCos, c)
-		if c < 0.995 {
-			t.Errorf("text %d %q: cosine to the float32 vector %.5f, want ≥ 0.995", i, compactTexts[i], c)
+		if c < 0.99999 {
+			t.Errorf("text %d %q: cosine to the float32 vector %.5f, want ≥ 0.99999", i, compactTexts[i], c)
 		}
 	}
-	t.Logf("min cosine to the float32 vectors: %.5f", minCos)
+	t.Logf("min cosine to the float32 vectors: %.8f", minCos)
 }
 
 // TestBuiltinUSELiteIsGenerated checks the committed use-lite.bin is what
@@ -160,6 +160,41 @@ func BenchmarkBuiltinUSELiteEmbedBatch(b *testing.B) {
 	for b.Loop() {
 		if _, err := m.Embed(ctx, texts); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFloat16 checks the half-precision conversion: every half value
+// survives widening and narrowing, and narrowing rounds to nearest even.
+func TestFloat16(t *testing.T) {
+	for h := range 1 << 16 {
+		f := f16ToF32(uint16(h))
+		if f != f { // NaN: stays a NaN of the same sign
+			if g := f32ToF16(f); g&0x7c00 != 0x7c00 || g&0x3ff == 0 || g&0x8000 != uint16(h)&0x8000 {
+				t.Fatalf("NaN %#04x → %#04x", h, g)
+			}
+			continue
+		}
+		if g := f32ToF16(f); g != uint16(h) {
+			t.Fatalf("%#04x → %v → %#04x", h, f, g)
+		}
+	}
+	for _, c := range []struct {
+		f    float32
+		want uint16
+	}{
+		{1, 0x3c00},
+		{-2, 0xc000},
+		{65504, 0x7bff},
+		{65520, 0x7c00},              // rounds up to infinity
+		{1 + 1.0/2048, 0x3c00},       // a tie: to even (down)
+		{1 + 3.0/2048, 0x3c02},       // a tie: to even (up)
+		{5.960464477539063e-08, 1},   // the smallest subnormal
+		{2.98023223876953125e-08, 0}, // half of it: a tie, to even (zero)
+		{1e-9, 0},
+	} {
+		if got := f32ToF16(c.f); got != c.want {
+			t.Errorf("f32ToF16(%v) = %#04x, want %#04x", c.f, got, c.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package usemodel holds the built-in sentence encoder's weights: the
 // Universal Sentence Encoder Lite model (Apache-2.0, see LICENSE and
-// NOTICE in this directory) in the compact int8 form of package embed,
+// NOTICE in this directory) in the compact float16 form of package embed,
 // embedded in the binary so that memgate has semantic recall with no
 // download, no network and no API key.
 //
