@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/memgate/memgate/internal/cli"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 )
 
 // denseQuery runs a dense-only query and returns the response.
@@ -26,32 +29,52 @@ func denseQuery(t *testing.T, dir string, env map[string]string, q string, extra
 
 func writeRecord(t *testing.T, dir, content string) {
 	t.Helper()
-	if r := run(t, dir, nil, "write", "--type", "belief", "--content", content); r.code != 0 {
-		t.Fatalf("write: exit %d: %s", r.code, r.stderr)
-	}
+	mustRun(t, run(t, dir, nil, "write", "--type", "belief", "--content", content))
 }
 
 // defaultEmbedder is the environment of a command given no embedder.
 var defaultEmbedder = map[string]string{"MEMGATE_EMBEDDER": ""}
 
 // TestBuiltinEmbedderAndRememberedSettings: with no embedder flag a data
-// directory gets the built-in USE-Lite, remembers it, refuses another
-// embedder with the re-embed command in the message, and reembed
-// switches it.
+// directory gets the built-in USE-Lite, remembers it (in the database: on
+// both backends), refuses another embedder with the re-embed command in
+// the message, and reembed switches it.
 func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		testRememberedSettings(t, nil)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testRememberedSettings(t, map[string]string{"MEMGATE_DATABASE_URL": pgtest.URL(t)})
+	})
+}
+
+func testRememberedSettings(t *testing.T, base map[string]string) {
 	dir := t.TempDir()
-	writeRecord(t, dir, "I adopted a beagle named Rex last spring")
-	writeRecord(t, dir, "I work as a nurse")
+	env := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		if m == nil {
+			m = map[string]string{}
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, c := range []string{"I adopted a beagle named Rex last spring", "I work as a nurse"} {
+		mustRun(t, run(t, dir, env(), "write", "--type", "belief", "--content", c))
+	}
 
 	// Embed what is there (a one-shot write does not embed), with the
 	// built-in model: reembed reports its progress on stderr.
-	r := run(t, dir, nil, "reembed", "--embedder", "use")
+	r := run(t, dir, env(), "reembed", "--embedder", "use")
 	if r.code != 0 || !strings.Contains(r.stderr, "2 of 2 records to embed with use-lite-f16") || !strings.Contains(r.stderr, "2/2 done") {
 		t.Fatalf("reembed: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 
 	// No flag: the remembered (built-in) embedder, found by meaning.
-	res := denseQuery(t, dir, defaultEmbedder, "what pet does the user have?")
+	res := denseQuery(t, dir, env("MEMGATE_EMBEDDER", ""), "what pet does the user have?")
 	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Record.Content, "beagle") || len(res.Degraded) != 0 {
 		t.Fatalf("dense query: %+v", res)
 	}
@@ -64,17 +87,17 @@ func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
 	if err := os.WriteFile(vecs, []byte("3 2\npet 1 0\nbeagle 0.9 0.1\nnurse 0 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = run(t, dir, map[string]string{"MEMGATE_EMBEDDER": "local", "MEMGATE_EMBEDDER_PATH": vecs}, "query", "pet")
+	r = run(t, dir, env("MEMGATE_EMBEDDER", "local", "MEMGATE_EMBEDDER_PATH", vecs), "query", "pet")
 	if r.code == 0 || !strings.Contains(r.stderr, "use-lite-f16 (512 dimensions)") || !strings.Contains(r.stderr, "memgate reembed") {
 		t.Fatalf("mismatch: exit %d: %s", r.code, r.stderr)
 	}
 	// --embedder none is always allowed: lexical search only.
-	if r := run(t, dir, map[string]string{"MEMGATE_EMBEDDER": "none"}, "query", "beagle"); r.code != 0 || !strings.Contains(r.stdout, "beagle") {
+	if r := run(t, dir, env("MEMGATE_EMBEDDER", "none"), "query", "beagle"); r.code != 0 || !strings.Contains(r.stdout, "beagle") {
 		t.Fatalf("none: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// reembed switches the directory; then it is the default.
-	r = run(t, dir, nil, "reembed", "--embedder", "local", "--embedder-path", vecs, "--json")
+	r = run(t, dir, env(), "reembed", "--embedder", "local", "--embedder-path", vecs, "--json")
 	var out struct {
 		From, To string
 		Embedded int
@@ -83,11 +106,11 @@ func TestBuiltinEmbedderAndRememberedSettings(t *testing.T) {
 	if out.From != "use-lite-f16 (512 dimensions)" || !strings.HasPrefix(out.To, "glove-sif:") || out.Embedded != 2 {
 		t.Fatalf("reembed to local: %+v", out)
 	}
-	res = denseQuery(t, dir, defaultEmbedder, "pet")
+	res = denseQuery(t, dir, env("MEMGATE_EMBEDDER", ""), "pet")
 	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Record.Content, "beagle") {
 		t.Fatalf("after reembed: %+v", res)
 	}
-	r = run(t, dir, map[string]string{"MEMGATE_EMBEDDER": "use"}, "query", "pet")
+	r = run(t, dir, env("MEMGATE_EMBEDDER", "use"), "query", "pet")
 	if r.code == 0 || !strings.Contains(r.stderr, "glove-sif:") || !strings.Contains(r.stderr, "memgate reembed") {
 		t.Fatalf("mismatch after the switch: exit %d: %s", r.code, r.stderr)
 	}
@@ -100,6 +123,10 @@ type fakeEmbedder struct {
 	*httptest.Server
 	dim   atomic.Int64
 	down  atomic.Bool
+	// okLeft, when positive, is how many more requests succeed; the
+	// ones after answer 400.
+	okLeft atomic.Int64
+	limit  atomic.Bool
 	mu    sync.Mutex
 	paths map[string]int
 }
@@ -118,6 +145,10 @@ func (f *fakeEmbedder) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if f.down.Load() {
 		http.Error(w, `{"error":{"message":"model is loading"}}`, http.StatusServiceUnavailable)
+		return
+	}
+	if f.limit.Load() && f.okLeft.Add(-1) < 0 {
+		http.Error(w, `{"error":{"message":"quota exceeded"}}`, http.StatusBadRequest)
 		return
 	}
 	var req struct {
@@ -238,5 +269,33 @@ func TestOpenAIEmbedderWrongDimension(t *testing.T) {
 	r = run(t, dir, map[string]string{"MEMGATE_EMBEDDER": "", "MEMGATE_EMBEDDER_DIM": "12"}, "query", "beagle")
 	if r.code == 0 || !strings.Contains(r.stderr, "memgate reembed") {
 		t.Fatalf("--embedder-dim against the directory: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestReembedResumes: a reembed that fails half-way keeps what it stored
+// and leaves the directory on its old embedder; running it again embeds
+// only the rest, then switches.
+func TestReembedResumes(t *testing.T) {
+	defer cli.SetReembedBatch(1)()
+	f := newFakeEmbedder(t, 8)
+	dir := t.TempDir()
+	for _, c := range []string{"first record", "second record", "third record"} {
+		writeRecord(t, dir, c)
+	}
+	flags := []string{"reembed", "--embedder", "openai", "--embedder-url", f.URL + "/v1", "--embedder-model", "fake-embed"}
+	f.okLeft.Store(2) // the dimension probe and one record
+	f.limit.Store(true)
+	r := run(t, dir, nil, flags...)
+	if r.code == 0 || !strings.Contains(r.stderr, "after 1 records") || !strings.Contains(r.stderr, "run the same command again to resume") {
+		t.Fatalf("failing reembed: exit %d: %s", r.code, r.stderr)
+	}
+	f.limit.Store(false)
+	r = run(t, dir, nil, flags...)
+	if r.code != 0 || !strings.Contains(r.stderr, "2 of 3 records to embed") || !strings.Contains(r.stderr, "2/2 done") {
+		t.Fatalf("resumed reembed: exit %d: %s", r.code, r.stderr)
+	}
+	res := denseQuery(t, dir, defaultEmbedder, "second record")
+	if len(res.Results) == 0 || len(res.Degraded) != 0 {
+		t.Fatalf("after the resumed reembed: %+v", res)
 	}
 }

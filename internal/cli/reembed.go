@@ -64,6 +64,9 @@ func runReembed(env Env, args []string) error {
 	})
 }
 
+// reembedBatch is the number of records embedded and stored at a time.
+var reembedBatch = 64
+
 // reembed embeds every record lacking a current vector of emb, in
 // batches, reporting progress (count, rate, ETA) to w at most every
 // interval. It returns how many records it embedded and how many records
@@ -80,7 +83,7 @@ func reembed(ctx context.Context, st store.Store, emb embed.Embedder, w io.Write
 	done := 0
 	after := ""
 	for {
-		tasks, err := st.ListMissingVectors(ctx, model, after, 64)
+		tasks, err := st.ListMissingVectors(ctx, model, after, reembedBatch)
 		if err != nil {
 			return done, total, fault.Wrap(fault.Unavailable, err, "cannot list records to embed")
 		}
