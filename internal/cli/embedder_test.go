@@ -121,14 +121,14 @@ func testRememberedSettings(t *testing.T, base map[string]string) {
 // hashed words, so texts sharing words are close.
 type fakeEmbedder struct {
 	*httptest.Server
-	dim   atomic.Int64
-	down  atomic.Bool
+	dim  atomic.Int64
+	down atomic.Bool
 	// okLeft, when positive, is how many more requests succeed; the
 	// ones after answer 400.
 	okLeft atomic.Int64
 	limit  atomic.Bool
-	mu    sync.Mutex
-	paths map[string]int
+	mu     sync.Mutex
+	paths  map[string]int
 }
 
 func newFakeEmbedder(t *testing.T, dim int) *fakeEmbedder {
