@@ -37,8 +37,9 @@ import (
 // in-memory index filters traversals without reading the store.
 
 // ownerKey is what a principal's own "agent"-level items are keyed by:
-// the name canRead compares with a record's source agent.
-func ownerKey(p memory.Principal) string { return p.Name }
+// its principal id, which canRead compares with a record's
+// source.principal_id (ownership follows ids, never names).
+func ownerKey(p memory.Principal) string { return p.ID }
 
 // recordGrant is the grant a record gives the nodes of its entities, or
 // false when it gives none.
@@ -47,15 +48,15 @@ func recordGrant(r memory.Record) (memory.Grant, bool) {
 	case r.Status == memory.Forgotten, r.Status == memory.Quarantined, r.InvalidatedAt != nil:
 		return memory.Grant{}, false
 	case r.Status == memory.Provisional && r.Access == memory.Public:
-		return memory.Grant{Access: memory.AgentOnly, Writer: r.Source.Agent}, true
+		return memory.Grant{Access: memory.AgentOnly, Writer: r.Source.PrincipalID}, true
 	}
-	return memory.Grant{Access: r.Access, Writer: r.Source.Agent}, true
+	return memory.Grant{Access: r.Access, Writer: r.Source.PrincipalID}, true
 }
 
 // grantVisible reports whether p sees what g guards: whether p may read a
 // record of g's access level written by g's writer.
 func grantVisible(p memory.Principal, g memory.Grant) bool {
-	return canRead(p, memory.Record{Access: g.Access, Source: memory.Source{Agent: g.Writer}}, false)
+	return canRead(p, memory.Record{Access: g.Access, Source: memory.Source{PrincipalID: g.Writer}}, false)
 }
 
 // nodeVisible reports whether p may see n. This is the graph's access

@@ -43,7 +43,7 @@ type Node struct {
 	// Access and Writer are the node's own grant, set when a principal
 	// writes the node directly (graph upsert, the drop-in's
 	// create_entities, import): who may see it, as for a record of that
-	// access level written by Writer. Access is "" for a node that exists
+	// access level written by Writer (a principal id). Access is "" for a node that exists
 	// only because records name it.
 	Access Access `json:"access,omitempty"`
 	Writer string `json:"writer,omitempty"`
@@ -58,7 +58,7 @@ type Node struct {
 
 // Grant is one reason a principal may see a graph node or edge: it is
 // visible to whoever may read a record of access level Access written by
-// Writer (docs/graph.md, "Who sees what").
+// the principal whose id is Writer (docs/graph.md, "Who sees what").
 type Grant struct {
 	Access Access `json:"access"`
 	Writer string `json:"writer,omitempty"`
