@@ -46,6 +46,7 @@ func TestAccessMatrixProperty(t *testing.T) {
 			e := newMatrixEnv(t, b, seed)
 			for _, ws := range e.workspaces {
 				e.populate(ws, 24)
+				e.linkGraph(ws)
 			}
 			e.checkCoverage()
 			e.checkReads("after setup")
@@ -247,6 +248,7 @@ func (e *matrixEnv) populate(ws string, n int) {
 		w := by[i]
 		req.Type = types[e.rng.IntN(len(types))]
 		req.Content = fmt.Sprintf("matrixnote %s %s item %d", ws, marker(), i) + req.Content
+		req.Entities = e.matrixEntities(req.Content)
 		if req.Supersedes == "first" {
 			req.Supersedes = first
 		}
@@ -563,6 +565,9 @@ func (e *matrixEnv) checkReads(when string) {
 }
 
 func (e *matrixEnv) describe(id string) string {
+	if _, ok := e.wsOf[id]; !ok {
+		return e.describeNode(id)
+	}
 	h := e.head(id)
 	return fmt.Sprintf("access %s, status %s, writer %s (%s), v%d", h.Access, h.Status, h.Source.Agent, h.Source.PrincipalID, h.Version)
 }

@@ -97,3 +97,28 @@ func mayNotChangeAnything(p memory.Principal) bool {
 func ruleOwns(p memory.Principal, r memory.Record) bool {
 	return p.Kind == memory.KindOperator || p.ID != "" && r.Source.PrincipalID == p.ID
 }
+
+// ruleGraphNode is docs/graph.md "Who sees what" for a node that no
+// principal wrote directly, given the heads of the records that name it:
+// approved records grant their access level and writer, a provisional
+// record only what an agent-level record of its writer would,
+// quarantined, invalidated and forgotten records nothing; a node nothing
+// grants is seen by operators only. Graph reads never include sensitive
+// records' grants for agents.
+func ruleGraphNode(p memory.Principal, heads []memory.Record) bool {
+	granted := false
+	for _, h := range heads {
+		if h.Status == memory.Forgotten || h.Status == memory.Quarantined || h.InvalidatedAt != nil {
+			continue
+		}
+		granted = true
+		g := h
+		if h.Status == memory.Provisional && h.Access == memory.Public {
+			g.Access = memory.AgentOnly
+		}
+		if ruleRead(p, g, false) {
+			return true
+		}
+	}
+	return !granted && p.Kind == memory.KindOperator
+}
