@@ -75,19 +75,20 @@ func (e *matrixEnv) nodes(ws string) []memory.Node {
 // graphVisible is the set of node ids of a's workspace that the rules let
 // a see.
 func (e *matrixEnv) graphVisible(a *actor) map[string]bool {
+	naming := map[string][]memory.Record{} // entity -> heads naming it
+	for _, id := range e.ids[a.p.Workspace] {
+		h := e.head(id)
+		for _, ent := range h.Entities {
+			naming[ent] = append(naming[ent], h)
+		}
+	}
 	want := map[string]bool{}
 	for _, n := range e.nodes(a.p.Workspace) {
 		if n.EntityKey() == matrixHub { // written directly by the operator, public
 			want[n.ID] = true
 			continue
 		}
-		var heads []memory.Record
-		for _, id := range e.ids[a.p.Workspace] {
-			if h := e.head(id); slices.Contains(h.Entities, n.EntityKey()) {
-				heads = append(heads, h)
-			}
-		}
-		if ruleGraphNode(a.p, heads) {
+		if ruleGraphNode(a.p, naming[n.EntityKey()]) {
 			want[n.ID] = true
 		}
 	}
