@@ -252,19 +252,22 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	var res NodeResult
 	err = s.tx(ctx, "node", func(tx store.Tx) error {
 		n, err := tx.GetNodeByKey(ctx, p.Workspace, in.Label, in.NaturalKey)
+		created := false
+		if errors.Is(err, store.ErrNotFound) {
+			np := props
+			if np == nil {
+				np, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
+			}
+			// A concurrent upsert that created the key first makes this
+			// one an update, not a conflict.
+			n, created, err = tx.EnsureNode(ctx, p.Workspace, memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey,
+				Properties: np, Provenance: prov, Status: status, CreatedAt: now, UpdatedAt: now})
+		}
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if props == nil {
-				props, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
-			}
-			n = memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey, Properties: props, Provenance: prov,
-				Status: status, CreatedAt: now, UpdatedAt: now}
-			if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
-				return err
-			}
-			res = NodeResult{Node: n, Created: true}
 		case err != nil:
 			return err
+		case created:
+			res = NodeResult{Node: n, Created: true}
 		default:
 			if props != nil {
 				n.Properties = props

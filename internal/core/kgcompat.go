@@ -248,12 +248,15 @@ func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType st
 		status = memory.NodeActive
 	}
 	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
-	created := errors.Is(err, store.ErrNotFound)
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
+		// EnsureNode: a concurrent create of the same entity is not a
+		// conflict; this call then revives or retypes its node.
+		n, created, err = tx.EnsureNode(ctx, k.p.Workspace, memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name),
+			Properties: props, Provenance: prov, Status: status, CreatedAt: k.now, UpdatedAt: k.now})
+	}
 	switch {
 	case created:
-		n = memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name), Properties: props, Provenance: prov,
-			Status: status, CreatedAt: k.now, UpdatedAt: k.now}
-		err = tx.InsertNode(ctx, k.p.Workspace, n)
 	case err != nil:
 		return memory.Node{}, err
 	default:

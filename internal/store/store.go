@@ -273,6 +273,13 @@ type Tx interface {
 	// InsertNode inserts a node; ErrExists if its id or its (label,
 	// natural key) is taken in the workspace.
 	InsertNode(ctx context.Context, ws string, n memory.Node) error
+	// EnsureNode inserts n unless the workspace already has a node with
+	// n's label and natural key, and returns the node stored under that
+	// key and whether this call inserted it. Node creation is idempotent
+	// under concurrency: transactions that introduce the same new key at
+	// the same time all succeed, and all get the one node. ErrExists only
+	// when n's id is taken by another node.
+	EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error)
 	// UpdateNode overwrites a node by id (label and key included);
 	// ErrNotFound if absent, ErrExists if the new key is taken.
 	UpdateNode(ctx context.Context, ws string, n memory.Node) error

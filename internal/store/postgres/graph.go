@@ -182,6 +182,30 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	return nil
 }
 
+func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
+	props, err := jsonObject("properties", n.Properties)
+	if err != nil {
+		return memory.Node{}, false, err
+	}
+	// ON CONFLICT on the natural key waits for a concurrent transaction
+	// that inserted the same key and, once it commits, inserts nothing;
+	// the SELECT that follows (a new snapshot under READ COMMITTED) then
+	// sees its node. A plain INSERT would fail with a unique violation
+	// and abort this transaction.
+	tag, err := t.q.Exec(ctx, "INSERT INTO nodes ("+nodeCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (workspace_id, label, natural_key) DO NOTHING`,
+		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt)
+	if err != nil {
+		return memory.Node{}, false, mapErr("postgres: ensure node", err)
+	}
+	if tag.RowsAffected() == 1 {
+		t.logGraphChange(ws, store.GraphNode, n.ID)
+		return n, true, nil
+	}
+	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	return got, false, err
+}
+
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 	props, err := jsonObject("properties", n.Properties)
 	if err != nil {

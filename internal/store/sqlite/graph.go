@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -195,6 +196,22 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 		return mapErr("sqlite: insert node", err)
 	}
 	return t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
+}
+
+func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
+	// SQLite has one writer at a time, so the lookup and the insert
+	// cannot interleave with another transaction's.
+	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	switch {
+	case err == nil:
+		return got, false, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return memory.Node{}, false, err
+	}
+	if err := t.InsertNode(ctx, ws, n); err != nil {
+		return memory.Node{}, false, err
+	}
+	return n, true, nil
 }
 
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
