@@ -4,18 +4,30 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
 
-// failingStore is a real store whose record lookups inside write
-// transactions fail, when switched on, as a database that went away does.
+// failingStore is a real store whose record lookups fail, when switched
+// on, as a database that went away does.
 type failingStore struct {
 	store.Store
-	on atomic.Bool
+	on     atomic.Bool // fail record lookups inside write transactions
+	onRead atomic.Bool // fail record lookups outside them
+}
+
+func (f *failingStore) GetRecord(ctx context.Context, ws, id string) (memory.Record, error) {
+	if f.onRead.Load() {
+		return memory.Record{}, fmt.Errorf("sqlite: get record: %w: disk I/O error", store.ErrUnavailable)
+	}
+	return f.Store.GetRecord(ctx, ws, id)
 }
 
 func (f *failingStore) Tx(ctx context.Context, fn func(store.Tx) error) error {
@@ -68,5 +80,32 @@ func TestStoreFailureInWriteIsUnavailable(t *testing.T) {
 	h.mustDo("GET", "/v1/records/"+id, "std", nil, http.StatusOK, &got)
 	if got.Version != 1 || got.Status != memory.Active {
 		t.Fatalf("record after the failed writes: %+v; want untouched", got)
+	}
+}
+
+// A flush job that cannot read the facts it reconciles with fails (and
+// is retried) instead of storing its facts as new beside the ones they
+// contradict.
+func TestFlushStoreFailureIsNotSilent(t *testing.T) {
+	fs := &failingStore{}
+	h := newHarnessOpts(t, harnessOptions{jobs: true, wrapStore: func(st store.Store) store.Store { fs.Store = st; return fs },
+		jobOptions: &core.JobOptions{Workers: 1, MaxAttempts: 1, Poll: 20 * time.Millisecond}})
+	id := gatewayUser(h, "u1")
+	add := func(session, text string) core.JobView {
+		h.mustDo("POST", "/memories/add", "", id(map[string]any{"session_id": session, "messages": []map[string]any{
+			{"sender_id": "u1", "role": "user", "timestamp": 1780000000000, "content": text}}}), http.StatusOK, nil)
+		return flushAndWait(t, h, id(map[string]any{"session_id": session}))
+	}
+	if j := add("chat:1", "My editor is Xcode."); j.Status != "done" {
+		t.Fatalf("first flush %+v", j)
+	}
+	fs.onRead.Store(true)
+	j := add("chat:2", "My editor is IntelliJ.")
+	fs.onRead.Store(false)
+	if j.Status != "dead" || !strings.Contains(j.LastError, "database unavailable") {
+		t.Fatalf("flush over a failing store: %+v; want it failed with the store's error", j)
+	}
+	if got := factTexts(facts(t, h, "u1")); !slices.Equal(got, []string{"u1's editor is Xcode"}) {
+		t.Fatalf("live facts %q; want only the prior one", got)
 	}
 }
