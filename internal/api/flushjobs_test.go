@@ -172,3 +172,63 @@ func TestFlushReconcilesInMessageOrder(t *testing.T) {
 		}
 	})
 }
+
+// The model reconciles a flush's facts against each other too: its
+// second fact supersedes its first, through the id the flush gives the
+// first before it is written.
+func TestFlushLLMReconcilesInMessageOrder(t *testing.T) {
+	var existingSeen atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) != 2 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		var answer any = map[string]any{"facts": []map[string]any{
+			{"type": "preference", "content": "u1 prefers PostgreSQL for backend work", "entities": []string{"postgresql"}, "event_time": nil},
+			{"type": "preference", "content": "u1 prefers MySQL for backend work", "entities": []string{"mysql"}, "event_time": nil},
+		}}
+		if req.ResponseFormat.JSONSchema.Name == "reconciliation" {
+			var in struct {
+				Existing []struct{ ID, Content string }
+			}
+			_ = json.Unmarshal([]byte(req.Messages[1].Content), &in)
+			answer = map[string]any{"action": "ADD", "target_id": nil, "reason": "new"}
+			if len(in.Existing) > 0 {
+				existingSeen.Add(1)
+				answer = map[string]any{"action": "UPDATE", "target_id": in.Existing[0].ID, "reason": "changed preference"}
+			}
+		}
+		content, _ := json.Marshal(answer)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{
+			{"message": map[string]any{"role": "assistant", "content": string(content)}}}})
+	}))
+	t.Cleanup(srv.Close)
+	l, err := extract.NewLLM(extract.LLMConfig{BaseURL: srv.URL + "/v1", Model: "test-model", MaxRetries: -1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessOpts(t, harnessOptions{jobs: true, extraction: core.ExtractionOptions{LLM: l}})
+	id := gatewayUser(h, "u1")
+	h.mustDo("POST", "/memories/add", "", id(map[string]any{"session_id": "chat:1", "messages": []map[string]any{
+		{"sender_id": "u1", "role": "user", "timestamp": 1780000000000, "content": "PostgreSQL for the backend. No, wait: MySQL."}}}),
+		http.StatusOK, nil)
+	j := flushAndWait(t, h, id(map[string]any{"session_id": "chat:1"}))
+	var sum core.FlushSummary
+	if err := json.Unmarshal(j.Result, &sum); err != nil || j.Status != "done" || sum.Extractor != "llm" || sum.Added != 1 || sum.Updated != 1 {
+		t.Fatalf("job %+v; want the llm's first fact added, its second an update of it", j)
+	}
+	if got := factTexts(facts(t, h, "u1")); !slices.Equal(got, []string{"u1 prefers MySQL for backend work"}) || existingSeen.Load() != 1 {
+		t.Fatalf("live facts %q (%d reconciliations against existing facts)", got, existingSeen.Load())
+	}
+}
