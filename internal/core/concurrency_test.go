@@ -15,9 +15,10 @@ import (
 )
 
 // Concurrent writes that introduce the same new entity all succeed and
-// share one node, on both backends (on PostgreSQL a lookup-then-insert
-// lost the race on the node's key and answered 409).
-func TestConcurrentWritesShareNewEntityNode(t *testing.T) {
+// share one node, and so do concurrent upserts of one new node or edge, on
+// both backends (on PostgreSQL a lookup-then-insert lost the race on the
+// unique key and answered 409).
+func TestConcurrentWritesCreateGraphItemsOnce(t *testing.T) {
 	for _, b := range []struct {
 		name string
 		open func(t *testing.T) store.Store
@@ -114,6 +115,53 @@ func TestConcurrentWritesShareNewEntityNode(t *testing.T) {
 			})
 			if c != 1 {
 				t.Fatalf("%d upserts report created, want 1", c)
+			}
+
+			// And for edge upserts: every writer joins the same new pairs
+			// of nodes by one relation, at about the same time.
+			var mu sync.Mutex
+			createdEdges, edgeIDs := map[string]int{}, map[string]map[string]bool{}
+			errs = make(chan error, writers*each)
+			start = make(chan struct{})
+			for range writers {
+				wg.Go(func() {
+					<-start
+					for i := range each {
+						to := fmt.Sprintf("service:new_service_%d", i)
+						res, err := s.UpsertEdge(context.Background(), op, EdgeInput{From: "project:fresh", To: to, Relation: "DEPENDS_ON"})
+						if err != nil {
+							errs <- err
+							continue
+						}
+						mu.Lock()
+						if res.Created {
+							createdEdges[to]++
+						}
+						if edgeIDs[to] == nil {
+							edgeIDs[to] = map[string]bool{}
+						}
+						edgeIDs[to][res.Edge.ID] = true
+						mu.Unlock()
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			n = 0
+			for err := range errs {
+				if n++; n <= 3 {
+					t.Errorf("edge upsert: %v", err)
+				}
+			}
+			if n > 0 {
+				t.Fatalf("%d of %d concurrent edge upserts failed", n, writers*each)
+			}
+			for i := range each {
+				to := fmt.Sprintf("service:new_service_%d", i)
+				if createdEdges[to] != 1 || len(edgeIDs[to]) != 1 {
+					t.Fatalf("edge to %s: %d upserts report created, %d edge ids; want 1 and 1", to, createdEdges[to], len(edgeIDs[to]))
+				}
 			}
 		})
 	}

@@ -369,31 +369,35 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 		if from.ID == to.ID {
 			return fault.Field("to", "an edge joins two different nodes")
 		}
+		apply := func(e *memory.Edge) {
+			if in.Weight != nil {
+				e.Weight = *in.Weight
+			}
+			if props != nil {
+				e.Properties = props
+			}
+			if in.ValidFrom != nil {
+				e.ValidFrom = memory.CanonPtr(in.ValidFrom)
+			}
+			if in.ValidUntil != nil {
+				e.ValidUntil = memory.CanonPtr(in.ValidUntil)
+			}
+			e.ObservedAt, e.UpdatedAt = now, now
+		}
 		e, err := tx.FindLiveEdge(ctx, p.Workspace, from.ID, to.ID, rel)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
+		if errors.Is(err, store.ErrNotFound) {
 			e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, Properties: json.RawMessage(`{}`),
 				ObservedAt: now, CreatedAt: now}
-			res.Created = true
-		case err != nil:
-			return err
-		}
-		if in.Weight != nil {
-			e.Weight = *in.Weight
-		}
-		if props != nil {
-			e.Properties = props
-		}
-		if in.ValidFrom != nil {
-			e.ValidFrom = memory.CanonPtr(in.ValidFrom)
-		}
-		if in.ValidUntil != nil {
-			e.ValidUntil = memory.CanonPtr(in.ValidUntil)
-		}
-		e.ObservedAt, e.UpdatedAt = now, now
-		if res.Created {
-			err = tx.InsertEdge(ctx, p.Workspace, e)
-		} else {
+			apply(&e)
+			// A concurrent upsert that created the edge first makes this
+			// one an update of it, not a conflict.
+			e, res.Created, err = tx.EnsureEdge(ctx, p.Workspace, e)
+			if err == nil && !res.Created {
+				apply(&e)
+				err = tx.UpdateEdge(ctx, p.Workspace, e)
+			}
+		} else if err == nil {
+			apply(&e)
 			err = tx.UpdateEdge(ctx, p.Workspace, e)
 		}
 		if err != nil {

@@ -347,16 +347,14 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 		if err != nil {
 			return nil, err
 		}
-		e, err := tx.FindLiveEdge(ctx, ws, src.ID, dst.ID, relation)
-		switch {
-		case err == nil:
+		// EnsureEdge: a concurrent flush of the same user may relate the
+		// same nodes; the edge is then observed again, not a conflict.
+		props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
+		e, inserted, err := tx.EnsureEdge(ctx, ws, memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation,
+			Weight: 1, Properties: props, ObservedAt: now, CreatedAt: now, UpdatedAt: now})
+		if err == nil && !inserted {
 			e.ObservedAt, e.UpdatedAt = now, now
 			err = tx.UpdateEdge(ctx, ws, e)
-		case errors.Is(err, store.ErrNotFound):
-			props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
-			e = memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation, Weight: 1, Properties: props,
-				ObservedAt: now, CreatedAt: now, UpdatedAt: now}
-			err = tx.InsertEdge(ctx, ws, e)
 		}
 		if err != nil {
 			return nil, err

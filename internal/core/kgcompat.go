@@ -529,13 +529,17 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	ws := k.p.Workspace
 	rel := kgRelation(relationType)
 	e, err := tx.FindLiveEdge(ctx, ws, from.ID, to.ID, rel)
-	created := errors.Is(err, store.ErrNotFound)
-	switch {
-	case created:
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
 		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
 			CreatedAt: k.now, UpdatedAt: k.now}
 		e.Properties = withRelationTypes(e, []string{relationType})
-		err = tx.InsertEdge(ctx, ws, e)
+		// EnsureEdge: a concurrent create of the same relation is not a
+		// conflict; this call then adds its type to that edge.
+		e, created, err = tx.EnsureEdge(ctx, ws, e)
+	}
+	switch {
+	case created:
 	case err != nil:
 		return false, err
 	default:

@@ -287,6 +287,11 @@ type Tx interface {
 	// of the workspace, ErrExists if a live edge already joins the same
 	// nodes by the same relation.
 	InsertEdge(ctx context.Context, ws string, e memory.Edge) error
+	// EnsureEdge inserts the live edge e unless a live edge already joins
+	// the same nodes by the same relation, and returns the live edge and
+	// whether this call inserted it. Like EnsureNode it is idempotent
+	// under concurrency. e must be live (InvalidatedAt nil).
+	EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error)
 	// UpdateEdge overwrites an edge by id; ErrNotFound if absent.
 	UpdateEdge(ctx context.Context, ws string, e memory.Edge) error
 	// DeleteEdge removes an edge row for good (subject forgetting);

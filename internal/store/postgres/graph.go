@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -234,6 +235,30 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	}
 	t.logGraphChange(ws, store.GraphEdge, e.ID)
 	return nil
+}
+
+func (t *tx) EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error) {
+	if e.InvalidatedAt != nil {
+		return memory.Edge{}, false, errors.New("postgres: ensure edge: the edge is not live")
+	}
+	props, err := jsonObject("properties", e.Properties)
+	if err != nil {
+		return memory.Edge{}, false, err
+	}
+	// As EnsureNode, on the partial unique index of live edges.
+	tag, err := t.q.Exec(ctx, "INSERT INTO edges ("+edgeCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (workspace_id, from_id, to_id, relation) WHERE invalidated_at IS NULL DO NOTHING`,
+		ws, e.ID, e.From, e.To, e.Relation, e.Weight, props, e.ObservedAt, e.ValidFrom, e.ValidUntil,
+		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt)
+	if err != nil {
+		return memory.Edge{}, false, mapErr("postgres: ensure edge", err)
+	}
+	if tag.RowsAffected() == 1 {
+		t.logGraphChange(ws, store.GraphEdge, e.ID)
+		return e, true, nil
+	}
+	got, err := t.FindLiveEdge(ctx, ws, e.From, e.To, e.Relation)
+	return got, false, err
 }
 
 func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {

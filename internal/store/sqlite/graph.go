@@ -258,6 +258,23 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	return t.logGraphChange(ctx, ws, store.GraphEdge, e.ID)
 }
 
+func (t *tx) EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error) {
+	if e.InvalidatedAt != nil {
+		return memory.Edge{}, false, errors.New("sqlite: ensure edge: the edge is not live")
+	}
+	got, err := t.FindLiveEdge(ctx, ws, e.From, e.To, e.Relation)
+	switch {
+	case err == nil:
+		return got, false, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return memory.Edge{}, false, err
+	}
+	if err := t.InsertEdge(ctx, ws, e); err != nil {
+		return memory.Edge{}, false, err
+	}
+	return e, true, nil
+}
+
 func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {
 	ctx = t.detach(ctx)
 	props, err := jsonObject("properties", e.Properties)

@@ -26,6 +26,7 @@ func graphTests() []struct {
 		{"Nodes", testNodes},
 		{"EnsureNode", testEnsureNode},
 		{"EnsureNodeConcurrent", testEnsureNodeConcurrent},
+		{"EnsureEdge", testEnsureEdge},
 		{"Edges", testEdges},
 		{"ScanGraph", testScanGraph},
 		{"MentioningRecords", testMentioningRecords},
@@ -226,6 +227,66 @@ func testEnsureNodeConcurrent(t *testing.T, s store.Store) {
 	for w, id := range ids {
 		if id != ns[0].ID {
 			t.Fatalf("writer %d got node %s, want %s", w, id, ns[0].ID)
+		}
+	}
+}
+
+// testEnsureEdge: a live edge is inserted once; the same nodes and
+// relation again, at once from many transactions too, give the live one.
+func testEnsureEdge(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	a, b := NewNode("person", "alice"), NewNode("person", "bob")
+	mustNodes(t, s, "a", a, b)
+	first := NewEdge(a.ID, b.ID, "KNOWS")
+	var got memory.Edge
+	var created bool
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		got, created, err = tx.EnsureEdge(ctx, "a", first)
+		return err
+	})
+	if !created || !reflect.DeepEqual(got, first) {
+		t.Fatalf("EnsureEdge of a new edge = %+v, %v", got, created)
+	}
+	// Invalidated, the edge no longer counts: a new one is inserted.
+	first.InvalidatedAt = &T0
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEdge(ctx, "a", first) })
+
+	const writers = 16
+	var wg sync.WaitGroup
+	var inserted atomic.Int32
+	ids := make([]string, writers)
+	errs := make(chan error, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				e, ok, err := tx.EnsureEdge(ctx, "a", NewEdge(a.ID, b.ID, "KNOWS"))
+				if ok {
+					inserted.Add(1)
+				}
+				ids[w] = e.ID
+				return err
+			})
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent EnsureEdge: %v", err)
+	}
+	live, err := s.FindLiveEdge(ctx, "a", a.ID, b.ID, "KNOWS")
+	if err != nil || live.ID == first.ID || inserted.Load() != 1 {
+		t.Fatalf("live edge %+v (%v), %d inserted; want one new edge", live, err, inserted.Load())
+	}
+	for w, id := range ids {
+		if id != live.ID {
+			t.Fatalf("writer %d got edge %s, want %s", w, id, live.ID)
 		}
 	}
 }
