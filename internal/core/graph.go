@@ -57,20 +57,19 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		if !ok {
 			continue
 		}
-		_, err := tx.GetNodeByKey(ctx, p.Workspace, label, key)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
 		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
 		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
 			CreatedAt: now, UpdatedAt: now}
-		if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
+		// EnsureNode, not a lookup then an insert: concurrent writes that
+		// introduce the same entity must all succeed (on PostgreSQL the
+		// second insert would fail on the key and abort the write).
+		n, inserted, err := tx.EnsureNode(ctx, p.Workspace, n)
+		if err != nil {
 			return nil, err
 		}
-		created = append(created, n)
+		if inserted {
+			created = append(created, n)
+		}
 	}
 	return created, nil
 }

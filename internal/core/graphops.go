@@ -255,19 +255,22 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	var res NodeResult
 	err = s.tx(ctx, "node", func(tx store.Tx) error {
 		n, err := tx.GetNodeByKey(ctx, p.Workspace, in.Label, in.NaturalKey)
+		created := false
+		if errors.Is(err, store.ErrNotFound) {
+			np := props
+			if np == nil {
+				np, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
+			}
+			// A concurrent upsert that created the key first makes this
+			// one an update, not a conflict.
+			n, created, err = tx.EnsureNode(ctx, p.Workspace, memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey,
+				Properties: np, Provenance: prov, Status: status, CreatedAt: now, UpdatedAt: now})
+		}
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if props == nil {
-				props, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
-			}
-			n = memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey, Properties: props, Provenance: prov,
-				Status: status, CreatedAt: now, UpdatedAt: now}
-			if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
-				return err
-			}
-			res = NodeResult{Node: n, Created: true}
 		case err != nil:
 			return err
+		case created:
+			res = NodeResult{Node: n, Created: true}
 		default:
 			if props != nil {
 				n.Properties = props
@@ -369,31 +372,35 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 		if from.ID == to.ID {
 			return fault.Field("to", "an edge joins two different nodes")
 		}
+		apply := func(e *memory.Edge) {
+			if in.Weight != nil {
+				e.Weight = *in.Weight
+			}
+			if props != nil {
+				e.Properties = props
+			}
+			if in.ValidFrom != nil {
+				e.ValidFrom = memory.CanonPtr(in.ValidFrom)
+			}
+			if in.ValidUntil != nil {
+				e.ValidUntil = memory.CanonPtr(in.ValidUntil)
+			}
+			e.ObservedAt, e.UpdatedAt = now, now
+		}
 		e, err := tx.FindLiveEdge(ctx, p.Workspace, from.ID, to.ID, rel)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
+		if errors.Is(err, store.ErrNotFound) {
 			e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, Properties: json.RawMessage(`{}`),
 				ObservedAt: now, CreatedAt: now}
-			res.Created = true
-		case err != nil:
-			return err
-		}
-		if in.Weight != nil {
-			e.Weight = *in.Weight
-		}
-		if props != nil {
-			e.Properties = props
-		}
-		if in.ValidFrom != nil {
-			e.ValidFrom = memory.CanonPtr(in.ValidFrom)
-		}
-		if in.ValidUntil != nil {
-			e.ValidUntil = memory.CanonPtr(in.ValidUntil)
-		}
-		e.ObservedAt, e.UpdatedAt = now, now
-		if res.Created {
-			err = tx.InsertEdge(ctx, p.Workspace, e)
-		} else {
+			apply(&e)
+			// A concurrent upsert that created the edge first makes this
+			// one an update of it, not a conflict.
+			e, res.Created, err = tx.EnsureEdge(ctx, p.Workspace, e)
+			if err == nil && !res.Created {
+				apply(&e)
+				err = tx.UpdateEdge(ctx, p.Workspace, e)
+			}
+		} else if err == nil {
+			apply(&e)
 			err = tx.UpdateEdge(ctx, p.Workspace, e)
 		}
 		if err != nil {

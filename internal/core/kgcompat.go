@@ -248,12 +248,15 @@ func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType st
 		status = memory.NodeActive
 	}
 	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
-	created := errors.Is(err, store.ErrNotFound)
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
+		// EnsureNode: a concurrent create of the same entity is not a
+		// conflict; this call then revives or retypes its node.
+		n, created, err = tx.EnsureNode(ctx, k.p.Workspace, memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name),
+			Properties: props, Provenance: prov, Status: status, CreatedAt: k.now, UpdatedAt: k.now})
+	}
 	switch {
 	case created:
-		n = memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name), Properties: props, Provenance: prov,
-			Status: status, CreatedAt: k.now, UpdatedAt: k.now}
-		err = tx.InsertNode(ctx, k.p.Workspace, n)
 	case err != nil:
 		return memory.Node{}, err
 	default:
@@ -526,13 +529,17 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	ws := k.p.Workspace
 	rel := kgRelation(relationType)
 	e, err := tx.FindLiveEdge(ctx, ws, from.ID, to.ID, rel)
-	created := errors.Is(err, store.ErrNotFound)
-	switch {
-	case created:
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
 		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
 			CreatedAt: k.now, UpdatedAt: k.now}
 		e.Properties = withRelationTypes(e, []string{relationType})
-		err = tx.InsertEdge(ctx, ws, e)
+		// EnsureEdge: a concurrent create of the same relation is not a
+		// conflict; this call then adds its type to that edge.
+		e, created, err = tx.EnsureEdge(ctx, ws, e)
+	}
+	switch {
+	case created:
 	case err != nil:
 		return false, err
 	default:

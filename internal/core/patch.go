@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -117,6 +118,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err // a store failure, not a missing record
+		}
 		if err != nil || !canRead(p, head, true) {
 			return fault.New(fault.NotFound, "record not found")
 		}
@@ -205,6 +209,9 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	var out memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err // a store failure, not a missing record
+		}
 		if err != nil || !canRead(p, head, true) {
 			return fault.New(fault.NotFound, "record not found")
 		}

@@ -176,6 +176,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		var target memory.Record
 		if r.Supersedes != nil {
 			target, err = tx.GetRecord(ctx, p.Workspace, *r.Supersedes)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err // a store failure, not a bad field
+			}
 			if err != nil || !canRead(p, target, true) {
 				return fault.Field("supersedes", "no such record")
 			}
