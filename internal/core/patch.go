@@ -128,7 +128,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 			return fault.New(fault.Conflict, "a "+string(head.Status)+" record cannot be modified")
 		}
 		if !canChange(p, head) {
-			return errNotOwner
+			return errNotOwner()
 		}
 		if head.Version != *req.ExpectedVersion {
 			return fault.New(fault.VersionConflict, "record was modified: expected_version is not the current version").
@@ -220,7 +220,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 			return nil
 		}
 		if !canChange(p, head) {
-			return errNotOwner
+			return errNotOwner()
 		}
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err

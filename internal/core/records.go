@@ -500,9 +500,11 @@ func canChange(p memory.Principal, r memory.Record) bool {
 }
 
 // errNotOwner answers a change to a record the principal can read but did
-// not write.
-var errNotOwner = fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
-	With("reason", gate.ReasonAccessDenied)
+// not write (a new value each time: callers may add details).
+func errNotOwner() error {
+	return fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
+		With("reason", gate.ReasonAccessDenied)
+}
 
 // accessFilter is canRead expressed as a store filter.
 func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter {
