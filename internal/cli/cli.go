@@ -18,9 +18,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
@@ -197,16 +195,24 @@ type app struct {
 	svc   *core.Service
 	log   *slog.Logger
 	index *retrieve.Engine
+
+	closed bool
 }
 
-func (a *app) Close() error { return a.store.Close() }
-
-// followOthers keeps the search and graph indexes current with the writes
-// of other processes (serve, the CLI, other replicas) until bg ends; wg
-// owns the goroutines.
-func (a *app) followOthers(bg context.Context, wg *sync.WaitGroup) {
-	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
-	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+// Close closes the service — stopping its loops, settling this process's
+// writes (core.Service.Close) — then the store. Its error is the
+// service's: records left without a vector; the store's close error is
+// logged.
+func (a *app) Close() error {
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	err := a.svc.Close()
+	if cerr := a.store.Close(); cerr != nil {
+		a.log.Warn("closing the database failed", "err", cerr)
+	}
+	return err
 }
 
 // open loads the policy, opens the database and bootstraps it if empty. A
@@ -217,6 +223,12 @@ func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m 
 }
 
 func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool) (*app, error) {
+	return openApp(ctx, env, cfg, log, m, withIndex, core.Loops{Settle: cfg.ShutdownTimeout})
+}
+
+// openApp opens the data directory for a command; loops are the
+// background work the service runs if the command calls Run (serve, mcp).
+func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool, loops core.Loops) (*app, error) {
 	pol, err := gate.Load(cfg.PolicyFile)
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
@@ -294,7 +306,7 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 		return nil, err
 	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
-		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}}
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops}
 	if withIndex {
 		// The snapshot on disk predates a subject's erasure and may hold
 		// its words: delete it (serve saves a fresh one).
@@ -444,6 +456,11 @@ func withApp(env Env, cfg *config.Config, withIndex bool, fn func(ctx context.Co
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	return fn(ctx, a)
+	err = fn(ctx, a)
+	// Closing embeds what the command wrote; a vector it could not
+	// compute is pending, which is worth saying but not a failure.
+	if cerr := a.Close(); cerr != nil && err == nil {
+		fmt.Fprintf(env.Stderr, "memgate: note: %s\n", fault.As(cerr).Message)
+	}
+	return err
 }

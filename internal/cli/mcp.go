@@ -3,10 +3,9 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"sync"
-	"time"
 
 	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/mcp"
 )
 
@@ -30,23 +29,34 @@ func runMCP(env Env, args []string) error {
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := env.runContext()
 	defer stop()
-	a, err := openWith(ctx, env, cfg, log, nil, true)
+	a, err := openApp(ctx, env, cfg, log, nil, true, mcpLoops(cfg))
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer func() {
+		if err := a.Close(); err != nil {
+			log.Warn("mcp session ended with work pending", "err", err)
+		}
+	}()
 	// Fail fast, before the client's first call, when the agent is unknown.
 	if _, err := a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
 		return err
 	}
 
-	bg, stopBG := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
-	a.followOthers(bg, &wg)
-	defer func() {
-		stopBG()
-		wg.Wait()
-	}()
-	return mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version})
+	// The loops run until a.Close, after the session ends.
+	go a.svc.Run(context.Background())
+	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version})
+	if ctx.Err() != nil {
+		return nil // stopped by a signal: a graceful end, not a failure
+	}
+	return err
+}
+
+// mcpLoops is the background work of an MCP session over stdio: embedding,
+// the change followers, usage counters and approvals expiry. Job workers
+// (only serve's gateway queues jobs), the audit re-check (only serve's
+// /readyz reports it) and index snapshots (serve writes them; every
+// command reads them) are serve's.
+func mcpLoops(cfg *config.Config) core.Loops {
+	return core.Loops{Expiry: cfg.ExpiryInterval, Settle: cfg.ShutdownTimeout}
 }
