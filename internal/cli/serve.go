@@ -12,9 +12,9 @@ import (
 
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/metrics"
-	"github.com/memgate/memgate/internal/core"
 )
 
 func runServe(env Env, args []string) error {
