@@ -165,6 +165,7 @@ func printUsage(w io.Writer) {
 // flags builds a command's flag set bound to a fresh config.
 func flags(env Env, name string, server bool) (*flag.FlagSet, *config.Config) {
 	cfg := config.Default()
+	cfg.DataDir = config.UserDataDir(env.Getenv)
 	fs := flag.NewFlagSet("memgate "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	cfg.Bind(fs, server)

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"os"
@@ -181,5 +182,56 @@ func TestOneShotWriteEmbeds(t *testing.T) {
 	r := mustRun(t, run(t, dir, nil, append([]string{"query", "what pet does the user have?", "--json", "--explain"}, emb...)...))
 	if !strings.Contains(r.stdout, `"dense"`) || !strings.Contains(r.stdout, "beagle") {
 		t.Fatalf("query after the write found nothing by meaning: %s", r.stdout)
+	}
+}
+
+// TestMCPClientIsTheAgent: `memgate mcp` with no prior step and no
+// --agent acts as the MCP client's own agent, mcp-<client name>, created
+// on first use at the policy's mcp.client_trust and audited.
+func TestMCPClientIsTheAgent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	cs := stdioSession(t, dir, "Claude Desktop")
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "memory_write", Arguments: map[string]any{"type": "belief", "content": "The user prefers tea"}})
+	if err != nil || res.IsError {
+		t.Fatalf("memory_write: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(raw), `"agent":"mcp-claude-desktop"`) {
+		t.Fatalf("written as %s", raw)
+	}
+	var list struct {
+		Agents []struct{ Name, Trust string } `json:"agents"`
+	}
+	mustJSON(t, run(t, dir, nil, "agents", "list", "--json"), &list)
+	if len(list.Agents) != 1 || list.Agents[0].Name != "mcp-claude-desktop" || list.Agents[0].Trust != "standard" {
+		t.Fatalf("agents %+v", list.Agents)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, "memgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM audit_log WHERE event = 'agent.create' AND payload LIKE '%mcp-claude-desktop%'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("agent.create audit entries: %d, %v", n, err)
+	}
+}
+
+// TestMCPClientTrustFromPolicy: the policy sets the trust of a client's
+// agent; a read_only client cannot write.
+func TestMCPClientTrustFromPolicy(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "data")
+	pol := filepath.Join(tmp, "policy.yaml")
+	if err := os.WriteFile(pol, []byte("mcp:\n  client_trust: read_only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := stdioSession(t, dir, "cursor", "--policy", pol)
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "memory_write", Arguments: map[string]any{"type": "belief", "content": "The user prefers tea"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("memory_write as a read_only client: %v %+v", err, res)
+	}
+	if hits := mcpQuery(t, cs, "tea"); len(hits) != 0 {
+		t.Fatalf("hits %+v", hits)
 	}
 }

@@ -15,15 +15,12 @@ import (
 func runMCP(env Env, args []string) error {
 	fs, cfg := flags(env, "mcp", false)
 	var agent string
-	fs.StringVar(&agent, "agent", "", "name of the agent the MCP client acts as (env MEMGATE_MCP_AGENT)")
+	fs.StringVar(&agent, "agent", "", "name of the agent the MCP client acts as (env MEMGATE_MCP_AGENT); default: mcp-<client name>, created on first use")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("mcp takes no arguments")
-	}
-	if agent == "" {
-		return usagef("mcp acts as an agent: pass --agent NAME or set MEMGATE_MCP_AGENT (create one with: memgate agents create --name NAME --trust standard)")
 	}
 	level, _ := config.ParseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
@@ -38,9 +35,12 @@ func runMCP(env Env, args []string) error {
 			log.Warn("mcp session ended with work pending", "err", err)
 		}
 	}()
-	// Fail fast, before the client's first call, when the agent is unknown.
-	if _, err := a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
-		return err
+	// Fail fast, before the client's first call, when a named agent is
+	// unknown. Without one, the client's own agent is made on first use.
+	if agent != "" {
+		if _, err := a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
+			return err
+		}
 	}
 
 	// The loops run until a.Close, after the session ends.
