@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -51,6 +52,9 @@ type Env struct {
 	// Ctx is cancelled to stop long-running commands (serve); nil means
 	// the command installs its own SIGINT/SIGTERM handling.
 	Ctx context.Context
+
+	jsonErrors bool // --json: errors in the one error shape (help.go)
+	helpAsked  bool // a help flag is among the arguments
 }
 
 // runContext is env.Ctx, or a context that ends on SIGINT or SIGTERM:
@@ -88,8 +92,8 @@ func commands() []command {
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
-		{"version", "print the version", func(env Env, _ []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
+		{"version", "print the version (also --version)", func(env Env, _ []string) error {
+			_, err := fmt.Fprintln(env.Stdout, "memgate", version())
 			return err
 		}},
 	}
@@ -112,17 +116,32 @@ func Main(args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	if len(args) < 1 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) < 1 {
 		printUsage(env.Stderr)
-		if len(args) < 1 {
-			return fault.ExitUsage
-		}
+		return fault.ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		printUsage(env.Stderr)
 		return exitOK
+	case "help":
+		return runHelp(env, args[1:])
+	case "--version", "-version":
+		fmt.Fprintln(env.Stdout, "memgate", version())
+		return exitOK
+	}
+	env.jsonErrors = env.jsonErrors || wantsJSON(args[1:])
+	env.helpAsked = env.helpAsked || slices.ContainsFunc(args[1:], isHelp)
+	if code, ok := groupHelp(env, args); ok {
+		return code
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return exitStatus(env, c.run(env, args[1:]))
 		}
+	}
+	if env.jsonErrors {
+		return exitStatus(env, usagef("unknown command %q; run 'memgate help'", args[0]))
 	}
 	fmt.Fprintf(env.Stderr, "memgate: unknown command %q\n", args[0])
 	printUsage(env.Stderr)
@@ -135,7 +154,11 @@ func exitStatus(env Env, err error) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(env.Stderr, "memgate:", ue.msg)
+		if env.jsonErrors {
+			writeErrorJSON(env.Stderr, fault.InvalidArgument, ue.msg, map[string]any{"usage": true})
+		} else {
+			fmt.Fprintln(env.Stderr, "memgate:", ue.msg)
+		}
 		return fault.ExitUsage
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -150,7 +173,11 @@ func exitStatus(env Env, err error) int {
 	if fe.Code == fault.Internal && fe.Cause != nil {
 		msg = fe.Cause.Error()
 	}
-	fmt.Fprintf(env.Stderr, "memgate: %s: %s\n", fe.Code, msg)
+	if env.jsonErrors {
+		writeErrorJSON(env.Stderr, fe.Code, msg, fe.Details)
+	} else {
+		fmt.Fprintf(env.Stderr, "memgate: %s: %s\n", fe.Code, msg)
+	}
 	return fault.ExitCode(fe.Code)
 }
 
@@ -159,7 +186,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'memgate <command> -h' for a command's flags. Every flag also reads a MEMGATE_* variable.")
+	fmt.Fprintln(w, "\nRun 'memgate <command> -h' for a command's arguments and flags, 'memgate help flags' for the flags\nevery command takes, 'memgate --version' for the version. Every flag also reads a MEMGATE_* variable.")
 }
 
 // flags builds a command's flag set bound to a fresh config.
@@ -168,7 +195,11 @@ func flags(env Env, name string, server bool) (*flag.FlagSet, *config.Config) {
 	cfg.DataDir = config.UserDataDir(env.Getenv)
 	fs := flag.NewFlagSet("memgate "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	if env.jsonErrors && !env.helpAsked {
+		fs.SetOutput(io.Discard) // the flag package's text; the error is printed as JSON
+	}
 	cfg.Bind(fs, server)
+	fs.Usage = leafUsage(fs, name, commonFlags())
 	return fs, &cfg
 }
 

@@ -45,7 +45,7 @@ func runMCP(env Env, args []string) error {
 
 	// The loops run until a.Close, after the session ends.
 	go a.svc.Run(context.Background())
-	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version})
+	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version()})
 	if ctx.Err() != nil {
 		return nil // stopped by a signal: a graceful end, not a failure
 	}

@@ -54,7 +54,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		return fault.Wrap(fault.Unavailable, err, "cannot listen on %s", cfg.Addr)
 	}
 	srv := &http.Server{
-		Handler:           api.New(a.svc, log, m, Version).Handler(),
+		Handler:           api.New(a.svc, log, m, version()).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -69,7 +69,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "database", describeDB(databaseOf(cfg)), "data_dir", cfg.DataDir, "version", Version)
+	log.Info("listening", "addr", ln.Addr().String(), "database", describeDB(databaseOf(cfg)), "data_dir", cfg.DataDir, "version", version())
 	fmt.Fprintf(env.Stdout, "memgate listening on http://%s\nmemgate data: %s\n", ln.Addr().String(), describeDB(databaseOf(cfg)))
 
 	select {
