@@ -153,8 +153,16 @@ func (s *Service) embedIndexed(ctx context.Context, limit int) (int, error) {
 		}
 		tasks = append(tasks, store.VectorTask{Workspace: p.Workspace, ID: p.ID, Content: r.Content, ContentSHA256: r.ContentSHA256})
 	}
-	m, err := s.embedTasks(ctx, tasks)
-	return n + m, err
+	for len(tasks) > 0 {
+		batch := tasks[:min(embedBatch, len(tasks))]
+		tasks = tasks[len(batch):]
+		m, err := s.embedTasks(ctx, batch)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // embedRound is one round of the embedding loop: records without a stored
