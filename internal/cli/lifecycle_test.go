@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,8 +47,15 @@ func semanticEmbedder(t *testing.T) []string {
 // ends when the client closes, and its exit status is checked then.
 func stdioSession(t *testing.T, dir, clientName string, args ...string) *sdk.ClientSession {
 	t.Helper()
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
+	// OS pipes, as a client that spawns `memgate mcp` connects them.
+	serverIn, clientOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientIn, serverOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var stderr strings.Builder
 	done := make(chan int, 1)
 	// t.Context ends before cleanups run; the session must outlive it.
@@ -64,16 +70,18 @@ func stdioSession(t *testing.T, dir, clientName string, args ...string) *sdk.Cli
 		code := cli.Main(append([]string{"mcp", "--log-level", "error"}, args...),
 			cli.Env{Stdin: serverIn, Stdout: serverOut, Stderr: &stderr, Getenv: getenv, Ctx: ctx})
 		serverOut.Close()
+		serverIn.Close()
 		done <- code
 	}()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, nil).Connect(t.Context(),
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: clientName, Version: "1"}, nil).Connect(ctx,
 		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		defer cancel()
-		cs.Close()
+		cs.Close() // closes clientOut: the server reads EOF
+		defer clientIn.Close()
 		if code := <-done; code != 0 {
 			t.Errorf("memgate mcp exited %d: %s", code, stderr.String())
 		}

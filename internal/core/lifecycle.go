@@ -42,7 +42,7 @@ type Loops struct {
 	// changed, at most every snapshotEvery, and at shutdown. "" disables
 	// snapshots.
 	SnapshotPath string
-	// Follow is how often the change logs are polled; 0 is 500ms.
+	// Follow is how often the change logs are polled; 0 is 250ms.
 	Follow time.Duration
 	// EmbedSweep is how often the embedding loop looks for records
 	// without a vector nobody told it about; 0 is 30s.
@@ -60,7 +60,7 @@ func (l Loops) withDefaults() Loops {
 			*d = v
 		}
 	}
-	def(&l.Follow, 500*time.Millisecond)
+	def(&l.Follow, 250*time.Millisecond)
 	def(&l.EmbedSweep, 30*time.Second)
 	def(&l.Usage, time.Second)
 	def(&l.Settle, 15*time.Second)
