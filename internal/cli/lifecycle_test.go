@@ -124,6 +124,7 @@ func foundByMeaning(t *testing.T, cs *sdk.ClientSession, q, want string, within 
 	for {
 		hits = mcpQuery(t, cs, q)
 		if len(hits) > 0 && hits[0].Record.Content == want && slices.Contains(hits[0].Signals, "dense") {
+			t.Logf("%q found by meaning after %s", q, within-time.Until(deadline))
 			return
 		}
 		if time.Now().After(deadline) {
