@@ -53,12 +53,14 @@ type Scope struct {
 	SessionID string `json:"session_id,omitempty"`
 }
 
-// Source is a record's provenance. Agent is always the writing principal.
+// Source is a record's provenance. Agent is always the writing principal's
+// name, PrincipalID its id (which ownership follows).
 type Source struct {
-	Agent      string   `json:"agent"`
-	Kind       string   `json:"kind"` // observed, told or inferred
-	Confidence float64  `json:"confidence"`
-	Evidence   []string `json:"evidence"`
+	Agent       string   `json:"agent"`
+	PrincipalID string   `json:"principal_id"`
+	Kind        string   `json:"kind"` // observed, told or inferred
+	Confidence  float64  `json:"confidence"`
+	Evidence    []string `json:"evidence"`
 }
 
 // SourceInput is the writer-supplied part of the provenance.
@@ -103,6 +105,8 @@ type Record struct {
 	RetrievalCount  int64           `json:"retrieval_count"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
+	// ModifiedBy is the principal id that wrote this version.
+	ModifiedBy string `json:"modified_by"`
 	// Citation, "mem://ID@vN", is set by Client.Get only; write results
 	// and search hits carry theirs beside the record.
 	Citation string `json:"citation,omitempty"`

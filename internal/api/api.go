@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,10 +31,17 @@ type Server struct {
 	maxBody int64
 	// Version is reported by /healthz.
 	version string
-	// gatewayWS is the workspace gateway users live in.
+	// gatewayWS is the workspace of gateway users whose keys predate keys
+	// that name their principal (and so their workspace).
 	gatewayWS string
 	// mcp serves MCP over Streamable HTTP at /mcp.
 	mcp http.Handler
+	// streamWindow is how long a stream (export, import) may go without
+	// progress; its deadline moves on with each read or write.
+	streamWindow time.Duration
+	// exportProgress, when set (by tests), is called after each exported
+	// record.
+	exportProgress func(done int)
 }
 
 // New returns a server. m may be nil.
@@ -42,7 +50,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version})}
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow}
 }
 
 // auth says who may call a route.
@@ -69,7 +77,7 @@ type Route struct {
 func (s *Server) Routes() []Route {
 	return []Route{
 		{"GET", "/healthz", public, "Liveness", s.healthz},
-		{"GET", "/readyz", public, "Readiness: database reachable and audit chains verified", s.readyz},
+		{"GET", "/readyz", public, "Readiness: database reachable, writes not failing, and audit chains verified", s.readyz},
 		{"GET", "/openapi.json", public, "This API's OpenAPI 3.1 document", s.openapi},
 
 		{"GET", "/v1/whoami", anyToken, "The authenticated principal", s.whoami},
@@ -85,6 +93,7 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
 		{"GET", "/v1/agents", operator, "List agents", s.listAgents},
 		{"DELETE", "/v1/agents/{id}", operator, "Revoke an agent's token", s.revokeAgent},
+		{"POST", "/v1/agents/{id}/rotate", operator, "Give an agent a new token (shown once); the old one stops working, a revoked agent is reinstated", s.rotateAgent},
 
 		{"GET", "/v1/approvals", operator, "List the approval queue", s.listApprovals},
 		{"POST", "/v1/approvals/{id}/approve", operator, "Approve an item, optionally editing it first", s.approve},
@@ -93,6 +102,7 @@ func (s *Server) Routes() []Route {
 		{"POST", "/users", operator, "Create a gateway user; its key is shown once", s.createUser},
 		{"GET", "/users", operator, "List gateway users", s.listUsers},
 		{"DELETE", "/users/{user_id}", operator, "Revoke a gateway user's key", s.revokeUser},
+		{"POST", "/users/{user_id}/rotate-key", operator, "Give a gateway user a new key (shown once); the old one stops working, a revoked user is reinstated", s.rotateUserKey},
 		{"GET", "/v1/jobs/{id}", operator, "A durable job's status", s.getJob},
 
 		{"POST", "/memories/search", userKey, "Memory Gateway: recall memories for a model run", s.gatewaySearch},
@@ -135,10 +145,70 @@ func (s *Server) Handler() http.Handler {
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	}
-	mux.Handle("/", s.wrap(Route{Path: "unmatched", handle: func(http.ResponseWriter, *http.Request, memory.Principal) error {
+	// The catch-all route matches every method, so ServeMux never answers
+	// 405 itself: a path that exists under other methods is told so here.
+	mux.Handle("/", s.wrap(Route{Path: "unmatched", handle: func(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
+		if allow := s.allowedMethods(r.URL.Path); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			return (&fault.Error{Code: fault.MethodNotAllowed, Message: "method " + allowedToken(r.Method) + " is not allowed on this route",
+				Details: map[string]any{"allow": allow}})
+		}
 		return fault.New(fault.NotFound, "no such route")
 	}}))
 	return mux
+}
+
+// allowedMethods lists the methods the route table serves at path, HEAD
+// with every GET as ServeMux does; none when no route has that path.
+func (s *Server) allowedMethods(path string) []string {
+	var out []string
+	add := func(m string) {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	routes := s.Routes()
+	if s.metrics != nil {
+		routes = append(routes, Route{Method: "GET", Path: "/metrics"})
+	}
+	for _, rt := range routes {
+		if pathMatches(rt.Path, path) {
+			add(rt.Method)
+			if rt.Method == http.MethodGet {
+				add(http.MethodHead)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pathMatches reports whether path matches a route pattern whose
+// {wildcards} each stand for one non-empty segment.
+func pathMatches(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			if xs[i] == "" {
+				return false
+			}
+		} else if p != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedToken is the request method as it may be shown: a method is a
+// short token, anything else is not repeated back.
+func allowedToken(m string) string {
+	if len(m) > 16 || strings.ContainsFunc(m, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+		return "(this method)"
+	}
+	return m
 }
 
 // statusWriter remembers the status for logs and metrics.
@@ -153,6 +223,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// write deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -213,17 +287,20 @@ func (s *Server) wrap(rt Route) http.Handler {
 // serveMCP hands an authenticated request to the MCP server, which acts
 // as the token's principal.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	s.mcp.ServeHTTP(w, r.WithContext(mcp.WithPrincipal(r.Context(), p)))
+	ew := &mcpErrorWriter{ResponseWriter: w}
+	s.mcp.ServeHTTP(ew, r.WithContext(mcp.WithPrincipal(r.Context(), p)))
+	ew.finish(s.maxBody)
 	return nil
 }
 
 func (s *Server) authenticate(r *http.Request) (memory.Principal, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || tok == "" {
+	// The scheme is case-insensitive (RFC 9110 §11.1), as the MCP SDK's
+	// own check is.
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
 		return memory.Principal{}, fault.New(fault.Unauthenticated, "missing, invalid or revoked token")
 	}
-	return s.svc.Authenticate(r.Context(), strings.TrimSpace(tok))
+	return s.svc.Authenticate(r.Context(), f[1])
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {
@@ -240,6 +317,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ memory.Princip
 		status = http.StatusServiceUnavailable
 	} else {
 		body["database"] = "ok"
+	}
+	// A database that answers may still refuse writes (a full disk).
+	if err := s.svc.WriteReady(ctx); err != nil {
+		body["writes"] = "failing"
+		if status == http.StatusOK {
+			body["status"] = "cannot_write"
+		}
+		status = http.StatusServiceUnavailable
+	} else {
+		body["writes"] = "ok"
 	}
 	st := s.svc.LastAuditStatus()
 	body["audit"] = st

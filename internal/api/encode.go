@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
 )
 
 // errorBody is SPEC §12's error envelope.
@@ -22,9 +25,11 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    fault.Code     `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
+	Code    fault.Code `json:"code"`
+	Message string     `json:"message"`
+	// Details is always present, {} when there is nothing to add, so a
+	// client reads one shape whatever the error.
+	Details map[string]any `json:"details"`
 }
 
 // writeError is the one place where errors become HTTP responses. Internal
@@ -51,7 +56,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
-	_ = writeJSON(w, status, errorBody{Error: errorDetail{Code: fe.Code, Message: msg, Details: details}})
+	_ = writeJSON(w, status, errorOf(fe.Code, msg, details))
+}
+
+// errorOf is the one error envelope, with details never null.
+func errorOf(code fault.Code, msg string, details map[string]any) errorBody {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return errorBody{Error: errorDetail{Code: code, Message: msg, Details: details}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {
@@ -76,10 +89,28 @@ func Decode(r *http.Request, v any) error {
 
 // DecodeReader is Decode over any reader; the fuzz target drives it.
 func DecodeReader(body io.Reader, v any) error {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return decodeError(err, nil, nil, true)
+	}
+	return decodeBytes(raw, v, true)
+}
+
+// decodeBytes decodes one JSON object from raw into v; strict refuses
+// unknown fields. Invalid text is refused before decoding, since
+// encoding/json would silently store it as U+FFFD.
+func decodeBytes(raw []byte, v any, strict bool) error {
+	if err := checkText(raw); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if strict {
+		dec.DisallowUnknownFields()
+	} else {
+		dec.UseNumber()
+	}
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(err, raw, v, strict)
 	}
 	if dec.More() {
 		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
@@ -90,12 +121,32 @@ func DecodeReader(body io.Reader, v any) error {
 	return nil
 }
 
+// checkText refuses a body whose strings hold invalid UTF-8 or unpaired
+// surrogate escapes, naming the member when its path is plain.
+func checkText(raw []byte) error {
+	if !gate.NeedsTextCheck(raw) {
+		return nil
+	}
+	path, problem := gate.CheckJSONText(raw)
+	if problem != gate.ProblemUTF8 {
+		if !utf8.Valid(raw) {
+			// Not even JSON around the bad bytes: still not text.
+			return fault.New(fault.InvalidArgument, "request body must be valid UTF-8")
+		}
+		return nil
+	}
+	if path == "" || !safeFieldName.MatchString(path) {
+		return fault.New(fault.InvalidArgument, "request body: strings "+gate.ProblemUTF8)
+	}
+	return fault.Field(path, gate.ProblemUTF8)
+}
+
 // decodeOptional decodes a body that may be absent or blank; it reports
 // whether one was present.
 func decodeOptional(r *http.Request, v any) (bool, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return false, decodeError(err)
+		return false, decodeError(err, nil, nil, true)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return false, nil
@@ -103,7 +154,10 @@ func decodeOptional(r *http.Request, v any) (bool, error) {
 	return true, DecodeReader(bytes.NewReader(body), v)
 }
 
-func decodeError(err error) error {
+// decodeError maps a decoding error to a fault naming the field where it
+// can. raw and v, when given, let it locate a member the error does not
+// name (see locateBad).
+func decodeError(err error, raw []byte, v any, strict bool) error {
 	var (
 		mbe *http.MaxBytesError
 		se  *json.SyntaxError
@@ -118,23 +172,40 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fault.New(fault.InvalidArgument, "request body is truncated JSON")
 	case errors.As(err, &se):
-		return fault.New(fault.InvalidArgument, "malformed JSON at byte "+strconv.FormatInt(se.Offset, 10))
+		return fault.New(fault.InvalidArgument, "malformed JSON at byte "+strconv.FormatInt(se.Offset, 10)).With("offset", se.Offset)
+	}
+	// From here the body is well-formed JSON; find the member at fault.
+	field := ""
+	if raw != nil && v != nil {
+		if p, ok := locateBad(raw, reflect.TypeOf(v), strict); ok && safeFieldName.MatchString(p) {
+			field = p
+		}
+	}
+	msg := err.Error()
+	_, unknown := strings.CutPrefix(msg, "json: unknown field ")
+	switch {
+	case unknown && field != "":
+		return fault.Field(field, "is not a known field").With("reason", "unknown_field")
+	case unknown:
+		if name, _ := strings.CutPrefix(msg, "json: unknown field "); safeFieldName.MatchString(strings.Trim(name, `"`)) {
+			return fault.Field(strings.Trim(name, `"`), "is not a known field").With("reason", "unknown_field")
+		}
+		return fault.New(fault.InvalidArgument, "request body has an unknown field")
+	case errors.As(err, &te):
+		if field != "" {
+			return fault.Field(field, "must be an RFC 3339 time, e.g. 2026-03-01T12:00:00Z")
+		}
+		return fault.New(fault.InvalidArgument, "times must be RFC 3339, e.g. 2026-03-01T12:00:00Z")
 	case errors.As(err, &ute):
-		field := ute.Field
-		if field == "" || !safeFieldName.MatchString(field) {
+		if field == "" && ute.Field != "" && safeFieldName.MatchString(ute.Field) {
+			field = ute.Field
+		}
+		if field == "" {
 			return fault.New(fault.InvalidArgument, "request body must be a JSON object of the documented shape")
 		}
 		return fault.Field(field, "must be of type "+jsonKind(ute.Type.Kind().String()))
-	case errors.As(err, &te):
-		return fault.New(fault.InvalidArgument, "times must be RFC 3339, e.g. 2026-03-01T12:00:00Z")
-	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
-		if safeFieldName.MatchString(name) {
-			return fault.Field(name, "is not a known field").With("reason", "unknown_field")
-		}
-		return fault.New(fault.InvalidArgument, "request body has an unknown field")
+	case field != "":
+		return fault.Field(field, "is not valid here: see the API reference for its type")
 	}
 	return fault.New(fault.InvalidArgument, "request body is not valid for this endpoint")
 }
@@ -177,6 +248,19 @@ func queryInt(r *http.Request, name string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0, fault.Field(name, "must be a non-negative integer")
+	}
+	return n, nil
+}
+
+// queryPositive is queryInt for a count or a depth: absent means the
+// default (0), and an explicit 0 is refused rather than read as "default".
+func queryPositive(r *http.Request, name string) (int, error) {
+	n, err := queryInt(r, name)
+	if err == nil && n == 0 && r.URL.Query().Has(name) {
+		return 0, fault.Field(name, "must be a positive integer")
+	}
+	if err != nil {
+		return 0, fault.Field(name, "must be a positive integer")
 	}
 	return n, nil
 }

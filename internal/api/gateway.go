@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -79,15 +78,11 @@ type gatewayResourceBody struct {
 
 // decodeLenient decodes one JSON object, ignoring unknown fields.
 func decodeLenient(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err, nil, nil, false)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fault.New(fault.InvalidArgument, "request body must hold exactly one JSON object")
-	}
-	return nil
+	return decodeBytes(raw, v, false)
 }
 
 // maxKeyBytes bounds scope keys and ids in gateway bodies.
@@ -254,10 +249,10 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Pri
 		if m.Timestamp == nil {
 			return fault.Field(at+"timestamp", "is required")
 		}
+		// The range (no seconds, nothing past 9999) is the service's rule.
 		ts, err := strconv.ParseInt(m.Timestamp.String(), 10, 64)
-		// Beyond year 9999 a time cannot be stored or encoded.
-		if err != nil || ts <= 0 || ts > 253402300799999 {
-			return fault.Field(at+"timestamp", "must be a positive integer of Unix epoch milliseconds")
+		if err != nil {
+			return fault.Field(at+"timestamp", "must be an integer of Unix epoch milliseconds")
 		}
 		gm.Timestamp = ts
 		msgs = append(msgs, gm)
@@ -416,6 +411,14 @@ func (s *Server) revokeUser(w http.ResponseWriter, r *http.Request, p memory.Pri
 	return writeJSON(w, http.StatusOK, u)
 }
 
+func (s *Server) rotateUserKey(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	u, err := s.svc.RotateUserKey(r.Context(), p, r.PathValue("user_id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, u)
+}
+
 // maxJobWait bounds a long-poll for a job's end.
 const maxJobWait = 60 * time.Second
 
@@ -433,6 +436,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, p memory.Princip
 		if err != nil || d <= 0 || d > maxJobWait {
 			return fault.Field("wait", "must be a duration up to 60s, e.g. 30s")
 		}
+		// The wait may outlast the server's WriteTimeout: the answer gets
+		// its own deadline, counted from the end of the wait.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + s.streamWindow))
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		// Timing out is not an error: the answer is the job as it is.

@@ -27,7 +27,7 @@ type goldenNormaliser struct {
 
 var (
 	uuidRE    = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	userKeyRE = regexp.MustCompile(`uk_[A-Za-z0-9_-]{43}`)
+	userKeyRE = regexp.MustCompile(`uk_[0-9a-f]{32}_[A-Za-z0-9_-]{43}|uk_[A-Za-z0-9_-]{43}`)
 )
 
 func (n *goldenNormaliser) normalise(b []byte) []byte {

@@ -27,7 +27,7 @@ func (s *Server) upsertNode(w http.ResponseWriter, r *http.Request, p memory.Pri
 }
 
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}
@@ -63,11 +63,11 @@ func (s *Server) archiveNode(w http.ResponseWriter, r *http.Request, p memory.Pr
 }
 
 func (s *Server) neighbors(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	depth, err := queryInt(r, "depth")
+	depth, err := queryPositive(r, "depth")
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (s *Server) neighbors(w http.ResponseWriter, r *http.Request, p memory.Prin
 
 func (s *Server) graphPath(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	q := r.URL.Query()
-	depth, err := queryInt(r, "max_depth")
+	depth, err := queryPositive(r, "max_depth")
 	if err != nil {
 		return err
 	}

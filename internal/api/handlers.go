@@ -53,7 +53,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, p memory.Pr
 	if req.KnownAt, err = queryTime(r, "known_at"); err != nil {
 		return err
 	}
-	if req.Limit, err = queryInt(r, "limit"); err != nil {
+	if req.Limit, err = queryPositive(r, "limit"); err != nil {
 		return err
 	}
 	if req.MinConfidence, err = queryFloat(r, "min_confidence"); err != nil {
@@ -162,8 +162,16 @@ func (s *Server) revokeAgent(w http.ResponseWriter, r *http.Request, p memory.Pr
 	return writeJSON(w, http.StatusOK, map[string]any{"agent": a})
 }
 
+func (s *Server) rotateAgent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	a, err := s.svc.RotateAgent(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, a)
+}
+
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}
@@ -208,7 +216,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, p memory.Princip
 }
 
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := queryPositive(r, "limit")
 	if err != nil {
 		return err
 	}

@@ -245,6 +245,7 @@ func (h *harness) wantError(method, path, who string, body any, status int, code
 	if got != status || e.Error.Code != code {
 		h.t.Fatalf("%s %s as %s: got %d %q, want %d %q: %s", method, path, who, got, e.Error.Code, status, code, raw)
 	}
+	checkErrorShape(h.t, raw)
 	if ct := hdr.Get("Content-Type"); ct != "application/json" {
 		h.t.Fatalf("error Content-Type %q", ct)
 	}
@@ -295,3 +296,21 @@ func (h *harness) auditLog() []auditEntry {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// checkErrorShape fails unless raw is the one error envelope:
+// {"error":{"code","message","details"}} with details an object (never
+// absent or null) and nothing else.
+func checkErrorShape(t testing.TB, raw []byte) {
+	t.Helper()
+	var env map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &env); err != nil || len(env) != 1 || env["error"] == nil {
+		t.Fatalf("not the error envelope: %s", raw)
+	}
+	e := env["error"]
+	var code, msg string
+	var details map[string]any
+	if len(e) != 3 || json.Unmarshal(e["code"], &code) != nil || code == "" || json.Unmarshal(e["message"], &msg) != nil || msg == "" ||
+		json.Unmarshal(e["details"], &details) != nil || details == nil {
+		t.Fatalf("error envelope without code, message and details object: %s", raw)
+	}
+}

@@ -506,7 +506,7 @@ func checkEnums(t *testing.T, doc map[string]any) {
 		"NodeProvenance": strs(anys(memory.Provenances)...),
 		"Relation":       strs(anys(graph.RelationList())...),
 		"ErrorCode": strs(fault.InvalidArgument, fault.Unauthenticated, fault.PermissionDenied, fault.NotFound,
-			fault.VersionConflict, fault.Conflict, fault.TooLarge, fault.GateRejected, fault.RateLimited,
+			fault.MethodNotAllowed, fault.VersionConflict, fault.Conflict, fault.TooLarge, fault.GateRejected, fault.RateLimited,
 			fault.Unavailable, fault.Internal),
 	}
 	for name, want := range cases {

@@ -47,7 +47,7 @@ func (sw *startedWriter) Write(b []byte) (int, error) {
 // export (and import refuses a file without its trailer).
 func (s *Server) exportWorkspace(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	sw := &startedWriter{w: w}
-	_, err := s.svc.Export(r.Context(), p, sw, nil)
+	_, err := s.svc.Export(r.Context(), p, newDeadlineWriter(sw, w, s.streamWindow), s.exportProgress)
 	if err == nil {
 		return nil
 	}
@@ -66,11 +66,11 @@ func (s *Server) importWorkspace(w http.ResponseWriter, r *http.Request, p memor
 	if r.Body == nil {
 		return fault.New(fault.InvalidArgument, "request body must hold an export (NDJSON)")
 	}
-	st, err := s.svc.Import(r.Context(), p, r.Body, nil)
+	st, err := s.svc.Import(r.Context(), p, newDeadlineReader(r.Body, w, s.streamWindow), nil)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return decodeError(err)
+			return decodeError(err, nil, nil, true)
 		}
 		return err
 	}

@@ -125,12 +125,13 @@ func sessionTurns(c Conv) [][]Turn {
 
 // messages turns a session's turns into gateway messages: each at its
 // session date plus its index in milliseconds, so that timestamps are
-// positive, distinct and in order. Turns without a date count from 1.
+// positive, distinct and in order. Turns without a date count from
+// 2000-01-01, the earliest time the gateway accepts by default.
 func messages(turns []Turn) []core.GatewayMessage {
 	out := make([]core.GatewayMessage, len(turns))
 	for i, t := range turns {
-		base := int64(1)
-		if t.ValidFrom != nil && t.ValidFrom.UnixMilli() > 0 {
+		base := int64(946684800000)
+		if t.ValidFrom != nil && t.ValidFrom.UnixMilli() > base {
 			base = t.ValidFrom.UnixMilli()
 		}
 		out[i] = core.GatewayMessage{SenderID: t.Speaker, Role: t.Role, Timestamp: base + int64(i), Content: t.Text}

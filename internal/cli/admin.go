@@ -23,7 +23,7 @@ func subcommand(args []string, names ...string) (string, []string, error) {
 }
 
 func runAgents(env Env, args []string) error {
-	sub, args, err := subcommand(args, "create", "list", "revoke")
+	sub, args, err := subcommand(args, "create", "list", "revoke", "rotate")
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func runAgents(env Env, args []string) error {
 		fs.StringVar(&trust, "trust", string(memory.DefaultTrust), "trusted, standard, restricted or read_only")
 	}
 	var target string
-	if sub == "revoke" {
+	if sub == "revoke" || sub == "rotate" {
 		if target, err = positional(env, fs, cfg, args, "agent id or name"); err != nil {
 			return err
 		}
@@ -69,6 +69,14 @@ func runAgents(env Env, args []string) error {
 					}
 					fmt.Fprintf(w, "%s  %-20s %-10s %s\n", p.ID, p.Name, p.Trust, state)
 				}
+			})
+		case "rotate":
+			p, err := a.svc.RotateAgent(ctx, a.operator(), target)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, p, func(w io.Writer) {
+				fmt.Fprintf(w, "agent %s (%s) has a new token; the old one no longer works\ntoken (shown once): %s\n", p.Name, p.ID, p.Token)
 			})
 		default:
 			p, err := a.svc.RevokeAgent(ctx, a.operator(), target)
@@ -211,7 +219,7 @@ func runAudit(env Env, args []string) error {
 }
 
 func runUsers(env Env, args []string) error {
-	sub, args, err := subcommand(args, "create", "list", "revoke")
+	sub, args, err := subcommand(args, "create", "list", "revoke", "rotate-key")
 	if err != nil {
 		return err
 	}
@@ -222,7 +230,7 @@ func runUsers(env Env, args []string) error {
 	if sub == "create" {
 		fs.StringVar(&userID, "user-id", "", "the user's id, as the chat runtime knows it")
 	}
-	if sub == "revoke" {
+	if sub == "revoke" || sub == "rotate-key" {
 		if userID, err = positional(env, fs, cfg, args, "user id"); err != nil {
 			return err
 		}
@@ -255,6 +263,14 @@ func runUsers(env Env, args []string) error {
 					}
 					fmt.Fprintf(w, "%-40s %s  %s\n", u.UserID, u.CreatedAt.Format("2006-01-02 15:04"), state)
 				}
+			})
+		case "rotate-key":
+			u, err := a.svc.RotateUserKey(ctx, a.operator(), userID)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, u, func(w io.Writer) {
+				fmt.Fprintf(w, "user %s has a new key; the old one no longer works\nuser key (shown once): %s\n", u.UserID, u.UserKey)
 			})
 		default:
 			u, err := a.svc.RevokeUser(ctx, a.operator(), userID)

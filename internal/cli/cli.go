@@ -23,7 +23,6 @@ import (
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
-	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -84,13 +83,14 @@ func commands() []command {
 		{"query", "hybrid search", runQuery},
 		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
-		{"agents", "create, list or revoke agents", runAgents},
-		{"users", "create, list or revoke Memory Gateway users", runUsers},
+		{"agents", "create, list, revoke or rotate (new token) agents", runAgents},
+		{"users", "create, list, revoke or rotate-key Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},
+		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version (also --version)", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, "memgate", version())
@@ -227,6 +227,8 @@ type app struct {
 	svc   *core.Service
 	log   *slog.Logger
 	index *retrieve.Engine
+	// op is the operator the CLI acts as (core.Service.CLIOperator).
+	op memory.Principal
 
 	closed bool
 }
@@ -277,7 +279,7 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 	}
 	var ix *retrieve.Engine
 	if withIndex {
-		emb, err := newEmbedder(cfg, env.Getenv)
+		emb, err := resolveEmbedder(ctx, env, cfg, st, log)
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -364,7 +366,12 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 	if created {
 		announceToken(env.Stderr, token)
 	}
-	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix}, nil
+	op, err := svc.CLIOperator(ctx, cfg.Workspace)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op}, nil
 }
 
 // databaseOf is the configured database: the PostgreSQL URL, or the
@@ -379,7 +386,7 @@ func databaseOf(cfg *config.Config) string {
 // describeDB names a database (a file path or a URL) for messages and
 // logs, never with a password.
 func describeDB(db string) string {
-	if postgres.IsURL(db) {
+	if postgres.IsDSN(db) {
 		return postgres.Redact(db)
 	}
 	return db
@@ -388,7 +395,7 @@ func describeDB(db string) string {
 // openStore opens db: PostgreSQL for a postgres:// URL, else the SQLite
 // file at that path (its directory must exist).
 func openStore(ctx context.Context, cfg *config.Config, db string) (store.Store, error) {
-	if postgres.IsURL(db) {
+	if postgres.IsDSN(db) {
 		st, err := postgres.Open(ctx, db, postgres.Options{})
 		if err != nil {
 			// postgres.Open's errors never hold the password.
@@ -403,29 +410,11 @@ func openStore(ctx context.Context, cfg *config.Config, db string) (store.Store,
 	return st, nil
 }
 
-// newEmbedder builds the configured embedder; the API key comes only from
-// the environment (or a file it names), never from flags.
-func newEmbedder(cfg *config.Config, getenv func(string) string) (embed.Embedder, error) {
-	ec := embed.Config{Kind: cfg.Embedder, Path: cfg.EmbedderPath}
-	if cfg.Embedder == "openai" {
-		key, err := embed.APIKeyFromEnv("MEMGATE_EMBEDDER_API_KEY", getenv, os.ReadFile)
-		if err != nil {
-			return nil, fault.Wrap(fault.InvalidArgument, err, "embedder API key: %v", err)
-		}
-		ec.OpenAI = embed.OpenAIConfig{BaseURL: cfg.EmbedderURL, Model: cfg.EmbedderModel, APIKey: key}
-	}
-	emb, err := embed.New(ec)
-	if err != nil {
-		return nil, fault.Wrap(fault.InvalidArgument, err, "embedder: %v", err)
-	}
-	return emb, nil
-}
-
 func announceToken(w io.Writer, token string) {
 	fmt.Fprintf(w, "memgate: created workspace %q.\nmemgate: operator token (shown once, store it now): %s\n", memory.DefaultWorkspace, token)
 }
 
-func (a *app) operator() memory.Principal { return core.LocalOperator(a.cfg.Workspace) }
+func (a *app) operator() memory.Principal { return a.op }
 
 // output prints v as JSON when asJSON, else calls text.
 func output(env Env, asJSON bool, v any, text func(w io.Writer)) error {

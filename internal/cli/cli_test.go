@@ -28,7 +28,10 @@ func run(t *testing.T, dataDir string, env map[string]string, args ...string) re
 		if k == "MEMGATE_DATA_DIR" {
 			return dataDir
 		}
-		return env[k]
+		if v, ok := env[k]; ok || k != "MEMGATE_EMBEDDER" {
+			return v
+		}
+		return "none" // tests that need meaning ask for an embedder
 	}
 	code := cli.Main(args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv, Ctx: t.Context()})
 	return result{code, out.String(), errb.String()}
@@ -81,7 +84,7 @@ func TestUsersCommands(t *testing.T) {
 	// Exactly the interface other tools rely on: {"user_id", "user_key"}.
 	var u map[string]string
 	mustJSON(t, r, &u)
-	if len(u) != 2 || u["user_id"] != "alice@example" || !strings.HasPrefix(u["user_key"], "uk_") || len(u["user_key"]) != 46 {
+	if len(u) != 2 || u["user_id"] != "alice@example" || !strings.HasPrefix(u["user_key"], "uk_") || len(u["user_key"]) != 3+32+1+43 {
 		t.Fatalf("users create printed %s", r.stdout)
 	}
 	r2 := run(t, dir, nil, "users", "list", "--json")
@@ -370,5 +373,55 @@ func TestFlagsBeatEnvironment(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(envDir, "memgate.db")); err == nil {
 		t.Fatal("env data dir used although the flag was given")
+	}
+}
+
+// The CLI writes as the workspace's operator principal, never as a free
+// name an agent could take; internal names are reserved.
+func TestCLIWritesAsTheOperatorPrincipal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	r := run(t, dir, nil, "write", "--type", "decision", "--content", "Payroll runs on the 25th", "--access", "agent", "--json")
+	var w struct {
+		Record memory.Record `json:"record"`
+	}
+	mustJSON(t, r, &w)
+	if w.Record.Source.Agent != "operator" || !memory.ValidID(w.Record.Source.PrincipalID) || w.Record.ModifiedBy != w.Record.Source.PrincipalID {
+		t.Fatalf("CLI write attributed to %q (%q), modified_by %q; want the bootstrap operator's id", w.Record.Source.Agent,
+			w.Record.Source.PrincipalID, w.Record.ModifiedBy)
+	}
+	for _, name := range []string{"cli", "operator", "system"} {
+		if r := run(t, dir, nil, "agents", "create", "--name", name, "--trust", "read_only"); r.code == 0 {
+			t.Fatalf("agent named %q created: %s", name, r.stdout)
+		}
+	}
+}
+
+func TestRotateCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	var a, b struct{ ID, Name, Token string }
+	mustJSON(t, run(t, dir, nil, "agents", "create", "--name", "coder", "--json"), &a)
+	if r := run(t, dir, nil, "agents", "revoke", "coder"); r.code != 0 {
+		t.Fatalf("revoke: %s", r.stderr)
+	}
+	mustJSON(t, run(t, dir, nil, "agents", "rotate", "coder", "--json"), &b)
+	if b.ID != a.ID || b.Token == a.Token || !strings.HasPrefix(b.Token, "mg_") {
+		t.Fatalf("rotate: %+v after %+v", b, a)
+	}
+	var list struct{ Agents []memory.Principal }
+	mustJSON(t, run(t, dir, nil, "agents", "list", "--json"), &list)
+	if len(list.Agents) != 1 || list.Agents[0].Revoked() {
+		t.Fatalf("a rotated agent is active again: %+v", list.Agents)
+	}
+	var u, u2 struct {
+		UserID  string `json:"user_id"`
+		UserKey string `json:"user_key"`
+	}
+	mustJSON(t, run(t, dir, nil, "users", "create", "--user-id", "ann", "--json"), &u)
+	mustJSON(t, run(t, dir, nil, "users", "rotate-key", "ann", "--json"), &u2)
+	if u2.UserID != "ann" || u2.UserKey == u.UserKey || !strings.HasPrefix(u2.UserKey, "uk_") {
+		t.Fatalf("rotate-key: %+v", u2)
+	}
+	if r := run(t, dir, nil, "agents", "rotate", "nobody"); r.code == 0 {
+		t.Fatal("rotating an unknown agent succeeded")
 	}
 }

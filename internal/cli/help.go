@@ -25,8 +25,10 @@ type helpEntry struct{ name, summary string }
 // groups are the group commands and their subcommands. A test checks the
 // list against what each group accepts.
 var groups = map[string][]helpEntry{
-	"agents": {{"create", "create an agent (prints its token once)"}, {"list", "list agents"}, {"revoke", "revoke an agent"}},
-	"users":  {{"create", "create a Memory Gateway user (prints its key once)"}, {"list", "list users"}, {"revoke", "revoke a user"}},
+	"agents": {{"create", "create an agent (prints its token once)"}, {"list", "list agents"}, {"revoke", "revoke an agent"},
+		{"rotate", "give an agent a new token (prints it once); the old one stops working"}},
+	"users": {{"create", "create a Memory Gateway user (prints its key once)"}, {"list", "list users"}, {"revoke", "revoke a user"},
+		{"rotate-key", "give a user a new key (prints it once); the old one stops working"}},
 	"approvals": {{"list", "list queued writes"}, {"approve", "approve a queued write, optionally edited"},
 		{"reject", "reject a queued write"}, {"expire", "expire approvals past their TTL now"}},
 	"audit":     {{"verify", "verify the audit chain"}},
@@ -46,7 +48,9 @@ var leafArgs = map[string]string{
 	"query":                 "<query text>",
 	"import":                "<export file, - for stdin> | --from-mcp-memory FILE",
 	"agents revoke":         "<agent id or name>",
+	"agents rotate":         "<agent id or name>",
 	"users revoke":          "<user id>",
+	"users rotate-key":      "<user id>",
 	"approvals approve":     "<approval id>",
 	"approvals reject":      "<approval id>",
 	"graph node get":        "<node id or label:key>",

@@ -8,8 +8,8 @@ import (
 )
 
 var groupCommands = map[string][]string{
-	"agents":     {"create", "list", "revoke"},
-	"users":      {"create", "list", "revoke"},
+	"agents":     {"create", "list", "revoke", "rotate"},
+	"users":      {"create", "list", "revoke", "rotate-key"},
 	"approvals":  {"list", "approve", "reject", "expire"},
 	"audit":      {"verify"},
 	"operators":  {"create"},

@@ -17,30 +17,9 @@ import (
 )
 
 // semanticEmbedder returns the flags that select a semantic embedder
-// available offline: the USE-Lite model of the shared models directory,
-// found by walking up from the package. Without it the test is skipped,
-// or fails under CI=true. When the built-in encoder becomes the default,
-// this returns nil.
-func semanticEmbedder(t *testing.T) []string {
-	t.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "shared", "models", "use-lite")
-		if _, err := os.Stat(filepath.Join(p, "dist")); err == nil {
-			return []string{"--embedder", "use", "--embedder-path", p}
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			break
-		}
-		dir = up
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no semantic embedder: shared/models/use-lite not found")
-	}
-	t.Skip("no semantic embedder: shared/models/use-lite not found")
-	return nil
-}
+// available offline: the built-in USE-Lite (the default, named because
+// run() defaults tests to --embedder none).
+func semanticEmbedder(*testing.T) []string { return []string{"--embedder", "use"} }
 
 // stdioSession runs `memgate mcp` in-process on real pipes and connects
 // the SDK's client as clientName. It returns the session; the command

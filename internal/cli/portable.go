@@ -35,7 +35,7 @@ func openDB(ctx context.Context, cfg *config.Config, db string, mustExist bool) 
 	if err != nil {
 		return nil, nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
 	}
-	if !postgres.IsURL(db) {
+	if !postgres.IsDSN(db) {
 		if mustExist {
 			if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, fault.New(fault.NotFound, "no database at "+db)
@@ -216,7 +216,7 @@ func migrateTarget(to string) (string, error) {
 	switch {
 	case to == "":
 		return "", usagef("--to is required: %s", want)
-	case postgres.IsURL(to):
+	case postgres.IsDSN(to):
 		return to, nil
 	case hasScheme && scheme == "sqlite":
 		if !filepath.IsAbs(rest) {
@@ -305,7 +305,7 @@ func runMigrate(env Env, args []string) error {
 // sameDatabase reports whether a and b name the same database: the same
 // existing SQLite file, or the same PostgreSQL URL.
 func sameDatabase(a, b string) (bool, error) {
-	if postgres.IsURL(a) || postgres.IsURL(b) {
+	if postgres.IsDSN(a) || postgres.IsDSN(b) {
 		return a == b, nil
 	}
 	return sameFile(a, b)

@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,8 +19,11 @@ func runIn(t *testing.T, dataDir, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
-		if k == "MEMGATE_DATA_DIR" {
+		switch k {
+		case "MEMGATE_DATA_DIR":
 			return dataDir
+		case "MEMGATE_EMBEDDER":
+			return "none"
 		}
 		return ""
 	}
@@ -183,5 +188,43 @@ func TestMigrateToPostgres(t *testing.T) {
 	// Without --to, migrate brings the PostgreSQL schema up to date.
 	if r := mustRun(t, run(t, pgDir, pg, "migrate")); !strings.Contains(r.stdout, "up to date") {
 		t.Fatalf("migrate: %s", r.stdout)
+	}
+}
+
+// TestMigrateToKeywordDSN: a libpq keyword/value string is a PostgreSQL
+// target, not a directory, and its password is never printed.
+func TestMigrateToKeywordDSN(t *testing.T) {
+	const secret = "hunter2-kw-Secret"
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	mustRun(t, run(t, src, nil, "write", "--type", "belief", "--content", "Keyword DSNs name PostgreSQL"))
+
+	// No server listens in an empty directory: a clear 503-class failure,
+	// the password hidden, and no directory named after the string.
+	nowhere := t.TempDir()
+	r := run(t, src, nil, "migrate", "--to", "host="+nowhere+" dbname=memgate password='"+secret+"' connect_timeout=2")
+	if r.code != 11 || strings.Contains(r.stdout+r.stderr, secret) || !strings.Contains(r.stderr, "password=xxxxx") {
+		t.Fatalf("unreachable keyword DSN: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(src); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "host=") }) {
+		t.Fatal("the keyword DSN was taken for a directory")
+	}
+
+	// The test server, named by keywords (trust authentication ignores
+	// the password).
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw := "host=" + u.Query().Get("host") + " dbname=" + strings.TrimPrefix(u.Path, "/") + " user=" + u.User.Username() + " password=" + secret
+	if u.Port() != "" {
+		kw += " port=" + u.Port()
+	}
+	if h := u.Hostname(); h != "" {
+		kw = strings.Replace(kw, "host= ", "host="+h+" ", 1)
+	}
+	r = mustRun(t, run(t, src, nil, "migrate", "--to", kw))
+	if !strings.Contains(r.stdout, "1 records") && !strings.Contains(r.stdout, "1 record") || strings.Contains(r.stdout+r.stderr, secret) {
+		t.Fatalf("migrate to a keyword DSN: %s %s", r.stdout, r.stderr)
 	}
 }

@@ -107,6 +107,17 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		next.Status = memory.Active
 		next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: rec.Gate.Origin}
 		next.UpdatedAt = now
+		next.ModifiedBy = by.ID
+		var target *memory.Record
+		if next.Supersedes != nil {
+			t, err := tx.GetRecord(ctx, by.Workspace, *next.Supersedes)
+			if err == nil && t.Status == memory.Active {
+				target = &t
+				next.ValidFrom = successorValidFrom(t, next, now)
+			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
 		if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 			return err
 		}
@@ -114,17 +125,12 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now); err != nil {
 			return err
 		}
-		if next.Supersedes != nil {
-			target, err := tx.GetRecord(ctx, by.Workspace, *next.Supersedes)
-			if err == nil && target.Status == memory.Active {
-				old, err := supersede(ctx, tx, by.Workspace, target, next, now)
-				if err != nil {
-					return err
-				}
-				changed = append(changed, old)
-			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if target != nil {
+			old, err := supersede(ctx, tx, by.Workspace, by, *target, next, now)
+			if err != nil {
 				return err
 			}
+			changed = append(changed, old)
 		}
 		a.Status, a.DecidedAt, a.DecidedBy = memory.ApprovalApproved, &now, by.ID
 		if err := tx.UpdateApproval(ctx, a); err != nil {

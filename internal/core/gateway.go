@@ -6,9 +6,11 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -46,6 +48,32 @@ type GatewayMessage struct {
 	Content   string `json:"content"`
 }
 
+// GatewayRoles are the message roles of the Memory Gateway contract
+// (SPEC §6): who spoke, the user or the assistant.
+var GatewayRoles = []string{"user", "assistant"}
+
+// checkMessages applies the contract's rules to messages a transport has
+// decoded: a known role, and a timestamp in Unix epoch milliseconds no
+// earlier than the policy's limits.min_message_timestamp_ms (default
+// 2000-01-01), so seconds sent by mistake are refused, not dated 1970.
+func (s *Service) checkMessages(msgs []GatewayMessage) error {
+	lo := s.policy.Limits.MinMessageTimestampMs
+	for i, m := range msgs {
+		at := "messages[" + strconv.Itoa(i) + "]."
+		if !slices.Contains(GatewayRoles, m.Role) {
+			return fault.Field(at+"role", "must be one of "+strings.Join(GatewayRoles, ", "))
+		}
+		if m.Timestamp < lo || m.Timestamp > gate.MaxMessageTimestampMs {
+			msg := "must be Unix epoch milliseconds between " + time.UnixMilli(lo).UTC().Format(time.RFC3339) + " and 9999-12-31"
+			if m.Timestamp > 0 && m.Timestamp < lo && m.Timestamp*1000 >= lo {
+				msg += "; this looks like seconds (multiply by 1000)"
+			}
+			return fault.Field(at+"timestamp", msg).With("min", lo).With("max", int64(gate.MaxMessageTimestampMs))
+		}
+	}
+	return nil
+}
+
 // AddResult reports an add: the episode record of each message, in
 // order, whether it was new or a re-sent duplicate.
 type AddResult struct {
@@ -63,6 +91,9 @@ type AddResult struct {
 // (same conversation, sender, timestamp and content) is a no-op that
 // answers the stored episode's id. The whole add is one transaction.
 func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.Conversation, msgs []GatewayMessage) (AddResult, error) {
+	if err := s.checkMessages(msgs); err != nil {
+		return AddResult{}, err
+	}
 	if err := s.rateLimit(p); err != nil {
 		return AddResult{}, err
 	}
@@ -346,8 +377,19 @@ func (s *Service) GatewayUpdate(ctx context.Context, p memory.Principal, appID, 
 }
 
 // GatewayDelete forgets a memory of the user (a tombstone remains).
+// Forgetting is idempotent on every surface: deleting a memory that is
+// already forgotten answers as the first delete did, as REST, MCP and the
+// CLI do. The tombstone keeps no scope to match the user against, so any
+// tombstone the user could read counts; it tells nothing but that the id
+// is forgotten.
 func (s *Service) GatewayDelete(ctx context.Context, p memory.Principal, appID, projectID, id string) (memory.Record, error) {
 	if _, err := s.ownRecord(ctx, p, appID, projectID, id); err != nil {
+		if fault.Is(err, fault.NotFound) && memory.ValidID(id) {
+			r, gerr := s.store.GetRecord(ctx, p.Workspace, id)
+			if gerr == nil && r.Status == memory.Forgotten && canRead(p, r, false) {
+				return r, nil
+			}
+		}
 		return memory.Record{}, err
 	}
 	return s.Forget(ctx, p, id)

@@ -194,6 +194,9 @@ func (s *Service) checkProperties(raw json.RawMessage) (json.RawMessage, error) 
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return nil, fault.Field("properties", "must be a JSON object")
 	}
+	if err := gate.CheckJSON("properties", raw); err != nil {
+		return nil, err
+	}
 	return raw, nil
 }
 

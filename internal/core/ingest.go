@@ -279,6 +279,7 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 	next.Version++
 	next.UpdatedAt = now
 	next.InvalidatedAt = &now
+	next.ModifiedBy = p.ID
 	next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: OriginExtraction}
 	if err := tx.UpdateRecord(ctx, p.Workspace, next, head.Version); err != nil {
 		return memory.Record{}, false, err

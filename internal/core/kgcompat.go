@@ -623,6 +623,7 @@ func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record)
 	next.UpdatedAt = k.now
 	now := k.now
 	next.InvalidatedAt = &now
+	next.ModifiedBy = k.p.ID
 	next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: memory.OriginExternal}
 	if err := closeApprovals(ctx, tx, k.p, head.ID, memory.ApprovalRejected, k.now); err != nil {
 		return err
@@ -689,6 +690,9 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 				return err
 			}
 			for _, r := range recs {
+				if !canChange(p, r) { // another writer's observation stays
+					continue
+				}
 				if err := k.invalidate(ctx, tx, r); err != nil {
 					return err
 				}
@@ -737,7 +741,7 @@ func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, 
 				return err
 			}
 			for _, r := range recs {
-				if slices.Contains(d.Contents, kgObservationText(d.EntityName, r.Content)) {
+				if canChange(p, r) && slices.Contains(d.Contents, kgObservationText(d.EntityName, r.Content)) {
 					if err := k.invalidate(ctx, tx, r); err != nil {
 						return err
 					}

@@ -46,8 +46,8 @@ func ClientAgentName(client string) string {
 
 // ClientAgent is the agent a stdio MCP session started without --agent
 // acts as: the one named ClientAgentName(client), created on first use
-// with the policy's mcp.client_trust by the local operator (audited as
-// agent.create, like `memgate agents create`). A revoked one stays
+// with the policy's mcp.client_trust by the operator the CLI acts as
+// (audited as agent.create, like `memgate agents create`). A revoked one stays
 // revoked.
 func (s *Service) ClientAgent(ctx context.Context, ws, client string) (memory.Principal, error) {
 	name := ClientAgentName(client)
@@ -55,7 +55,11 @@ func (s *Service) ClientAgent(ctx context.Context, ws, client string) (memory.Pr
 	if fault.CodeOf(err) != fault.NotFound {
 		return p, err
 	}
-	_, err = s.createPrincipal(ctx, LocalOperator(ws), memory.KindAgent, name, s.policy.MCP.ClientTrust)
+	op, err := s.CLIOperator(ctx, ws)
+	if err != nil {
+		return memory.Principal{}, err
+	}
+	_, err = s.createPrincipal(ctx, op, memory.KindAgent, name, s.policy.MCP.ClientTrust)
 	if err != nil && fault.CodeOf(err) != fault.Conflict { // Conflict: another session created it first
 		return memory.Principal{}, err
 	}

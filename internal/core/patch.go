@@ -123,6 +123,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if head.Status == memory.Forgotten || head.Status == memory.Superseded {
 			return fault.New(fault.Conflict, "a "+string(head.Status)+" record cannot be modified")
 		}
+		if !canChange(p, head) {
+			return errNotOwner
+		}
 		if head.Version != *req.ExpectedVersion {
 			return fault.New(fault.VersionConflict, "record was modified: expected_version is not the current version").
 				With("current_version", head.Version)
@@ -130,6 +133,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		next := req.apply(head)
 		next.Version = head.Version + 1
 		next.UpdatedAt = now
+		next.ModifiedBy = p.ID
 		next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: memory.OriginExternal}
 		if req.Invalidate && next.InvalidatedAt == nil {
 			next.InvalidatedAt = &now
@@ -208,8 +212,8 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 			out = head
 			return nil
 		}
-		if p.Kind == memory.KindAgent && head.Source.Agent != p.Name {
-			return fault.New(fault.PermissionDenied, "agents may only forget records they wrote")
+		if !canChange(p, head) {
+			return errNotOwner
 		}
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err

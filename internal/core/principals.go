@@ -127,6 +127,9 @@ func (s *Service) createPrincipal(ctx context.Context, by memory.Principal, kind
 	if !validName(name) {
 		return CreatedPrincipal{}, fault.Field("name", "must be 1-64 characters of letters, digits, '_', '-' or '.'")
 	}
+	if reservedName(name) {
+		return CreatedPrincipal{}, fault.Field("name", "is reserved for memgate's own principals; choose another name")
+	}
 	// Names are shown and audited everywhere; one shaped like a credential
 	// is almost certainly a pasted secret.
 	if len(gate.Screen(name, []string{gate.PIISecret})) > 0 {
@@ -174,6 +177,52 @@ func (s *Service) ListAgents(ctx context.Context, by memory.Principal) ([]memory
 	return ps, nil
 }
 
+// agentByRef finds an agent of ws by id or name.
+func agentByRef(ctx context.Context, tx store.Tx, ws, idOrName string) (memory.Principal, error) {
+	var p memory.Principal
+	var err error
+	if memory.ValidID(idOrName) {
+		p, err = tx.GetPrincipal(ctx, ws, idOrName)
+	} else {
+		p, err = tx.GetPrincipalByName(ctx, ws, idOrName)
+	}
+	if err == nil && p.Kind != memory.KindAgent {
+		err = store.ErrNotFound
+	}
+	return p, err
+}
+
+// RotateAgent gives an agent, by id or name, a new token; the old one
+// stops working at once. A revoked agent is reinstated: rotation is how a
+// revoked (or imported) agent's name is used again, keeping its principal
+// id and so its records.
+func (s *Service) RotateAgent(ctx context.Context, by memory.Principal, idOrName string) (CreatedPrincipal, error) {
+	if err := requireOperator(by); err != nil {
+		return CreatedPrincipal{}, err
+	}
+	var out CreatedPrincipal
+	err := s.tx(ctx, "agent", func(tx store.Tx) error {
+		p, err := agentByRef(ctx, tx, by.Workspace, idOrName)
+		if err != nil {
+			return err
+		}
+		token, hash := newToken(p.ID)
+		if err := tx.SetCredential(ctx, by.Workspace, p.ID, hash); err != nil {
+			return err
+		}
+		now := s.clock()
+		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "agent.rotate", now,
+			map[string]any{"principal_id": p.ID, "name": p.Name, "reinstated": p.Revoked()})
+		p.RevokedAt, p.TokenHash = nil, nil
+		out = CreatedPrincipal{Principal: p, Token: token}
+		return err
+	})
+	if err != nil {
+		return CreatedPrincipal{}, err
+	}
+	return out, nil
+}
+
 // RevokeAgent revokes an agent's token, by id or name.
 func (s *Service) RevokeAgent(ctx context.Context, by memory.Principal, idOrName string) (memory.Principal, error) {
 	if err := requireOperator(by); err != nil {
@@ -181,18 +230,9 @@ func (s *Service) RevokeAgent(ctx context.Context, by memory.Principal, idOrName
 	}
 	var out memory.Principal
 	err := s.tx(ctx, "agent", func(tx store.Tx) error {
-		var p memory.Principal
-		var err error
-		if memory.ValidID(idOrName) {
-			p, err = tx.GetPrincipal(ctx, by.Workspace, idOrName)
-		} else {
-			p, err = tx.GetPrincipalByName(ctx, by.Workspace, idOrName)
-		}
+		p, err := agentByRef(ctx, tx, by.Workspace, idOrName)
 		if err != nil {
 			return err
-		}
-		if p.Kind != memory.KindAgent {
-			return store.ErrNotFound
 		}
 		if p.Revoked() {
 			out = p
@@ -212,9 +252,40 @@ func (s *Service) RevokeAgent(ctx context.Context, by memory.Principal, idOrName
 }
 
 // LocalOperator is the principal the CLI acts as when it opens the data
-// directory directly: whoever can read the database files is an operator.
+// directory directly (whoever can read the database files is an
+// operator) and the workspace has no operator of its own yet. Its id is
+// not a UUID, so no principal can ever own what it writes, and its name
+// is reserved.
 func LocalOperator(ws string) memory.Principal {
 	return memory.Principal{ID: "cli", Workspace: ws, Kind: memory.KindOperator, Name: "cli"}
+}
+
+// CLIOperator is the operator the CLI acts as on workspace ws: its first
+// operator that is not revoked (the bootstrap operator, normally), so that
+// what the CLI writes is attributed to a real operator principal; else
+// LocalOperator.
+func (s *Service) CLIOperator(ctx context.Context, ws string) (memory.Principal, error) {
+	ops, err := s.store.ListPrincipals(ctx, ws, memory.KindOperator)
+	if err != nil {
+		return memory.Principal{}, storeErr(err, "operators")
+	}
+	for _, p := range ops {
+		if !p.Revoked() {
+			p.TokenHash = nil
+			return p, nil
+		}
+	}
+	return LocalOperator(ws), nil
+}
+
+// reservedNames are the names of memgate's own actors (the CLI, the
+// system principal, the bootstrap operator): no agent or operator may be
+// created under them, so an audit entry or a record's writer name never
+// passes one for another.
+var reservedNames = []string{"cli", "system", "memgate", "operator", "gateway"}
+
+func reservedName(name string) bool {
+	return slices.Contains(reservedNames, strings.ToLower(name))
 }
 
 // LocalAgent is the agent named name, for processes that open the data

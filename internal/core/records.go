@@ -108,7 +108,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 		Entities:       ents,
 		Version:        1,
 		Supersedes:     sup,
-		Source:         memory.Source{Agent: p.Name, Kind: src.Kind, Confidence: conf, Evidence: src.Evidence},
+		Source:         memory.Source{Agent: p.Name, PrincipalID: p.ID, Kind: src.Kind, Confidence: conf, Evidence: src.Evidence},
 		Scope:          req.Scope,
 		ValidFrom:      memory.CanonPtr(req.ValidFrom),
 		ValidUntil:     memory.CanonPtr(req.ValidUntil),
@@ -120,6 +120,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 		Path:           path,
 		CreatedAt:      now,
 		UpdatedAt:      now,
+		ModifiedBy:     p.ID,
 	}
 }
 
@@ -231,6 +232,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 				r.Status, r.Gate.Decision = out.Status, out.Decision
 			}
 		}
+		if out.Status == memory.Active && r.Supersedes != nil {
+			r.ValidFrom = successorValidFrom(target, r, now)
+		}
 		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
 			return err
 		}
@@ -240,7 +244,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		if out.Status == memory.Active && r.Supersedes != nil {
-			old, err := supersede(ctx, tx, p.Workspace, target, r, now)
+			old, err := supersede(ctx, tx, p.Workspace, p, target, r, now)
 			if err != nil {
 				return err
 			}
@@ -407,23 +411,46 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 // supersede retires target in favour of r: a new version of target with
 // status superseded, a pointer to r, and its world validity closed where
 // r's begins.
-func supersede(ctx context.Context, tx store.Tx, ws string, target, r memory.Record, now time.Time) (memory.Record, error) {
+func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) (memory.Record, error) {
 	next := target
 	next.Version = target.Version + 1
 	next.Status = memory.Superseded
 	id := r.ID
 	next.SupersededBy = &id
-	if next.ValidUntil == nil {
-		end := now
-		if r.ValidFrom != nil {
-			end = *r.ValidFrom
-		}
-		if next.ValidFrom == nil || end.After(*next.ValidFrom) {
-			next.ValidUntil = &end
-		}
-	}
+	next.ValidUntil = closedValidity(target, r, now)
 	next.UpdatedAt = now
+	next.ModifiedBy = by.ID
 	return next, tx.UpdateRecord(ctx, ws, next, target.Version)
+}
+
+// closedValidity is where target's world validity ends once r replaces
+// it: its own end if it had one, else where r's begins (now when r does
+// not say), unless that is not after target's start.
+func closedValidity(target, r memory.Record, now time.Time) *time.Time {
+	if target.ValidUntil != nil {
+		return target.ValidUntil
+	}
+	end := now
+	if r.ValidFrom != nil {
+		end = *r.ValidFrom
+	}
+	if target.ValidFrom == nil || end.After(*target.ValidFrom) {
+		return &end
+	}
+	return nil
+}
+
+// successorValidFrom is where the world validity of r, which replaces
+// target, begins: its own start if it states one, else where target's
+// ends, so that an as_of query never sees both as valid at once.
+func successorValidFrom(target, r memory.Record, now time.Time) *time.Time {
+	if r.ValidFrom != nil {
+		return r.ValidFrom
+	}
+	if end := closedValidity(target, r, now); end != nil {
+		return memory.CanonPtr(end)
+	}
+	return memory.CanonPtr(&now)
 }
 
 // canRead applies SPEC §2 access levels. includeSensitive is the
@@ -439,13 +466,40 @@ func canRead(p memory.Principal, r memory.Record, includeSensitive bool) bool {
 		case memory.Public:
 			return true
 		case memory.AgentOnly:
-			return r.Source.Agent == p.Name
+			// Ownership follows the principal id: a name is free text
+			// that a later principal (or an import) may share.
+			return p.ID != "" && r.Source.PrincipalID == p.ID
 		case memory.Sensitive:
 			return includeSensitive && p.Trust == memory.Trusted
 		}
 	}
 	return false
 }
+
+// canChange applies the one ownership rule for changing a record (patch,
+// forget, invalidate; docs/access.md) to a record p can read: operators
+// (and memgate itself) may change any record of their workspace; agents
+// of trust standard or trusted, and gateway users, only records they
+// wrote, by principal id; restricted and read_only agents none.
+func canChange(p memory.Principal, r memory.Record) bool {
+	switch p.Kind {
+	case memory.KindSystem, memory.KindOperator:
+		return true
+	case memory.KindAgent:
+		if p.Trust != memory.Trusted && p.Trust != memory.Standard {
+			return false
+		}
+	case memory.KindUser:
+	default:
+		return false
+	}
+	return p.ID != "" && r.Source.PrincipalID == p.ID
+}
+
+// errNotOwner answers a change to a record the principal can read but did
+// not write.
+var errNotOwner = fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
+	With("reason", gate.ReasonAccessDenied)
 
 // accessFilter is canRead expressed as a store filter.
 func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter {
@@ -455,7 +509,7 @@ func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter 
 	case memory.KindOperator:
 		return store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
 	case memory.KindAgent, memory.KindUser:
-		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.Name}
+		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.ID}
 		if includeSensitive && p.Trust == memory.Trusted {
 			f.Levels = append(f.Levels, memory.Sensitive)
 		}
@@ -484,15 +538,27 @@ func (s *Service) Get(ctx context.Context, p memory.Principal, id string, o GetO
 	if !canRead(p, head, o.IncludeSensitive) {
 		return memory.Record{}, fault.New(fault.NotFound, "record not found")
 	}
+	var r memory.Record
 	switch {
 	case o.Version > 0:
-		r, err := s.store.GetRecordVersion(ctx, p.Workspace, id, o.Version)
-		return r, storeErr(err, "record version")
+		r, err = s.store.GetRecordVersion(ctx, p.Workspace, id, o.Version)
+		if err != nil {
+			return memory.Record{}, storeErr(err, "record version")
+		}
 	case o.KnownAt != nil:
-		r, err := s.store.GetRecordKnownAt(ctx, p.Workspace, id, memory.Canon(*o.KnownAt))
-		return r, storeErr(err, "record at that time")
+		r, err = s.store.GetRecordKnownAt(ctx, p.Workspace, id, memory.Canon(*o.KnownAt))
+		if err != nil {
+			return memory.Record{}, storeErr(err, "record at that time")
+		}
+	default:
+		return head, nil
 	}
-	return head, nil
+	// A past version is read under its own access too: a version held
+	// back (quarantined before an edited approval, say) stays hidden.
+	if !canRead(p, r, o.IncludeSensitive) {
+		return memory.Record{}, fault.New(fault.NotFound, "record version not found")
+	}
+	return r, nil
 }
 
 // History returns every version of a record, oldest first.
@@ -501,7 +567,26 @@ func (s *Service) History(ctx context.Context, p memory.Principal, id string, in
 		return nil, err
 	}
 	vs, err := s.store.ListVersions(ctx, p.Workspace, id)
-	return vs, storeErr(err, "record")
+	if err != nil {
+		return nil, storeErr(err, "record")
+	}
+	// Each version under its own access, as in Get.
+	return slices.DeleteFunc(vs, func(v memory.Record) bool { return !canRead(p, v, includeSensitive) }), nil
+}
+
+// readableHeads keeps the versions in rs whose record's head p may read.
+func (s *Service) readableHeads(ctx context.Context, p memory.Principal, rs []memory.Record, includeSensitive bool) ([]memory.Record, error) {
+	out := rs[:0]
+	for _, r := range rs {
+		head, err := s.store.GetRecord(ctx, p.Workspace, r.ID)
+		if err != nil {
+			return nil, storeErr(err, "record")
+		}
+		if canRead(p, head, includeSensitive) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // ListRequest filters a record listing.
@@ -570,6 +655,12 @@ func (s *Service) List(ctx context.Context, p memory.Principal, req ListRequest)
 	if len(rs) > limit {
 		out.Records = rs[:limit]
 		out.NextCursor = rs[limit-1].ID
+	}
+	if req.KnownAt != nil {
+		// Past versions: the record's head must be readable too, as in Get.
+		if out.Records, err = s.readableHeads(ctx, p, out.Records, req.IncludeSensitive); err != nil {
+			return ListResult{}, err
+		}
 	}
 	if out.Records == nil {
 		out.Records = []memory.Record{}

@@ -46,7 +46,8 @@ type Options struct {
 
 // Service implements memgate's operations over a store.
 type Service struct {
-	store   store.Store
+	store   store.Store // o.Store behind the write watch (see WriteReady)
+	watch   *writeWatch
 	policy  gate.Policy
 	log     *slog.Logger
 	metrics *metrics.Metrics
@@ -84,8 +85,10 @@ func New(o Options) *Service {
 		o.Now = time.Now
 	}
 	rl := o.Policy.RateLimit
+	watch := &writeWatch{Store: o.Store}
 	s := &Service{
-		store:   o.Store,
+		store:   watch,
+		watch:   watch,
 		policy:  o.Policy,
 		log:     o.Logger,
 		metrics: o.Metrics,
@@ -115,7 +118,7 @@ func New(o Options) *Service {
 func (s *Service) Policy() gate.Policy { return s.policy }
 
 // Store returns the underlying store (for ops endpoints and tests).
-func (s *Service) Store() store.Store { return s.store }
+func (s *Service) Store() store.Store { return s.watch.Store }
 
 func (s *Service) clock() time.Time { return memory.Canon(s.now()) }
 

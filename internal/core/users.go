@@ -78,15 +78,11 @@ func (s *Service) CreateUser(ctx context.Context, by memory.Principal, userID st
 	if len(gate.Screen(userID, []string{gate.PIISecret})) > 0 {
 		return CreatedUser{}, fault.Field("user_id", "looks like a secret or API key; choose a plain id")
 	}
-	var secret [32]byte
-	if _, err := rand.Read(secret[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	key := userKeyPrefix + base64.RawURLEncoding.EncodeToString(secret[:])
-	sum := sha256.Sum256([]byte(key))
 	now := s.clock()
 	p := memory.Principal{ID: memory.NewID(), Workspace: by.Workspace, Kind: memory.KindUser, Name: userNamePrefix + userID,
-		Trust: memory.Standard, TokenHash: sum[:], CreatedAt: now}
+		Trust: memory.Standard, CreatedAt: now}
+	var key string
+	key, p.TokenHash = newUserKey(p.ID)
 	err := s.tx(ctx, "user "+userID, func(tx store.Tx) error {
 		if err := tx.InsertPrincipal(ctx, p); err != nil {
 			return err
@@ -99,6 +95,57 @@ func (s *Service) CreateUser(ctx context.Context, by memory.Principal, userID st
 		return CreatedUser{}, err
 	}
 	return CreatedUser{UserID: userID, UserKey: key}, nil
+}
+
+// newUserKey returns a user key and its stored sha256. The key names its
+// principal ("uk_<principal id without dashes>_<secret>"), so the gateway
+// finds the user's workspace from the key alone.
+func newUserKey(principalID string) (key string, hash []byte) {
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	key = userKeyPrefix + strings.ReplaceAll(principalID, "-", "") + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
+	sum := sha256.Sum256([]byte(key))
+	return key, sum[:]
+}
+
+// userKeyPrincipal is the principal id a user key names, if it has the
+// form newUserKey makes (keys made before it name none).
+func userKeyPrincipal(key string) (string, bool) {
+	id, _, ok := parseToken(tokenPrefix + strings.TrimPrefix(key, userKeyPrefix))
+	return id, ok && strings.HasPrefix(key, userKeyPrefix)
+}
+
+// RotateUserKey gives a gateway user a new key; the old one stops working
+// at once. A revoked user is reinstated: rotation is how a revoked (or
+// imported) user id is used again, keeping its principal and memories.
+func (s *Service) RotateUserKey(ctx context.Context, by memory.Principal, userID string) (CreatedUser, error) {
+	if err := requireOperator(by); err != nil {
+		return CreatedUser{}, err
+	}
+	var out CreatedUser
+	err := s.tx(ctx, "user", func(tx store.Tx) error {
+		p, err := tx.GetPrincipalByName(ctx, by.Workspace, userNamePrefix+userID)
+		if err != nil {
+			return err
+		}
+		if p.Kind != memory.KindUser {
+			return store.ErrNotFound
+		}
+		key, hash := newUserKey(p.ID)
+		if err := tx.SetCredential(ctx, by.Workspace, p.ID, hash); err != nil {
+			return err
+		}
+		out = CreatedUser{UserID: userID, UserKey: key}
+		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "user.rotate", s.clock(),
+			map[string]any{"principal_id": p.ID, "user_id": userID, "reinstated": p.Revoked()})
+		return err
+	})
+	if err != nil {
+		return CreatedUser{}, err
+	}
+	return out, nil
 }
 
 // ListUsers lists the gateway users of the operator's workspace.
@@ -146,9 +193,20 @@ func (s *Service) RevokeUser(ctx context.Context, by memory.Principal, userID st
 	return out, err
 }
 
-// AuthenticateUser resolves a gateway user id and key in workspace ws.
+// AuthenticateUser resolves a gateway user id and key. A key that names
+// its principal (newUserKey) authenticates in that principal's workspace,
+// whichever it is; an older key only in workspace ws.
 func (s *Service) AuthenticateUser(ctx context.Context, ws, userID, key string) (memory.Principal, error) {
-	p, err := s.store.GetPrincipalByName(ctx, ws, userNamePrefix+userID)
+	var p memory.Principal
+	var err error
+	if id, ok := userKeyPrincipal(key); ok {
+		p, err = s.store.FindPrincipal(ctx, id)
+		if err == nil && p.Name != userNamePrefix+userID {
+			err = store.ErrNotFound
+		}
+	} else {
+		p, err = s.store.GetPrincipalByName(ctx, ws, userNamePrefix+userID)
+	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return memory.Principal{}, storeErr(err, "user")
 	}

@@ -21,6 +21,7 @@ const (
 	Unauthenticated  Code = "unauthenticated"
 	PermissionDenied Code = "permission_denied"
 	NotFound         Code = "not_found"
+	MethodNotAllowed Code = "method_not_allowed" // the route exists under other methods (HTTP only)
 	VersionConflict  Code = "version_conflict"
 	Conflict         Code = "conflict" // a state conflict other than versions (e.g. approval already decided)
 	TooLarge         Code = "too_large"
@@ -109,6 +110,8 @@ func HTTPStatus(c Code) int {
 		return http.StatusForbidden
 	case NotFound:
 		return http.StatusNotFound
+	case MethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case VersionConflict, Conflict:
 		return http.StatusConflict
 	case TooLarge:
@@ -148,6 +151,8 @@ func ExitCode(c Code) int {
 		return 10
 	case Unavailable:
 		return 11
+	case MethodNotAllowed:
+		return 12
 	default:
 		return 1
 	}
@@ -181,6 +186,8 @@ func FromHTTPStatus(status int) Code {
 		return PermissionDenied
 	case http.StatusNotFound:
 		return NotFound
+	case http.StatusMethodNotAllowed:
+		return MethodNotAllowed
 	case http.StatusConflict:
 		return Conflict
 	case http.StatusRequestEntityTooLarge:

@@ -9,7 +9,7 @@ import (
 )
 
 var allCodes = []Code{InvalidArgument, Unauthenticated, PermissionDenied, NotFound, VersionConflict, TooLarge,
-	GateRejected, RateLimited, Unavailable, Internal}
+	GateRejected, RateLimited, Unavailable, Internal, MethodNotAllowed}
 
 func TestEveryCodeHasADistinctExitCode(t *testing.T) {
 	seen := map[int]Code{}
@@ -27,7 +27,7 @@ func TestEveryCodeHasADistinctExitCode(t *testing.T) {
 
 func TestHTTPStatusMatchesSpec(t *testing.T) {
 	want := map[Code]int{InvalidArgument: 400, Unauthenticated: 401, PermissionDenied: 403, NotFound: 404,
-		VersionConflict: 409, TooLarge: 413, GateRejected: 422, RateLimited: 429, Unavailable: 503, Internal: 500}
+		VersionConflict: 409, TooLarge: 413, GateRejected: 422, RateLimited: 429, Unavailable: 503, Internal: 500, MethodNotAllowed: 405}
 	for c, s := range want {
 		if got := HTTPStatus(c); got != s {
 			t.Errorf("%s: %d, want %d", c, got, s)

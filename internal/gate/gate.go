@@ -88,6 +88,9 @@ func (p Policy) CheckSchema(r memory.Record) error {
 		if err := json.Unmarshal(r.Metadata, &obj); err != nil || obj == nil {
 			return fault.Field("metadata", "must be a JSON object").With("reason", ReasonSchema)
 		}
+		if err := CheckJSON("metadata", r.Metadata); err != nil {
+			return err
+		}
 	}
 	if len(r.Entities) > l.MaxEntities {
 		return fault.Field("entities", "at most "+strconv.Itoa(l.MaxEntities)+" entities").With("reason", ReasonSchema)

@@ -111,6 +111,8 @@ func Default() Policy {
 			MaxScopeKeyBytes: 256,
 			MaxRequestBytes:  1 << 20,
 			MaxImportBytes:   256 << 20,
+			// 2000-01-01T00:00:00Z
+			MinMessageTimestampMs: 946684800000,
 		},
 		RateLimit: RateLimits{
 			Agent:    Bucket{PerSecond: 50, Burst: 100},
@@ -657,6 +659,7 @@ func (p Policy) Validate() error {
 	intRange("limits.max_scope_key_bytes", int64(l.MaxScopeKeyBytes), 1, maxScopeKeyLimit)
 	intRange("limits.max_request_bytes", l.MaxRequestBytes, 1, maxRequestBytes)
 	intRange("limits.max_import_bytes", l.MaxImportBytes, 1, maxImportBytes)
+	intRange("limits.min_message_timestamp_ms", l.MinMessageTimestampMs, 1, MaxMessageTimestampMs)
 	if l.MaxRequestBytes >= 1 && l.MaxRequestBytes < int64(l.MaxContentBytes) {
 		add("limits.max_request_bytes", "must be >= limits.max_content_bytes (%d), got %d", l.MaxContentBytes, l.MaxRequestBytes)
 	}

@@ -31,7 +31,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("Default().Validate() = %v", err)
 	}
-	if p.Limits != (Limits{32768, 16384, 64, 64, 256, 1048576, 256 << 20}) {
+	if p.Limits != (Limits{32768, 16384, 64, 64, 256, 1048576, 256 << 20, 946684800000}) {
 		t.Errorf("limits = %+v", p.Limits)
 	}
 	if p.RateLimit != (RateLimits{Agent: Bucket{50, 100}, Operator: Bucket{0, 0}, User: Bucket{20, 40}}) {

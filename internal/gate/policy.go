@@ -50,7 +50,16 @@ type Limits struct {
 	// MaxImportBytes bounds a POST /v1/import body separately: an import
 	// is validated whole in memory before anything is written.
 	MaxImportBytes int64 `yaml:"max_import_bytes" json:"max_import_bytes"`
+	// MinMessageTimestampMs is the earliest gateway message timestamp
+	// (Unix epoch milliseconds) accepted. The default, 2000-01-01, catches
+	// clients that send seconds, which would otherwise be dated 1970; set
+	// it lower (1 accepts any positive time) to import older chats.
+	MinMessageTimestampMs int64 `yaml:"min_message_timestamp_ms" json:"min_message_timestamp_ms"`
 }
+
+// MaxMessageTimestampMs is the last millisecond of year 9999, beyond
+// which a time cannot be stored or encoded.
+const MaxMessageTimestampMs = 253402300799999
 
 // Bucket configures a token bucket. PerSecond 0 disables limiting.
 type Bucket struct {

@@ -17,11 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"regexp"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -89,18 +92,95 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 
 // argumentErrors gives the tool errors the SDK makes itself — arguments
 // that do not match the input schema — the code invalid_argument, like
-// every other tool error.
+// every other tool error, naming the argument but never its value (the
+// SDK's own text quotes it). It also refuses arguments holding invalid
+// UTF-8 or unpaired surrogate escapes, which decoding would silently turn
+// into U+FFFD, on every transport.
 func argumentErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && method == "tools/call" && gate.NeedsTextCheck(p.Arguments) {
+			if path, problem := gate.CheckJSONText(p.Arguments); problem == gate.ProblemUTF8 {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
+					Text: fault.ToolErrorText(fault.Field(argumentName(path), problem))}}}, nil
+			}
+		}
 		res, err := next(ctx, method, req)
 		if r, ok := res.(*sdk.CallToolResult); ok && err == nil && r.IsError {
 			var te toolErr
 			if cause := r.GetError(); cause != nil && !errors.As(cause, &te) {
-				r.Content = []sdk.Content{&sdk.TextContent{Text: string(fault.InvalidArgument) + ": " + cause.Error()}}
+				r.Content = []sdk.Content{&sdk.TextContent{Text: fault.ToolErrorText(schemaError(cause.Error()))}}
 			}
 		}
 		return res, err
 	}
+}
+
+var (
+	// schemaPointer finds "validating /properties/a/items/properties/b: kw:"
+	// in the SDK's schema validation errors.
+	schemaPointer = regexp.MustCompile(`validating (/[A-Za-z0-9_/]*): ([a-zA-Z]+):`)
+	missingProps  = regexp.MustCompile(`missing properties: \[([a-zA-Z0-9_", ]*)\]`)
+	schemaWant    = regexp.MustCompile(`want "([a-z]+)"$`)
+	schemaEnum    = regexp.MustCompile(`does not equal any of: \[([a-z0-9_ ]*)\]$`)
+	plainArgument = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.\[\]]{0,63}$`)
+)
+
+// schemaError turns the SDK's text for arguments that do not fit the
+// input schema into an invalid_argument naming the argument and the
+// failed schema keyword, without the offending value.
+func schemaError(text string) *fault.Error {
+	if m := schemaPointer.FindAllStringSubmatch(text, -1); len(m) > 0 {
+		last := m[len(m)-1]
+		name := pointerName(last[1])
+		if mp := missingProps.FindStringSubmatch(text); mp != nil && last[2] == "required" {
+			return fault.Field(argumentName(name), "is missing required arguments "+strings.ReplaceAll(mp[1], `"`, "")).With("keyword", "required")
+		}
+		problem := "does not match the tool's input schema (" + last[2] + ")"
+		// What the schema wants comes from the schema, never the value.
+		if w := schemaWant.FindStringSubmatch(text); w != nil && last[2] == "type" {
+			problem = "must be of type " + w[1]
+		} else if w := schemaEnum.FindStringSubmatch(text); w != nil && last[2] == "enum" {
+			problem = "must be one of " + strings.Join(strings.Fields(w[1]), ", ")
+		}
+		return fault.Field(argumentName(name), problem).With("keyword", last[2])
+	}
+	if mp := missingProps.FindStringSubmatch(text); mp != nil {
+		return fault.Field("arguments", "is missing required arguments "+strings.ReplaceAll(mp[1], `"`, "")).With("keyword", "required")
+	}
+	if strings.Contains(text, "unexpected additional properties") {
+		return fault.Field("arguments", "has arguments the tool does not take").With("keyword", "additionalProperties")
+	}
+	return fault.Field("arguments", "do not match the tool's input schema")
+}
+
+// pointerName turns a schema pointer (/properties/a/items/properties/b)
+// into an argument path (a[].b).
+func pointerName(ptr string) string {
+	var b strings.Builder
+	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties":
+			if i+1 < len(segs) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(segs[i+1])
+				i++
+			}
+		case "items":
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
+}
+
+// argumentName is a path fit to show, or "arguments".
+func argumentName(path string) string {
+	if path == "" || !plainArgument.MatchString(path) {
+		return "arguments"
+	}
+	return path
 }
 
 // toolErr is an error whose text is shown to the client as is.

@@ -108,10 +108,15 @@ const (
 
 // Source is the provenance of a record.
 type Source struct {
-	Agent      string     `json:"agent"`
-	Kind       SourceKind `json:"kind"`
-	Confidence float64    `json:"confidence"`
-	Evidence   []string   `json:"evidence"`
+	// Agent is the writer's name, for people to read; PrincipalID is the
+	// writer's principal id, which is what ownership (access "agent",
+	// patch and forget by agents) follows: names are free text, an id
+	// never names anyone else.
+	Agent       string     `json:"agent"`
+	PrincipalID string     `json:"principal_id"`
+	Kind        SourceKind `json:"kind"`
+	Confidence  float64    `json:"confidence"`
+	Evidence    []string   `json:"evidence"`
 }
 
 // Scope holds a record's optional scope keys. Empty means unset.
@@ -168,6 +173,11 @@ type Record struct {
 	CreatedAt       time.Time  `json:"created_at"`
 	// UpdatedAt is the transaction time at which this version was written.
 	UpdatedAt time.Time `json:"updated_at"`
+	// ModifiedBy is the principal id that wrote this version (the writer
+	// for version 1, then whoever patched or approved it), so history
+	// never attributes one principal's text to another. Empty on versions
+	// written before it was recorded, and on tombstones.
+	ModifiedBy string `json:"modified_by"`
 }
 
 // SHA256Hex returns the lowercase hex sha256 of s.

@@ -32,7 +32,7 @@ type fdoc struct {
 	ws       uint32    // workspace code; 0: no live document
 	scope    [5]uint32 // codes of user, agent, app, project and session id; 0: empty
 	category uint32
-	agent    uint32 // source agent
+	agent    uint32 // the writer's principal id (source.principal_id), which owns access "agent"
 	conf     float32
 	typ      uint8 // enum codes (see enumCode); 0: a value outside the enumerations
 	status   uint8
@@ -118,7 +118,7 @@ func scopeFields(s *memory.Scope) [5]string {
 
 // encode codes a live record of workspace ws (a code).
 func (x *filterIndex) encode(ws uint32, r *memory.Record) fdoc {
-	f := fdoc{ws: ws, category: x.code(r.Category), agent: x.code(r.Source.Agent), conf: float32(r.Source.Confidence)}
+	f := fdoc{ws: ws, category: x.code(r.Category), agent: x.code(r.Source.PrincipalID), conf: float32(r.Source.Confidence)}
 	for i, v := range scopeFields(&r.Scope) {
 		f.scope[i] = x.code(v)
 	}

@@ -71,7 +71,7 @@ func randomEngine(t *testing.T, r *rand.Rand, n int) *Engine {
 			rc.Type = memory.Type(pick("episode", "belief", "decision", "custom"))
 			rc.Status = memory.Status(pick("active", "active", "active", "superseded", "archived", "odd"))
 			rc.Access = memory.Access(pick("public", "agent", "user", "sensitive", "system", "weird"))
-			rc.Source.Agent = pick("a", "b", "")
+			rc.Source.PrincipalID = pick("a", "b", "")
 			rc.Source.Confidence = float64(r.IntN(10)) / 10
 			rc.Category = pick("", "work", "home")
 			rc.Scope = memory.Scope{UserID: pick("", "u1", "u2"), AppID: pick("", "app"), ProjectID: pick("", "p1", "p2", "p3"),

@@ -88,7 +88,7 @@ var (
 )
 
 const (
-	snapVersion = 3
+	snapVersion = 4 // 4: the filter's agent is the writer's principal id, not its name
 	maxHead     = 1 << 20
 	maxSection  = 1 << 40
 	// sectionChunk is the most a section read allocates beyond the bytes

@@ -143,7 +143,7 @@ func (f *fixture) insert(n int) []memory.Record {
 			r.Access = []memory.Access{memory.Public, memory.Public, memory.AgentOnly, memory.Sensitive}[f.r.IntN(4)]
 			r.Status = []memory.Status{memory.Active, memory.Active, memory.Active, memory.Provisional}[f.r.IntN(4)]
 			r.Category = []string{"other", "technology", "personal"}[f.r.IntN(3)]
-			r.Source.Agent = fmt.Sprintf("agent-%d", f.r.IntN(3))
+			r.Source.PrincipalID = fmt.Sprintf("agent-%d", f.r.IntN(3))
 			r.Source.Confidence = 0.5 + float64(f.r.IntN(50))/100
 			r.Scope = memory.Scope{UserID: fmt.Sprintf("u%d", f.r.IntN(3)), SessionID: fmt.Sprintf("s%d", f.r.IntN(6))}
 			if f.r.IntN(3) == 0 {

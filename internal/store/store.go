@@ -108,6 +108,10 @@ type Reader interface {
 	// content hash matches its record's current content, ascending by
 	// record id. fn must not use the store and must copy vec to keep it.
 	ScanVectors(ctx context.Context, model string, fn func(ws, id string, vec []float32) error) error
+
+	// GetSetting returns a setting of the whole database (see PutSetting);
+	// ErrNotFound if it was never set.
+	GetSetting(ctx context.Context, key string) (string, error)
 	// ListChanges returns record changes with seq > after, ascending: the
 	// ordered change log that keeps other processes' in-memory indexes
 	// current. Every InsertRecord, UpdateRecord and PurgeRecord appends
@@ -214,6 +218,9 @@ type Tx interface {
 	InsertPrincipal(ctx context.Context, p memory.Principal) error
 	// RevokePrincipal sets RevokedAt; ErrNotFound if absent.
 	RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error
+	// SetCredential replaces a principal's token hash (or user key hash)
+	// and clears RevokedAt; ErrNotFound if absent.
+	SetCredential(ctx context.Context, ws, id string, hash []byte) error
 
 	// InsertRecord inserts a new record at version 1 (head and version row).
 	InsertRecord(ctx context.Context, ws string, r memory.Record) error
@@ -236,6 +243,9 @@ type Tx interface {
 	// record's current content (the record changed meanwhile, or was
 	// forgotten) is silently dropped.
 	PutVectors(ctx context.Context, model string, vs []Vector) error
+	// PutSetting sets a setting of the whole database, such as the
+	// embedder its vectors are made with, replacing an earlier value.
+	PutSetting(ctx context.Context, key, value string) error
 	// PutCachedEmbeddings stores vectors by (model, content hash).
 	PutCachedEmbeddings(ctx context.Context, model string, byHash map[string][]float32) error
 	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);
@@ -299,7 +309,8 @@ type Tx interface {
 
 // AccessFilter restricts reads to the access levels a principal may see.
 // Levels are always visible; records with access "agent" are additionally
-// visible when their source agent equals OwnAgent. The zero filter admits
+// visible when their writer's principal id (source.principal_id) equals
+// OwnAgent, which is a principal id, never a name. The zero filter admits
 // nothing.
 type AccessFilter struct {
 	Levels   []memory.Access
@@ -333,7 +344,8 @@ type RecordQuery struct {
 }
 
 // DefaultLimit and MaxLimit bound list queries. ListRecords caps Limit at
-// MaxLimit; ListApprovals, ListExpiredApprovals and ListAudit return at
+// MaxLimit+1: a caller serving pages of up to MaxLimit asks for one more
+// record to learn whether a next page exists. ListApprovals, ListExpiredApprovals and ListAudit return at
 // most limit items, uncapped, and DefaultLimit items when limit <= 0.
 const (
 	DefaultLimit = 50

@@ -320,9 +320,23 @@ func TestRedaction(t *testing.T) {
 		{"postgres://memgate:" + secret + "@db.internal:5432/memgate?sslmode=require", "postgres://memgate:xxxxx@db.internal:5432/memgate?sslmode=require"},
 		{"postgresql://memgate@db/memgate?password=" + secret, "postgresql://memgate@db/memgate?password=xxxxx"},
 		{"postgres://memgate@db/memgate", "postgres://memgate@db/memgate"},
+		// libpq keyword/value strings, quoted and escaped values included.
+		{"host=db dbname=memgate password=" + secret + " sslmode=require", "host=db dbname=memgate password=xxxxx sslmode=require"},
+		{"host=db password = '" + secret + " with spaces' user=m", "host=db password = xxxxx user=m"},
+		{`password='it\'s ` + secret + `' host=db`, "password=xxxxx host=db"},
 	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, s := range []string{"host=db dbname=x", "dbname=x", " user=u"} {
+		if !IsDSN(s) {
+			t.Errorf("IsDSN(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"/var/lib/memgate", "data=dir", "./host", "mysql://x"} {
+		if IsDSN(s) {
+			t.Errorf("IsDSN(%q) = true", s)
 		}
 	}
 	if got := Redact("postgres://u:" + secret + "@[bad"); strings.Contains(got, secret) {
@@ -336,6 +350,8 @@ func TestRedaction(t *testing.T) {
 		"postgres://memgate@/memgate?host=" + dir + "&password=" + secret,
 		"postgres://memgate:" + secret + "@/memgate?host=" + dir + "&connect_timeout=soon",
 		"mysql://memgate:" + secret + "@db/memgate",
+		"host=" + dir + " dbname=memgate password=" + secret + " connect_timeout=5",
+		"host=" + dir + " dbname=memgate password='" + secret + " x' connect_timeout=soon",
 	} {
 		s, err := Open(ctx, u, Options{})
 		if err == nil {

@@ -129,6 +129,11 @@ func (t *tx) InsertPrincipal(ctx context.Context, p memory.Principal) error {
 	return mapErr("postgres: insert principal "+p.ID, err)
 }
 
+func (t *tx) SetCredential(ctx context.Context, ws, id string, hash []byte) error {
+	tag, err := t.q.Exec(ctx, `UPDATE principals SET token_hash = $1, revoked_at = NULL WHERE workspace_id = $2 AND id = $3`, hash, ws, id)
+	return affectedOne("postgres: set credential of principal "+id, tag, err)
+}
+
 func (t *tx) RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error {
 	tag, err := t.q.Exec(ctx, `UPDATE principals SET revoked_at = $1 WHERE workspace_id = $2 AND id = $3`, at, ws, id)
 	return affectedOne("postgres: revoke principal "+id, tag, err)

@@ -24,6 +24,7 @@ var recordCols = []string{
 	"valid_from", "valid_until", "ingested_at", "invalidated_at",
 	"access", "classification", "gate_decision_id", "gate_decision", "gate_origin",
 	"decay_score", "path", "last_retrieved_at", "retrieval_count", "created_at", "updated_at",
+	"source_principal_id", "modified_by",
 }
 
 // numRecordArgs is the number of parameters recordArgs binds: the
@@ -46,7 +47,7 @@ var (
 	sqlPurgeVersions = `UPDATE record_versions SET
 		category = '', content = '', metadata = '{}', entities = '{}',
 		superseded_by = NULL, supersedes = NULL, status = $3,
-		source_agent = '', source_kind = '', source_confidence = 0, source_evidence = '{}',
+		source_agent = '', source_principal_id = '', modified_by = '', source_kind = '', source_confidence = 0, source_evidence = '{}',
 		scope_user_id = '', scope_agent_id = '', scope_app_id = '', scope_project_id = '', scope_session_id = '',
 		valid_from = NULL, valid_until = NULL, invalidated_at = NULL, classification = '',
 		decay_score = 0, last_retrieved_at = NULL, retrieval_count = 0
@@ -100,6 +101,7 @@ func recordArgs(ws string, r *memory.Record, extra ...any) ([]any, error) {
 		r.ValidFrom, r.ValidUntil, r.IngestedAt, r.InvalidatedAt,
 		string(r.Access), r.Classification, r.Gate.DecisionID, r.Gate.Decision, r.Gate.Origin,
 		r.DecayScore, r.Path, r.LastRetrievedAt, r.RetrievalCount, r.CreatedAt, r.UpdatedAt,
+		r.Source.PrincipalID, r.ModifiedBy,
 	)
 	return append(args, extra...), nil
 }
@@ -120,6 +122,7 @@ func scanRecord(row pgx.Row, lead ...any) (memory.Record, error) {
 		&r.ValidFrom, &r.ValidUntil, &r.IngestedAt, &r.InvalidatedAt,
 		&access, &r.Classification, &r.Gate.DecisionID, &r.Gate.Decision, &r.Gate.Origin,
 		&r.DecayScore, &r.Path, &r.LastRetrievedAt, &r.RetrievalCount, &r.CreatedAt, &r.UpdatedAt,
+		&r.Source.PrincipalID, &r.ModifiedBy,
 	)
 	if err := row.Scan(dest...); err != nil {
 		return memory.Record{}, err
@@ -235,7 +238,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	limit = min(limit, store.MaxLimit)
+	limit = min(limit, store.MaxLimit+1) // a full page and the one that says more follow
 
 	var b strings.Builder
 	b.Grow(1024)
@@ -306,7 +309,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		}
 	}
 	if q.Access.OwnAgent != "" {
-		b.WriteString("(access = " + args.add(string(memory.AgentOnly)) + " AND source_agent = " + args.add(q.Access.OwnAgent) + ")")
+		b.WriteString("(access = " + args.add(string(memory.AgentOnly)) + " AND source_principal_id = " + args.add(q.Access.OwnAgent) + ")")
 	}
 	b.WriteString(")")
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -208,6 +209,64 @@ func TestLoadMigrations(t *testing.T) {
 	} {
 		if _, err := store.LoadMigrations(bad); err == nil {
 			t.Errorf("loadMigrations accepted %v", bad)
+		}
+	}
+}
+
+// The record_principals migration gives existing records their writer's
+// principal id by name, in the same workspace, and none to the CLI's old
+// pseudo-writer "cli" even where an agent took that name.
+func TestMigrationRecordPrincipalsBackfill(t *testing.T) {
+	ctx := t.Context()
+	at := 0
+	for _, m := range migrations {
+		if strings.Contains(m.Name, "record_principals") {
+			at = m.Version
+		}
+	}
+	if at == 0 {
+		t.Fatal("no record_principals migration")
+	}
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	db := openAt(t, path, at-1)
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC).UnixMicro()
+	coder, cli := memory.NewID(), memory.NewID()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO workspaces (id, settings, created_at) VALUES ('default', '{}', ?), ('other', '{}', ?)`, []any{t0, t0}},
+		{`INSERT INTO principals (workspace_id, id, kind, name, trust, token_hash, created_at)
+			VALUES ('default', 'p1', 'agent', 'coder', 'standard', x'01', ?), ('default', 'p2', 'agent', 'cli', 'read_only', x'02', ?),
+			('other', 'p3', 'agent', 'coder', 'standard', x'03', ?)`, []any{t0, t0, t0}},
+		{`INSERT INTO records (workspace_id, id, type, content, content_sha256, version, status, source_agent, ingested_at, access, created_at, updated_at)
+			VALUES ('default', ?, 'belief', 'x', 'abc', 1, 'active', 'coder', ?, 'agent', ?, ?),
+			('default', ?, 'belief', 'y', 'abd', 1, 'active', 'cli', ?, 'agent', ?, ?)`, []any{coder, t0, t0, t0, cli, t0, t0, t0}},
+		{`INSERT INTO record_versions (workspace_id, id, type, content, content_sha256, version, status, source_agent, ingested_at, access, created_at, updated_at)
+			SELECT workspace_id, id, type, content, content_sha256, version, status, source_agent, ingested_at, access, created_at, updated_at FROM records`, nil},
+	} {
+		if _, err := db.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ id, want string }{{coder, "p1"}, {cli, ""}} {
+		r, err := s.GetRecord(ctx, "default", c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.GetRecordVersion(ctx, "default", c.id, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Source.PrincipalID != c.want || r.ModifiedBy != c.want || v.Source.PrincipalID != c.want || v.ModifiedBy != c.want {
+			t.Fatalf("record by %q: head %q/%q, version %q/%q; want %q", r.Source.Agent, r.Source.PrincipalID, r.ModifiedBy,
+				v.Source.PrincipalID, v.ModifiedBy, c.want)
 		}
 	}
 }

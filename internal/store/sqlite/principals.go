@@ -150,6 +150,16 @@ func (t *tx) InsertPrincipal(ctx context.Context, p memory.Principal) error {
 	return mapErr("sqlite: insert principal "+p.ID, err)
 }
 
+func (t *tx) SetCredential(ctx context.Context, ws, id string, hash []byte) error {
+	ctx = t.detach(ctx)
+	op := "sqlite: set credential of principal " + id
+	res, err := t.stmt(ctx, stSetCredential).ExecContext(ctx, hash, ws, id)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	return requireOne(op, res)
+}
+
 func (t *tx) RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error {
 	ctx = t.detach(ctx)
 	op := "sqlite: revoke principal " + id

@@ -42,6 +42,7 @@ func recordArgs(ws string, r *memory.Record, extra ...any) ([]any, error) {
 		nullMicros(r.ValidFrom), nullMicros(r.ValidUntil), micros(r.IngestedAt), nullMicros(r.InvalidatedAt),
 		string(r.Access), r.Classification, r.Gate.DecisionID, r.Gate.Decision, r.Gate.Origin,
 		r.DecayScore, r.Path, nullMicros(r.LastRetrievedAt), r.RetrievalCount, micros(r.CreatedAt), micros(r.UpdatedAt),
+		r.Source.PrincipalID, r.ModifiedBy,
 	)
 	return append(args, extra...), nil
 }
@@ -65,6 +66,7 @@ func scanRecord(sc scanner) (memory.Record, error) {
 		&validFrom, &validUntil, &ingested, &invalidated,
 		&access, &r.Classification, &r.Gate.DecisionID, &r.Gate.Decision, &r.Gate.Origin,
 		&r.DecayScore, &r.Path, &lastRetrieved, &r.RetrievalCount, &created, &updated,
+		&r.Source.PrincipalID, &r.ModifiedBy,
 	)
 	if err != nil {
 		return memory.Record{}, err
@@ -176,7 +178,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	limit = min(limit, store.MaxLimit)
+	limit = min(limit, store.MaxLimit+1) // a full page and the one that says more follow
 
 	var b strings.Builder
 	b.Grow(1024)
@@ -257,7 +259,7 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		}
 	}
 	if q.Access.OwnAgent != "" {
-		b.WriteString("(access = ? AND source_agent = ?)")
+		b.WriteString("(access = ? AND source_principal_id = ?)")
 		args = append(args, string(memory.AgentOnly), q.Access.OwnAgent)
 	}
 	b.WriteString(")")

@@ -16,6 +16,7 @@ var recordCols = []string{
 	"valid_from", "valid_until", "ingested_at", "invalidated_at",
 	"access", "classification", "gate_decision_id", "gate_decision", "gate_origin",
 	"decay_score", "path", "last_retrieved_at", "retrieval_count", "created_at", "updated_at",
+	"source_principal_id", "modified_by",
 }
 
 // numRecordArgs is the number of parameters recordArgs binds: the
@@ -57,6 +58,7 @@ const (
 	stCreateWorkspace stmtID = numReadStmts + iota
 	stInsertPrincipal
 	stRevokePrincipal
+	stSetCredential
 	stInsertRecord
 	stInsertVersion
 	stUpdateRecord
@@ -117,6 +119,7 @@ var stmtSQL = [numStmts]string{
 	stCreateWorkspace: `INSERT INTO workspaces (id, settings, created_at) VALUES (?, ?, ?)`,
 	stInsertPrincipal: `INSERT INTO principals (` + principalCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 	stRevokePrincipal: `UPDATE principals SET revoked_at = ? WHERE workspace_id = ? AND id = ?`,
+	stSetCredential:   `UPDATE principals SET token_hash = ?, revoked_at = NULL WHERE workspace_id = ? AND id = ?`,
 
 	stInsertRecord:  `INSERT INTO records (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
 	stInsertVersion: `INSERT INTO record_versions (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
@@ -131,7 +134,7 @@ var stmtSQL = [numStmts]string{
 	stPurgeVersions: `UPDATE record_versions SET
 		category = '', content = '', metadata = '{}', entities = '[]',
 		superseded_by = NULL, supersedes = NULL, status = ?3,
-		source_agent = '', source_kind = '', source_confidence = 0, source_evidence = '[]',
+		source_agent = '', source_principal_id = '', modified_by = '', source_kind = '', source_confidence = 0, source_evidence = '[]',
 		scope_user_id = '', scope_agent_id = '', scope_app_id = '', scope_project_id = '', scope_session_id = '',
 		valid_from = NULL, valid_until = NULL, invalidated_at = NULL, classification = '',
 		decay_score = 0, last_retrieved_at = NULL, retrieval_count = 0

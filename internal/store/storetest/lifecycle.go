@@ -147,7 +147,7 @@ func testPurgeRecord(t *testing.T, s store.Store) {
 	assertRecord(t, "tombstone version 4", vs[3], want)
 	for _, v := range vs {
 		if v.Content != "" || string(canonJSON(v.Metadata)) != "{}" || len(v.Entities) != 0 ||
-			v.Source.Agent != "" || len(v.Source.Evidence) != 0 || !v.Scope.IsZero() || v.Status != memory.Forgotten {
+			v.Source.Agent != "" || v.Source.PrincipalID != "" || v.ModifiedBy != "" || len(v.Source.Evidence) != 0 || !v.Scope.IsZero() || v.Status != memory.Forgotten {
 			t.Fatalf("version %d keeps erased data: %s", v.Version, dump(v))
 		}
 	}

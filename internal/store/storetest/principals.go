@@ -184,6 +184,23 @@ func testPrincipals(t *testing.T, s store.Store) {
 	if got, _ := s.GetPrincipal(ctx, "b", other.ID); got.Revoked() {
 		t.Fatal("RevokePrincipal across workspaces revoked a principal")
 	}
+
+	// SetCredential replaces the hash and reinstates a revoked principal.
+	hash := []byte("0123456789abcdef0123456789abcdef")
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		return tx.SetCredential(ctx, "a", ag.ID, hash)
+	})
+	got, err = s.GetPrincipal(ctx, "a", ag.ID)
+	if err != nil {
+		t.Fatalf("GetPrincipal: %v", err)
+	}
+	if got.Revoked() || string(got.TokenHash) != string(hash) {
+		t.Fatalf("after SetCredential: revoked %v, hash %q; want active with the new hash", got.RevokedAt, got.TokenHash)
+	}
+	for _, c := range []struct{ ws, id string }{{"a", memory.NewID()}, {"b", ag.ID}} {
+		err := s.Tx(ctx, func(tx store.Tx) error { return tx.SetCredential(ctx, c.ws, c.id, hash) })
+		assertNotFound(t, "SetCredential("+c.ws+")", err)
+	}
 }
 
 func assertPrincipalSet(t *testing.T, what string, got []memory.Principal, want ...memory.Principal) {

@@ -116,7 +116,10 @@ func testListAccess(t *testing.T, s store.Store) {
 	rec := func(a memory.Access, agent string) memory.Record {
 		return NewRecord(string(a)+" by "+agent, func(r *memory.Record) {
 			r.Access = a
-			r.Source.Agent = agent
+			// Ownership follows the principal id; the name is free text
+			// another principal may share.
+			r.Source.Agent = "name-" + agent
+			r.Source.PrincipalID = agent
 		})
 	}
 	public := rec(memory.Public, "A1")
@@ -138,6 +141,7 @@ func testListAccess(t *testing.T, s store.Store) {
 		{"public + own agent", store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: "A1"}, []memory.Record{public, own}},
 		{"own agent only", store.AccessFilter{OwnAgent: "A2"}, []memory.Record{foreign}},
 		{"own agent without records", store.AccessFilter{OwnAgent: "A3"}, nil},
+		{"a writer name is not an owner", store.AccessFilter{OwnAgent: "name-A1"}, nil},
 		{"public + sensitive", store.AccessFilter{Levels: []memory.Access{memory.Public, memory.Sensitive}}, []memory.Record{public, sensitive}},
 		{"agent level", store.AccessFilter{Levels: []memory.Access{memory.AgentOnly}, OwnAgent: "A1"}, []memory.Record{own, foreign}},
 	} {
@@ -309,8 +313,12 @@ func testListLimits(t *testing.T, s store.Store) {
 	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 3}); len(got) != 3 {
 		t.Fatalf("limit 3: got %d records", len(got))
 	}
-	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 10 * store.MaxLimit}); len(got) != store.MaxLimit {
-		t.Fatalf("limit above max: got %d records, want %d", len(got), store.MaxLimit)
+	// A page of MaxLimit and the one record that tells a next page exists.
+	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: store.MaxLimit + 1}); len(got) != store.MaxLimit+1 {
+		t.Fatalf("limit max+1: got %d records, want %d", len(got), store.MaxLimit+1)
+	}
+	if got := list(t, s, "a", store.RecordQuery{Access: allAccess, Limit: 10 * store.MaxLimit}); len(got) != store.MaxLimit+1 {
+		t.Fatalf("limit above max: got %d records, want %d", len(got), store.MaxLimit+1)
 	}
 }
 

@@ -23,7 +23,8 @@ func fullRecord(content string) memory.Record {
 		r.SupersededBy = ptr(memory.NewID())
 		r.Supersedes = ptr(memory.NewID())
 		r.Status = memory.Provisional
-		r.Source = memory.Source{Agent: "agent-7", Kind: memory.Inferred, Confidence: 0.6123, Evidence: []string{memory.NewID(), memory.NewID()}}
+		r.ModifiedBy = memory.NewID()
+		r.Source = memory.Source{Agent: "agent-7", PrincipalID: memory.NewID(), Kind: memory.Inferred, Confidence: 0.6123, Evidence: []string{memory.NewID(), memory.NewID()}}
 		r.Scope = memory.Scope{UserID: "u1", AgentID: "a1", AppID: "app", ProjectID: "p1", SessionID: "s1"}
 		r.ValidFrom = ptr(T0.Add(-48 * time.Hour))
 		r.ValidUntil = ptr(T0.Add(48*time.Hour + 7*time.Microsecond))

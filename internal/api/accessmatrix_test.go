@@ -1,0 +1,884 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memgate/memgate/internal/api"
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/mcp"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/postgres"
+	"github.com/memgate/memgate/internal/store/postgres/pgtest"
+	"github.com/memgate/memgate/internal/store/sqlite"
+)
+
+// TestAccessMatrixProperty builds random workspaces holding every kind of
+// principal and trust level and records at every access level and status,
+// then checks every read path (readProbes) and the write paths (patch,
+// forget, approve, operator-only actions) against accessRules, the
+// executable copy of docs/access.md. A leak, a wrong denial or a change
+// the rules do not allow fails the test with its seed.
+func TestAccessMatrixProperty(t *testing.T) {
+	for _, b := range []string{"sqlite", "postgres"} {
+		t.Run(b, func(t *testing.T) {
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			e := newMatrixEnv(t, b, seed)
+			for _, ws := range e.workspaces {
+				e.populate(ws, 24)
+			}
+			e.checkCoverage()
+			e.checkReads("after setup")
+			e.checkWrites()
+			e.checkReads("after the write probes")
+		})
+	}
+}
+
+// actor is one principal of the matrix with its ways in.
+type actor struct {
+	p     memory.Principal
+	token string             // bearer token; "" for gateway users
+	mcp   *sdk.ClientSession // nil for gateway users
+}
+
+func (a *actor) String() string {
+	return fmt.Sprintf("%s %s/%s(%s)", a.p.Kind, a.p.Workspace, a.p.Name, a.p.Trust)
+}
+
+type matrixEnv struct {
+	t          *testing.T
+	ctx        context.Context
+	seed       uint64
+	rng        *rand.Rand
+	st         store.Store
+	svc        *core.Service
+	srv        *httptest.Server
+	workspaces []string
+	actors     []*actor
+	ids        map[string][]string // workspace -> record ids
+	wsOf       map[string]string   // record id -> workspace
+}
+
+func newMatrixEnv(t *testing.T, backend string, seed uint64) *matrixEnv {
+	t.Helper()
+	ctx := context.Background()
+	var st store.Store
+	var err error
+	switch backend {
+	case "sqlite":
+		st, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	default:
+		st, err = postgres.Open(ctx, pgtest.URL(t), postgres.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	pol := gate.Default()
+	pol.RateLimit.Operator, pol.RateLimit.Agent, pol.RateLimit.User = gate.Bucket{}, gate.Bucket{}, gate.Bucket{}
+	ix := retrieve.New(retrieve.Options{})
+	if _, err := ix.Load(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	svc := core.New(core.Options{Store: st, Policy: pol, Index: ix})
+	opTok, _, err := svc.Bootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(svc, nil, nil, "test").Handler())
+	t.Cleanup(srv.Close)
+	e := &matrixEnv{t: t, ctx: ctx, seed: seed, rng: rand.New(rand.NewPCG(seed, 11)), st: st, svc: svc, srv: srv,
+		workspaces: []string{memory.DefaultWorkspace, "ws-b"}, ids: map[string][]string{}, wsOf: map[string]string{}}
+
+	for _, ws := range e.workspaces {
+		var op *actor
+		if ws == memory.DefaultWorkspace {
+			p, err := svc.Authenticate(ctx, opTok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op = &actor{p: p, token: opTok}
+		} else {
+			err := st.Tx(ctx, func(tx store.Tx) error {
+				return tx.CreateWorkspace(ctx, memory.Workspace{ID: ws, Settings: json.RawMessage(`{}`), CreatedAt: time.Now()})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := svc.CreateOperator(ctx, core.LocalOperator(ws), "op-"+ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op = &actor{p: c.Principal, token: c.Token}
+		}
+		e.add(op)
+		for _, trust := range memory.TrustLevels {
+			c, err := svc.CreateAgent(ctx, op.p, fmt.Sprintf("%s-%d", trust, e.rng.IntN(1000)), trust)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.add(&actor{p: c.Principal, token: c.Token})
+		}
+		u, err := svc.CreateUser(ctx, op.p, "u-"+ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := svc.AuthenticateUser(ctx, "", u.UserID, u.UserKey)
+		if err != nil {
+			t.Fatalf("a gateway user of %s does not authenticate with its key: %v", ws, err)
+		}
+		e.add(&actor{p: up})
+	}
+	return e
+}
+
+// add registers an actor, with an MCP session if it has a token.
+func (e *matrixEnv) add(a *actor) {
+	e.t.Helper()
+	if a.token != "" {
+		p := a.p
+		who := func(context.Context, *sdk.RequestExtra) (memory.Principal, error) { return p, nil }
+		ct, stt := sdk.NewInMemoryTransports()
+		ss, err := mcp.NewServer(e.svc, who, mcp.Options{Version: "test"}).Connect(e.ctx, stt, nil)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "matrix", Version: "1"}, nil).Connect(e.ctx, ct, nil)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { cs.Close(); ss.Wait() })
+		a.mcp = cs
+	}
+	e.actors = append(e.actors, a)
+}
+
+func (e *matrixEnv) actorsOf(ws string) []*actor {
+	var out []*actor
+	for _, a := range e.actors {
+		if a.p.Workspace == ws {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// writableAccess is what the default policy lets p write.
+func writableAccess(p memory.Principal) []memory.Access {
+	switch {
+	case p.Kind == memory.KindOperator || p.Trust == memory.Trusted:
+		return []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}
+	case p.Trust == memory.Standard:
+		return []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly}
+	case p.Trust == memory.Restricted:
+		return []memory.Access{memory.Public, memory.AgentOnly}
+	}
+	return nil
+}
+
+// populate writes n records into ws from random writers at random access
+// levels, some with PII (quarantined), some superseding others, then
+// invalidates and forgets a few, so every status is present.
+func (e *matrixEnv) populate(ws string, n int) {
+	e.t.Helper()
+	var writers []*actor
+	var op *actor
+	for _, a := range e.actorsOf(ws) {
+		if len(writableAccess(a.p)) > 0 {
+			writers = append(writers, a)
+		}
+		if a.p.Kind == memory.KindOperator {
+			op = a
+		}
+	}
+	types := []memory.Type{memory.Decision, memory.Episode, memory.Skill, memory.Reflection}
+	// Every writer first writes at every level it may, and once with PII
+	// (quarantined), so that every access level, and every status below,
+	// is present whatever the seed; then random writes.
+	var plan []core.WriteRequest
+	var by []*actor
+	for _, w := range writers {
+		for _, acc := range writableAccess(w.p) {
+			plan = append(plan, core.WriteRequest{Access: acc})
+			by = append(by, w)
+		}
+		plan = append(plan, core.WriteRequest{Access: memory.Public, Content: " reach me at dana.whitfield@example.com"})
+		by = append(by, w)
+	}
+	for i := 0; i < n; i++ {
+		w := writers[e.rng.IntN(len(writers))]
+		acc := writableAccess(w.p)
+		req := core.WriteRequest{Access: acc[e.rng.IntN(len(acc))]}
+		if e.rng.IntN(6) == 0 {
+			req.Content = " reach me at dana.whitfield@example.com"
+		}
+		if ids := e.ids[ws]; len(ids) > 0 && e.rng.IntN(4) == 0 {
+			req.Supersedes = ids[e.rng.IntN(len(ids))]
+		}
+		plan = append(plan, req)
+		by = append(by, w)
+	}
+	// The operator supersedes its own first record: one superseded at least.
+	plan = append(plan, core.WriteRequest{Access: memory.Public, Supersedes: "first"})
+	by = append(by, op)
+	first := ""
+	for i, req := range plan {
+		w := by[i]
+		req.Type = types[e.rng.IntN(len(types))]
+		req.Content = fmt.Sprintf("matrixnote %s %s item %d", ws, marker(), i) + req.Content
+		if req.Supersedes == "first" {
+			req.Supersedes = first
+		}
+		res, err := e.svc.Write(e.ctx, w.p, req)
+		if err != nil {
+			if req.Supersedes != "" { // not readable or not active: refused, nothing written
+				continue
+			}
+			e.t.Fatalf("seed %d: write as %s: %v", e.seed, w, err)
+		}
+		if res.Decision != memory.DecisionDuplicate {
+			e.ids[ws] = append(e.ids[ws], res.Record.ID)
+			e.wsOf[res.Record.ID] = ws
+		}
+		if first == "" && w == op {
+			first = res.Record.ID
+		}
+	}
+	// The operator approves one quarantined record after editing the PII
+	// out and making it public: its first version stays sensitive.
+	page, err := e.svc.ListApprovals(e.ctx, op.p, memory.ApprovalOpen, "", 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range page.Items {
+		if it.Kind == memory.ApprovalQuarantine {
+			clean := "matrixnote cleaned " + recordMarker(it.Record.Content)
+			pub := memory.Public
+			if _, err := e.svc.Approve(e.ctx, op.p, it.ID, &core.ApprovalEdit{Content: &clean, Access: &pub}); err != nil {
+				e.t.Fatalf("seed %d: approve with edit: %v", e.seed, err)
+			}
+			break
+		}
+	}
+	// Invalidate and forget a few (the first two at least), as the operator.
+	for i, id := range e.ids[ws] {
+		head := e.head(id)
+		k := e.rng.IntN(8)
+		if i < 2 {
+			k = i
+		}
+		switch k {
+		case 0:
+			if head.Status != memory.Superseded {
+				v := head.Version
+				if _, err := e.svc.Patch(e.ctx, op.p, id, core.PatchRequest{ExpectedVersion: &v, Invalidate: true}); err != nil {
+					e.t.Fatalf("seed %d: invalidate %s: %v", e.seed, id, err)
+				}
+			}
+		case 1:
+			if _, err := e.svc.Forget(e.ctx, op.p, id); err != nil {
+				e.t.Fatalf("seed %d: forget %s: %v", e.seed, id, err)
+			}
+		}
+	}
+}
+
+var markerSeq int
+
+// marker is a word no other record holds, so a search for it finds one
+// record.
+func marker() string {
+	markerSeq++
+	return fmt.Sprintf("mk%04dzq", markerSeq)
+}
+
+// head is the stored head of a record: the ground truth the rules apply to.
+func (e *matrixEnv) head(id string) memory.Record {
+	e.t.Helper()
+	r, err := e.st.GetRecord(e.ctx, e.wsOf[id], id)
+	if err != nil {
+		e.t.Fatalf("record %s: %v", id, err)
+	}
+	return r
+}
+
+func (e *matrixEnv) version(id string, n int) memory.Record {
+	e.t.Helper()
+	h := e.head(id)
+	v, err := e.st.GetRecordVersion(e.ctx, e.wsOf[h.ID], id, n)
+	if err != nil {
+		e.t.Fatalf("version %d of %s: %v", n, id, err)
+	}
+	return v
+}
+
+// readProbe is one read path. run returns the items (record ids, or for
+// other probes any ids) the path shows actor a, and the items the rules
+// say it must show. A subset probe (ranked results) may show fewer, never
+// others. Add probes for new read paths here — graph nodes, edges and
+// paths derived from records belong in this list too, with a want
+// computed from accessRules over the records they come from.
+type readProbe struct {
+	name    string
+	applies func(a *actor) bool
+	run     func(e *matrixEnv, a *actor) (shown, want map[string]bool)
+	subset  bool
+}
+
+// readProbes is every read path the matrix checks.
+var readProbes = []readProbe{
+	perRecord("core get", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		_, err := e.svc.Get(e.ctx, a.p, id, core.GetOptions{IncludeSensitive: sens})
+		return e.found(a, "core get", err)
+	}, headRule),
+	perRecord("core get version 1", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		_, err := e.svc.Get(e.ctx, a.p, id, core.GetOptions{Version: 1, IncludeSensitive: sens})
+		return e.found(a, "core get version", err)
+	}, versionRule(1)),
+	perRecord("core history (version 1 listed)", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		vs, err := e.svc.History(e.ctx, a.p, id, sens)
+		return e.found(a, "core history", err) && slices.ContainsFunc(vs, func(v memory.Record) bool { return v.Version == 1 })
+	}, versionRule(1)),
+	perRecord("REST get", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("?include_sensitive=%t", sens))
+	}, headRule),
+	perRecord("REST get version 1", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("?version=1&include_sensitive=%t", sens))
+	}, versionRule(1)),
+	perRecord("REST get known_at version 1", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		at := e.version(id, 1).UpdatedAt.Format(time.RFC3339Nano)
+		return e.restFound(a, "/v1/records/"+id+"?known_at="+url.QueryEscape(at)+fmt.Sprintf("&include_sensitive=%t", sens))
+	}, versionRule(1)),
+	perRecord("REST history", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("/history?include_sensitive=%t", sens))
+	}, headRule),
+	perRecord("MCP memory_get", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.toolFound(a, "memory_get", map[string]any{"id": id})
+	}, noSensitive(headRule)),
+	perRecord("MCP memory_history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.toolFound(a, "memory_history", map[string]any{"id": id})
+	}, noSensitive(headRule)),
+	{name: "core list (every status)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		sens := e.rng.IntN(2) == 0
+		shown := map[string]bool{}
+		req := core.ListRequest{Statuses: memory.Statuses, IncludeInvalidated: true, IncludeSensitive: sens, Limit: 7}
+		for {
+			page, err := e.svc.List(e.ctx, a.p, req)
+			if err != nil {
+				e.t.Fatalf("seed %d: list as %s: %v", e.seed, a, err)
+			}
+			for _, r := range page.Records {
+				shown[r.ID] = true
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			req.Cursor = page.NextCursor
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, sens) })
+	}},
+	{name: "REST list (every status)", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		sens := e.rng.IntN(2) == 0
+		q := url.Values{"include_invalidated": {"true"}, "include_sensitive": {fmt.Sprint(sens)}, "limit": {"500"}}
+		for _, s := range memory.Statuses {
+			q.Add("status", string(s))
+		}
+		var out struct {
+			Records []memory.Record `json:"records"`
+		}
+		e.restJSON(a, "/v1/records?"+q.Encode(), &out)
+		shown := map[string]bool{}
+		for _, r := range out.Records {
+			shown[r.ID] = true
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, sens) })
+	}},
+	{name: "core list known_at (versions)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		// The state known now, through the versions table.
+		now := time.Now().Add(time.Hour)
+		shown := map[string]bool{}
+		page, err := e.svc.List(e.ctx, a.p, core.ListRequest{Statuses: memory.Statuses, IncludeInvalidated: true, KnownAt: &now, Limit: 500})
+		if err != nil {
+			e.t.Fatalf("seed %d: list known_at as %s: %v", e.seed, a, err)
+		}
+		for _, r := range page.Records {
+			shown[r.ID] = true
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, false) })
+	}},
+	{name: "search (core, REST, MCP) for each record's own word", applies: anyActor, subset: false,
+		run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+			shown, want := map[string]bool{}, map[string]bool{}
+			searchable := []memory.Status{memory.Active, memory.Provisional, memory.Superseded, memory.Archived, memory.Quarantined}
+			for _, id := range e.ids[a.p.Workspace] {
+				h := e.head(id)
+				word := recordMarker(h.Content)
+				if word == "" || e.rng.IntN(3) != 0 { // a sample keeps the test fast
+					continue
+				}
+				sens := e.rng.IntN(2) == 0
+				hits, statuses := e.search(a, core.SearchRequest{Query: word, K: 5, Statuses: searchable, IncludeSensitive: sens})
+				if accessRules.read(a.p, h, sens) && h.InvalidatedAt == nil && slices.Contains(statuses, h.Status) {
+					want[id] = true
+				}
+				for _, hid := range hits {
+					shown[hid] = true
+				}
+			}
+			return shown, want
+		}},
+}
+
+func anyActor(*actor) bool     { return true }
+func tokenActor(a *actor) bool { return a.token != "" }
+
+// headRule and versionRule pick the rule a per-record probe follows.
+type recordRule func(e *matrixEnv, a *actor, id string, sens bool) bool
+
+func headRule(e *matrixEnv, a *actor, id string, sens bool) bool {
+	return accessRules.read(a.p, e.head(id), sens)
+}
+
+func versionRule(n int) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return accessRules.readVersion(a.p, e.head(id), e.version(id, n), sens)
+	}
+}
+
+// noSensitive is rule for a path that never asks for sensitive records.
+func noSensitive(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, _ bool) bool { return rule(e, a, id, false) }
+}
+
+// perRecord is a probe that asks about every record of the actor's
+// workspace — and of the other workspace, which it must never see —
+// choosing include_sensitive at random each time.
+func perRecord(name string, applies func(*actor) bool, shows func(e *matrixEnv, a *actor, id string, sens bool) bool, rule recordRule) readProbe {
+	return readProbe{name: name, applies: applies, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		shown, want := map[string]bool{}, map[string]bool{}
+		for _, ws := range e.workspaces {
+			for _, id := range e.ids[ws] {
+				sens := e.rng.IntN(2) == 0
+				if shows(e, a, id, sens) {
+					shown[id] = true
+				}
+				if ws == a.p.Workspace && rule(e, a, id, sens) {
+					want[id] = true
+				}
+			}
+		}
+		return shown, want
+	}}
+}
+
+// wantSet applies a rule to the heads of a's workspace.
+func (e *matrixEnv) wantSet(a *actor, rule func(head memory.Record) bool) map[string]bool {
+	want := map[string]bool{}
+	for _, id := range e.ids[a.p.Workspace] {
+		if rule(e.head(id)) {
+			want[id] = true
+		}
+	}
+	return want
+}
+
+func recordMarker(content string) string {
+	for _, f := range strings.Fields(content) {
+		if strings.HasPrefix(f, "mk") && strings.HasSuffix(f, "zq") {
+			return f
+		}
+	}
+	return ""
+}
+
+// checkCoverage fails the test unless the records hold every access
+// level agents can write and every status the rules speak of.
+func (e *matrixEnv) checkCoverage() {
+	e.t.Helper()
+	seen := map[string]int{}
+	for _, ws := range e.workspaces {
+		for _, id := range e.ids[ws] {
+			h := e.head(id)
+			seen["access "+string(h.Access)]++
+			seen["status "+string(h.Status)]++
+			if h.InvalidatedAt != nil {
+				seen["invalidated"]++
+			}
+		}
+	}
+	for _, want := range []string{"access public", "access agent", "access user", "access sensitive",
+		"status active", "status provisional", "status quarantined", "status superseded", "status forgotten", "invalidated"} {
+		if seen[want] == 0 {
+			e.t.Fatalf("seed %d: no record has %s: %v", e.seed, want, seen)
+		}
+	}
+	e.t.Logf("records: %v", seen)
+}
+
+// checkReads runs every probe for every actor.
+func (e *matrixEnv) checkReads(when string) {
+	e.t.Helper()
+	for _, pr := range readProbes {
+		for _, a := range e.actors {
+			if !pr.applies(a) {
+				continue
+			}
+			shown, want := pr.run(e, a)
+			for id := range shown {
+				if !want[id] {
+					e.t.Errorf("seed %d, %s: %s shows %s record %s it may not read: %s", e.seed, when, pr.name, a, id, e.describe(id))
+				}
+			}
+			if pr.subset {
+				continue
+			}
+			for id := range want {
+				if !shown[id] {
+					e.t.Errorf("seed %d, %s: %s hides from %s record %s it may read: %s", e.seed, when, pr.name, a, id, e.describe(id))
+				}
+			}
+		}
+	}
+}
+
+func (e *matrixEnv) describe(id string) string {
+	h := e.head(id)
+	return fmt.Sprintf("access %s, status %s, writer %s (%s), v%d", h.Access, h.Status, h.Source.Agent, h.Source.PrincipalID, h.Version)
+}
+
+// checkWrites tries patch and forget on random records by every actor,
+// through a random path, and approve and the operator-only routes, and
+// compares each answer with accessRules; a refused change must leave the
+// record as it was.
+func (e *matrixEnv) checkWrites() {
+	e.t.Helper()
+	for _, a := range e.actors {
+		ids := e.ids[a.p.Workspace]
+		for k := 0; k < 6; k++ {
+			id := ids[e.rng.IntN(len(ids))]
+			before := e.head(id)
+			var got, want int
+			var path string
+			if e.rng.IntN(2) == 0 {
+				want = accessRules.patch(a.p, before)
+				got, path = e.patch(a, before)
+			} else {
+				want = accessRules.forget(a.p, before)
+				got, path = e.forget(a, id)
+			}
+			after := e.head(id)
+			if got != want {
+				e.t.Errorf("seed %d: %s by %s answered %d, the rules say %d: %s", e.seed, path, a, got, want, e.describe(id))
+			}
+			if got >= 300 && after.Version != before.Version {
+				e.t.Errorf("seed %d: refused %s by %s still changed record %s (v%d -> v%d)", e.seed, path, a, id, before.Version, after.Version)
+			}
+			if got < 300 && after.Version != before.Version && after.Status != memory.Forgotten {
+				if after.ModifiedBy != a.p.ID || after.Source.PrincipalID != before.Source.PrincipalID || after.Source.Agent != before.Source.Agent {
+					e.t.Errorf("seed %d: %s by %s: modified_by %q, writer %s/%q; want modified_by %s and the writer kept (%s/%q)", e.seed, path, a,
+						after.ModifiedBy, after.Source.Agent, after.Source.PrincipalID, a.p.ID, before.Source.Agent, before.Source.PrincipalID)
+				}
+			}
+		}
+		e.checkOperatorOnly(a)
+	}
+}
+
+// patch changes a record's content (keeping its marker) through a random
+// path open to a.
+func (e *matrixEnv) patch(a *actor, head memory.Record) (int, string) {
+	v := head.Version
+	content := "edited " + head.Content
+	if head.Status == memory.Forgotten {
+		content = "edited matrixnote"
+	}
+	// Half the patches also move the record to another level the patcher
+	// may write, so that past versions differ in access from their head.
+	var access *memory.Access
+	if acc := writableAccess(a.p); len(acc) > 0 && e.rng.IntN(2) == 0 {
+		access = &acc[e.rng.IntN(len(acc))]
+	}
+	if a.token != "" && e.rng.IntN(2) == 0 {
+		body := map[string]any{"expected_version": v, "content": content}
+		if access != nil {
+			body["access"] = *access
+		}
+		code, _ := e.rest(a, "PATCH", "/v1/records/"+head.ID, body)
+		return okClass(code), "REST PATCH"
+	}
+	_, err := e.svc.Patch(e.ctx, a.p, head.ID, core.PatchRequest{ExpectedVersion: &v, Content: &content, Access: access})
+	return errStatus(err), "core Patch"
+}
+
+// forget forgets a record through a random path open to a.
+func (e *matrixEnv) forget(a *actor, id string) (int, string) {
+	switch {
+	case a.token != "" && e.rng.IntN(3) == 0:
+		code, _ := e.rest(a, "DELETE", "/v1/records/"+id, nil)
+		return okClass(code), "REST DELETE"
+	case a.mcp != nil && e.rng.IntN(2) == 0:
+		return e.toolStatus(a, "memory_forget", map[string]any{"id": id}), "MCP memory_forget"
+	}
+	_, err := e.svc.Forget(e.ctx, a.p, id)
+	return errStatus(err), "core Forget"
+}
+
+// checkOperatorOnly: approve, the approval queue, export, audit and
+// principal management answer as accessRules.operatorOnly says.
+func (e *matrixEnv) checkOperatorOnly(a *actor) {
+	e.t.Helper()
+	want := accessRules.operatorOnly(a.p)
+	var op *actor
+	for _, o := range e.actorsOf(a.p.Workspace) {
+		if o.p.Kind == memory.KindOperator {
+			op = o
+		}
+	}
+	page, err := e.svc.ListApprovals(e.ctx, op.p, memory.ApprovalOpen, "", 50)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(page.Items) > 0 {
+		it := page.Items[e.rng.IntN(len(page.Items))]
+		before := e.head(it.RecordID)
+		var got int
+		if a.token != "" && e.rng.IntN(2) == 0 {
+			code, _ := e.rest(a, "POST", "/v1/approvals/"+it.ID+"/approve", map[string]any{})
+			got = okClass(code)
+		} else {
+			_, err := e.svc.Approve(e.ctx, a.p, it.ID, nil)
+			got = errStatus(err)
+		}
+		if got != want {
+			e.t.Errorf("seed %d: approve by %s answered %d, the rules say %d", e.seed, a, got, want)
+		}
+		if after := e.head(it.RecordID); got >= 300 && after.Version != before.Version {
+			e.t.Errorf("seed %d: refused approve by %s changed record %s", e.seed, a, it.RecordID)
+		} else if got < 300 && after.ModifiedBy != a.p.ID {
+			e.t.Errorf("seed %d: approved version of %s has modified_by %q, want the approver %s", e.seed, it.RecordID, after.ModifiedBy, a.p.ID)
+		}
+	}
+	if a.token == "" {
+		return // gateway users have no token: the routes answer 401
+	}
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/v1/approvals"}, {"GET", "/v1/audit"}, {"GET", "/v1/agents"}, {"GET", "/users"},
+	} {
+		if code, _ := e.rest(a, r.method, r.path, nil); okClass(code) != want {
+			e.t.Errorf("seed %d: %s %s by %s answered %d, the rules say %d", e.seed, r.method, r.path, a, code, want)
+		}
+	}
+	code, body := e.rest(a, "GET", "/v1/export", nil)
+	if okClass(code) != want {
+		e.t.Fatalf("seed %d: export by %s answered %d, the rules say %d", e.seed, a, code, want)
+	}
+	if code == http.StatusOK {
+		// The operator's export holds its workspace's records, all of
+		// them, and nothing of another workspace.
+		got := map[string]bool{}
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var l struct {
+				Kind     string          `json:"kind"`
+				Versions []memory.Record `json:"versions"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Kind == "record" {
+				got[l.Versions[0].ID] = true
+			}
+		}
+		want := e.wantSet(a, func(h memory.Record) bool { return true })
+		if !mapsEqual(got, want) {
+			e.t.Errorf("seed %d: export by %s has %d records, want the %d of its workspace", e.seed, a, len(got), len(want))
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// found interprets a core read's error: nil is shown, not_found hidden,
+// anything else fails the test.
+func (e *matrixEnv) found(a *actor, what string, err error) bool {
+	e.t.Helper()
+	if err == nil {
+		return true
+	}
+	if !fault.Is(err, fault.NotFound) {
+		e.t.Fatalf("seed %d: %s as %s: %v", e.seed, what, a, err)
+	}
+	return false
+}
+
+func (e *matrixEnv) rest(a *actor, method, path string, body any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(e.ctx, method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+func (e *matrixEnv) restFound(a *actor, path string) bool {
+	e.t.Helper()
+	code, raw := e.rest(a, "GET", path, nil)
+	switch code {
+	case http.StatusOK:
+		return true
+	case http.StatusNotFound:
+		return false
+	}
+	e.t.Fatalf("seed %d: GET %s as %s: %d %s", e.seed, path, a, code, raw)
+	return false
+}
+
+func (e *matrixEnv) restJSON(a *actor, path string, out any) {
+	e.t.Helper()
+	code, raw := e.rest(a, "GET", path, nil)
+	if code != http.StatusOK || json.Unmarshal(raw, out) != nil {
+		e.t.Fatalf("seed %d: GET %s as %s: %d %s", e.seed, path, a, code, raw)
+	}
+}
+
+// callTool calls an MCP tool; it returns the structured result, or the
+// status of the tool error's code.
+func (e *matrixEnv) callTool(a *actor, name string, args map[string]any) (json.RawMessage, int) {
+	e.t.Helper()
+	res, err := a.mcp.CallTool(e.ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		e.t.Fatalf("seed %d: %s as %s: protocol error %v", e.seed, name, a, err)
+	}
+	if res.IsError {
+		text := res.Content[0].(*sdk.TextContent).Text
+		code, _, _ := strings.Cut(text, ":")
+		return nil, fault.HTTPStatus(fault.Code(code))
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	return raw, http.StatusOK
+}
+
+func (e *matrixEnv) toolFound(a *actor, name string, args map[string]any) bool {
+	e.t.Helper()
+	_, code := e.callTool(a, name, args)
+	switch code {
+	case http.StatusOK:
+		return true
+	case http.StatusNotFound:
+		return false
+	}
+	e.t.Fatalf("seed %d: %s as %s answered %d", e.seed, name, a, code)
+	return false
+}
+
+func (e *matrixEnv) toolStatus(a *actor, name string, args map[string]any) int {
+	_, code := e.callTool(a, name, args)
+	return code
+}
+
+// search runs req through a random search path open to a and returns
+// the hit ids and the statuses that path was asked for.
+func (e *matrixEnv) search(a *actor, req core.SearchRequest) ([]string, []memory.Status) {
+	e.t.Helper()
+	var ids []string
+	switch {
+	case a.token != "" && e.rng.IntN(3) == 0:
+		code, raw := e.rest(a, "POST", "/v1/search", req)
+		var out core.SearchResponse
+		if code != http.StatusOK || json.Unmarshal(raw, &out) != nil {
+			e.t.Fatalf("seed %d: REST search as %s: %d %s", e.seed, a, code, raw)
+		}
+		for _, h := range out.Results {
+			ids = append(ids, h.Record.ID)
+		}
+	case a.mcp != nil && e.rng.IntN(2) == 0:
+		// memory_query asks for active and, on request, provisional.
+		raw, code := e.callTool(a, "memory_query", map[string]any{"query": req.Query, "k": req.K,
+			"include_provisional": true, "include_sensitive": req.IncludeSensitive})
+		if code != http.StatusOK {
+			e.t.Fatalf("seed %d: memory_query as %s: %d", e.seed, a, code)
+		}
+		var out struct {
+			Results []struct {
+				Record struct {
+					ID string `json:"id"`
+				} `json:"record"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			e.t.Fatal(err)
+		}
+		for _, h := range out.Results {
+			ids = append(ids, h.Record.ID)
+		}
+		return ids, []memory.Status{memory.Active, memory.Provisional}
+	default:
+		resp, err := e.svc.Search(e.ctx, a.p, req)
+		if err != nil {
+			e.t.Fatalf("seed %d: search as %s: %v", e.seed, a, err)
+		}
+		for _, h := range resp.Results {
+			ids = append(ids, h.Record.ID)
+		}
+	}
+	return ids, req.Statuses
+}
+
+// okClass folds every 2xx into 200.
+func okClass(code int) int {
+	if code >= 200 && code < 300 {
+		return http.StatusOK
+	}
+	return code
+}
+
+func errStatus(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
+	return fault.HTTPStatus(fault.CodeOf(err))
+}
