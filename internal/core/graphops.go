@@ -149,15 +149,6 @@ func (s *Service) CatchUpGraph(ctx context.Context) (int, error) {
 	}
 }
 
-// FollowGraph runs CatchUpGraph every interval until ctx ends.
-func (s *Service) FollowGraph(ctx context.Context, interval time.Duration) {
-	every(ctx, interval, func() {
-		if _, err := s.CatchUpGraph(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("graph catch-up failed", "err", err)
-		}
-	})
-}
-
 func (s *Service) graphX(ctx context.Context) (*graph.Index, error) {
 	if err := s.LoadGraph(ctx); err != nil {
 		return nil, err

@@ -40,6 +40,8 @@ type Options struct {
 	// serve deletes the search index snapshot file with it, since the file
 	// was written before the erasure.
 	OnSubjectForgotten func()
+	// Loops select the background work Run does (see lifecycle.go).
+	Loops Loops
 }
 
 // Service implements memgate's operations over a store.
@@ -64,6 +66,9 @@ type Service struct {
 	graphMu  sync.Mutex
 	graph    graphSink
 	onForget func()
+
+	loops Loops
+	life  lifecycle
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -100,6 +105,7 @@ func New(o Options) *Service {
 		jobs:        newJobQueue(o.Jobs),
 		extract:     o.Extraction,
 		onForget:    o.OnSubjectForgotten,
+		loops:       o.Loops.withDefaults(),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	if o.Index != nil {
