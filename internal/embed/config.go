@@ -19,7 +19,8 @@ type Config struct {
 	Kind string
 	// Path is the word-vector file of the local embedder (word2vec text
 	// format, plain or gzip), or for "use" the USE Lite model directory
-	// (see LoadUSELite).
+	// (see LoadUSELite); "use" without a Path is the built-in model
+	// (BuiltinUSELite).
 	Path string
 	// OpenAI configures the "openai" kind.
 	OpenAI OpenAIConfig
@@ -42,7 +43,11 @@ func New(cfg Config) (Embedder, error) {
 		return s, nil
 	case KindUSE:
 		if cfg.Path == "" {
-			return nil, errors.New(`embed: embedder kind "use" needs Path, the USE Lite model directory`)
+			u, err := BuiltinUSELite()
+			if err != nil {
+				return nil, err
+			}
+			return u, nil
 		}
 		u, err := LoadUSELite(cfg.Path)
 		if err != nil {

@@ -128,6 +128,12 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/embeddings",
 		client:   cfg.HTTPClient,
 	}
+	if strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api") {
+		// Ollama's own API (http://host:11434/api): POST /api/embed with
+		// the same model and input, answering {"embeddings": [[...]]}.
+		// Its OpenAI-compatible API is the /v1 base URL.
+		o.endpoint = strings.TrimRight(cfg.BaseURL, "/") + "/embed"
+	}
 	if o.client == nil {
 		o.client = &http.Client{}
 	}
@@ -287,6 +293,11 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 // vectors checks an answer for n texts and returns its vectors in input
 // order, normalised.
 func (o *OpenAI) vectors(er *embeddingResponse, n int) ([][]float32, error) {
+	if len(er.Data) == 0 && len(er.Embeddings) > 0 { // Ollama's /api/embed
+		for i, v := range er.Embeddings {
+			er.Data = append(er.Data, embeddingDatum{Index: i, Embedding: v})
+		}
+	}
 	if len(er.Data) != n {
 		return nil, fmt.Errorf("embed: openai: sent %d texts, got %d embeddings", n, len(er.Data))
 	}
@@ -384,12 +395,16 @@ type embeddingRequest struct {
 }
 
 type embeddingResponse struct {
-	Data []struct {
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	} `json:"data"`
-	Model string          `json:"model"`
-	Usage json.RawMessage `json:"usage"`
+	Data  []embeddingDatum `json:"data"`
+	Model string           `json:"model"`
+	Usage json.RawMessage  `json:"usage"`
+	// Embeddings is the answer of Ollama's /api/embed, in input order.
+	Embeddings [][]float32 `json:"embeddings"`
+}
+
+type embeddingDatum struct {
+	Index     int       `json:"index"`
+	Embedding []float32 `json:"embedding"`
 }
 
 // APIKeyFromEnv reads an API key from the environment variable name, or

@@ -72,6 +72,7 @@ const useMaxTextBytes = 8 << 10
 // A USELite is immutable after loading and safe for concurrent use. Embed
 // runs the texts of one call on up to GOMAXPROCS goroutines.
 type USELite struct {
+	model  string // Model(); empty means USELiteModel
 	tok    *useTokenizer
 	cutOK  bool // texts may be cut at their maxLen-th space
 	maxLen int
@@ -123,16 +124,9 @@ const (
 // LoadUSELite loads the TensorFlow.js USE Lite model from dir, which holds
 // model.json, its weight shards and vocab.json — or has them in dir/dist.
 func LoadUSELite(dir string) (*USELite, error) {
-	modelDir := dir
-	if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
-		if _, err2 := os.Stat(filepath.Join(dir, "dist", "model.json")); err2 != nil {
-			return nil, fmt.Errorf("embed: loading USE Lite: no model.json in %s or %s", dir, filepath.Join(dir, "dist"))
-		}
-		modelDir = filepath.Join(dir, "dist")
-	}
-	vocabPath := filepath.Join(modelDir, "vocab.json")
-	if _, err := os.Stat(vocabPath); err != nil && modelDir != dir {
-		vocabPath = filepath.Join(dir, "vocab.json")
+	modelDir, vocabPath, err := useLitePaths(dir)
+	if err != nil {
+		return nil, err
 	}
 	vocab, err := os.ReadFile(vocabPath)
 	if err != nil {
@@ -153,8 +147,14 @@ func LoadUSELite(dir string) (*USELite, error) {
 	return m, nil
 }
 
-// Model returns "use-lite".
-func (m *USELite) Model() string { return USELiteModel }
+// Model returns "use-lite", or BuiltinUSELiteModel for the built-in
+// (int8) weights.
+func (m *USELite) Model() string {
+	if m.model != "" {
+		return m.model
+	}
+	return USELiteModel
+}
 
 // Dim returns 512.
 func (m *USELite) Dim() int { return m.dim }
@@ -456,6 +456,7 @@ type useTensor struct {
 	shape []int
 	f     []float32 // float32 weights
 	i     []int32   // int32 weights
+	used  bool      // read by buildUSELite (the compact form keeps only these)
 }
 
 type useWeights map[string]*useTensor
@@ -567,6 +568,7 @@ func (w useWeights) floats(name string, shape ...int) ([]float32, error) {
 	if t.f == nil {
 		return nil, fmt.Errorf("weight %s: want float32", name)
 	}
+	t.used = true
 	ok = len(t.shape) == len(shape)
 	for i := 0; ok && i < len(shape); i++ {
 		ok = shape[i] < 0 || shape[i] == t.shape[i]
@@ -583,6 +585,7 @@ func (w useWeights) scalar(name string) (float64, error) {
 	if !ok {
 		return 0, fmt.Errorf("missing weight %s", name)
 	}
+	t.used = true
 	switch {
 	case len(t.shape) != 0:
 		return 0, fmt.Errorf("weight %s: shape %v, want a scalar", name, t.shape)

@@ -17,9 +17,15 @@ import (
 	"time"
 )
 
-// useLiteDir is the shared USE Lite model, relative to the package
-// directory.
-var useLiteDir = filepath.Join("..", "..", "..", "shared", "models", "use-lite")
+// useLiteDir is the shared USE Lite model: ../shared relative to the
+// repository root, or the directory MEMGATE_USE_LITE_DIR names (a git
+// worktree elsewhere).
+var useLiteDir = func() string {
+	if d := os.Getenv("MEMGATE_USE_LITE_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "shared", "models", "use-lite")
+}()
 
 var (
 	useLiteOnce   sync.Once
@@ -32,6 +38,9 @@ var (
 func loadUSELiteForTest(tb testing.TB) *USELite {
 	tb.Helper()
 	if _, err := os.Stat(filepath.Join(useLiteDir, "dist", "model.json")); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("CI=true: the USE Lite model must be in %s: %v", useLiteDir, err)
+		}
 		tb.Skipf("needs the USE Lite model in %s (TensorFlow.js graph model, dist/model.json, 7 shards, dist/vocab.json): %v", useLiteDir, err)
 	}
 	useLiteOnce.Do(func() {
@@ -373,8 +382,8 @@ func TestUSELiteLoadErrors(t *testing.T) {
 	if _, err := LoadUSELite(dir); err == nil || !strings.Contains(err.Error(), "model.json") {
 		t.Errorf("empty directory: %v", err)
 	}
-	if _, err := New(Config{Kind: KindUSE}); err == nil || !strings.Contains(err.Error(), "Path") {
-		t.Errorf("no Path: %v", err)
+	if _, err := New(Config{Kind: KindUSE, Path: dir}); err == nil || !strings.Contains(err.Error(), "model.json") {
+		t.Errorf("Path without a model: %v", err) // no Path: the built-in model (TestBuiltinUSELite)
 	}
 	write := func(name, s string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
