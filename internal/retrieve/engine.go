@@ -163,9 +163,14 @@ func (e *Engine) Load(ctx context.Context, st store.Reader) (LoadStats, error) {
 		if err != nil {
 			return stats, err
 		}
-		e.vecs, e.approx = e.newVectorIndex(len(pending))
-		for _, p := range pending {
-			e.vecs.Add(p.key, p.vec)
+		// An embedder that does not know its dimension yet (a remote one
+		// that was down at start) has no vectors to load; SetVector
+		// creates the index once the first vector arrives.
+		if emb.Dim() > 0 {
+			e.vecs, e.approx = e.newVectorIndex(len(pending))
+			for _, p := range pending {
+				e.vecs.Add(p.key, p.vec)
+			}
 		}
 		stats.Vectors = len(pending)
 		stats.VectorLoad = time.Since(vstart)

@@ -108,6 +108,10 @@ type Reader interface {
 	// content hash matches its record's current content, ascending by
 	// record id. fn must not use the store and must copy vec to keep it.
 	ScanVectors(ctx context.Context, model string, fn func(ws, id string, vec []float32) error) error
+
+	// GetSetting returns a setting of the whole database (see PutSetting);
+	// ErrNotFound if it was never set.
+	GetSetting(ctx context.Context, key string) (string, error)
 	// ListChanges returns record changes with seq > after, ascending: the
 	// ordered change log that keeps other processes' in-memory indexes
 	// current. Every InsertRecord, UpdateRecord and PurgeRecord appends
@@ -236,6 +240,9 @@ type Tx interface {
 	// record's current content (the record changed meanwhile, or was
 	// forgotten) is silently dropped.
 	PutVectors(ctx context.Context, model string, vs []Vector) error
+	// PutSetting sets a setting of the whole database, such as the
+	// embedder its vectors are made with, replacing an earlier value.
+	PutSetting(ctx context.Context, key, value string) error
 	// PutCachedEmbeddings stores vectors by (model, content hash).
 	PutCachedEmbeddings(ctx context.Context, model string, byHash map[string][]float32) error
 	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);

@@ -29,6 +29,46 @@ func vectorTests() []struct {
 		{"ChangeLog", testChangeLog},
 		{"ChangeLogTail", testChangeLogTail},
 		{"TxIndependence", testTxIndependence},
+		{"Settings", testSettings},
+	}
+}
+
+// testSettings: a setting is absent until put, reads back what was put,
+// is replaced by a later put and is not kept by a rolled-back transaction.
+func testSettings(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.GetSetting(ctx, "embedder"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unset setting: err = %v, want ErrNotFound", err)
+	}
+	put := func(v string) {
+		t.Helper()
+		if err := s.Tx(ctx, func(tx store.Tx) error { return tx.PutSetting(ctx, "embedder", v) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(`{"model":"a"}`)
+	put(`{"model":"b","dim":512}`)
+	if v, err := s.GetSetting(ctx, "embedder"); err != nil || v != `{"model":"b","dim":512}` {
+		t.Fatalf("setting = %q, %v; want the last value put", v, err)
+	}
+	boom := errors.New("boom")
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.PutSetting(ctx, "embedder", "rolled back"); err != nil {
+			return err
+		}
+		if v, err := tx.GetSetting(ctx, "embedder"); err != nil || v != "rolled back" {
+			return fmt.Errorf("inside the transaction: %q, %v", v, err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if v, err := s.GetSetting(ctx, "embedder"); err != nil || v != `{"model":"b","dim":512}` {
+		t.Fatalf("after rollback: %q, %v", v, err)
+	}
+	if _, err := s.GetSetting(ctx, "other"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("other key: err = %v, want ErrNotFound", err)
 	}
 }
 
