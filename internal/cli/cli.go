@@ -24,7 +24,6 @@ import (
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
-	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -89,6 +88,7 @@ func commands() []command {
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},
+		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
@@ -233,7 +233,7 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 	}
 	var ix *retrieve.Engine
 	if withIndex {
-		emb, err := newEmbedder(cfg, env.Getenv)
+		emb, err := resolveEmbedder(ctx, env, cfg, st, log)
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -357,24 +357,6 @@ func openStore(ctx context.Context, cfg *config.Config, db string) (store.Store,
 		return nil, fault.Wrap(fault.Unavailable, err, "cannot open database %s", db)
 	}
 	return st, nil
-}
-
-// newEmbedder builds the configured embedder; the API key comes only from
-// the environment (or a file it names), never from flags.
-func newEmbedder(cfg *config.Config, getenv func(string) string) (embed.Embedder, error) {
-	ec := embed.Config{Kind: cfg.Embedder, Path: cfg.EmbedderPath}
-	if cfg.Embedder == "openai" {
-		key, err := embed.APIKeyFromEnv("MEMGATE_EMBEDDER_API_KEY", getenv, os.ReadFile)
-		if err != nil {
-			return nil, fault.Wrap(fault.InvalidArgument, err, "embedder API key: %v", err)
-		}
-		ec.OpenAI = embed.OpenAIConfig{BaseURL: cfg.EmbedderURL, Model: cfg.EmbedderModel, APIKey: key}
-	}
-	emb, err := embed.New(ec)
-	if err != nil {
-		return nil, fault.Wrap(fault.InvalidArgument, err, "embedder: %v", err)
-	}
-	return emb, nil
 }
 
 func announceToken(w io.Writer, token string) {

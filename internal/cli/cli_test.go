@@ -28,7 +28,10 @@ func run(t *testing.T, dataDir string, env map[string]string, args ...string) re
 		if k == "MEMGATE_DATA_DIR" {
 			return dataDir
 		}
-		return env[k]
+		if v, ok := env[k]; ok || k != "MEMGATE_EMBEDDER" {
+			return v
+		}
+		return "none" // tests that need meaning ask for an embedder
 	}
 	code := cli.Main(args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv, Ctx: t.Context()})
 	return result{code, out.String(), errb.String()}

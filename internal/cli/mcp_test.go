@@ -44,6 +44,8 @@ func TestMCPCommandOverStdio(t *testing.T) {
 				return dir
 			case "MEMGATE_MCP_AGENT":
 				return "coder"
+			case "MEMGATE_EMBEDDER":
+				return "none"
 			}
 			return ""
 		}

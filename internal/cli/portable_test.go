@@ -17,8 +17,11 @@ func runIn(t *testing.T, dataDir, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
-		if k == "MEMGATE_DATA_DIR" {
+		switch k {
+		case "MEMGATE_DATA_DIR":
 			return dataDir
+		case "MEMGATE_EMBEDDER":
+			return "none"
 		}
 		return ""
 	}

@@ -48,11 +48,17 @@ type Config struct {
 	ExpiryInterval time.Duration `json:"expiry_interval"`
 
 	// Embedder is none, local (word vectors), use (the USE-Lite sentence
-	// encoder) or openai (MEMGATE_EMBEDDER).
+	// encoder) or openai (MEMGATE_EMBEDDER). Empty means not given: the
+	// embedder the data directory was created with, else the built-in
+	// USE-Lite (see docs/embeddings.md).
 	Embedder string `json:"embedder"`
-	// EmbedderPath is the word-vector file of the local embedder
-	// (MEMGATE_EMBEDDER_PATH), word2vec text format, plain or gzip.
+	// EmbedderPath is the word-vector file of the local embedder, or the
+	// TensorFlow.js model directory of use (MEMGATE_EMBEDDER_PATH); use
+	// without a path is the model built into the binary.
 	EmbedderPath string `json:"embedder_path,omitempty"`
+	// EmbedderDim is the dimension of the openai embedder's vectors
+	// (MEMGATE_EMBEDDER_DIM); 0 asks the endpoint at start.
+	EmbedderDim int `json:"embedder_dim,omitempty"`
 	// EmbedderURL is the base URL of an OpenAI-compatible API, e.g.
 	// http://localhost:11434/v1 (MEMGATE_EMBEDDER_URL).
 	EmbedderURL string `json:"embedder_url,omitempty"`
@@ -93,7 +99,6 @@ func Default() Config {
 		ShutdownTimeout:    15 * time.Second,
 		AuditCheckInterval: 5 * time.Minute,
 		ExpiryInterval:     time.Minute,
-		Embedder:           "none",
 		VectorIndex:        "auto",
 		JobWorkers:         2,
 		JobLease:           2 * time.Minute,
@@ -116,6 +121,7 @@ var envNames = map[string]string{
 	"embedder-path":        "MEMGATE_EMBEDDER_PATH",
 	"embedder-url":         "MEMGATE_EMBEDDER_URL",
 	"embedder-model":       "MEMGATE_EMBEDDER_MODEL",
+	"embedder-dim":         "MEMGATE_EMBEDDER_DIM",
 	"vector-index":         "MEMGATE_VECTOR_INDEX",
 	"job-workers":          "MEMGATE_JOB_WORKERS",
 	"job-lease":            "MEMGATE_JOB_LEASE",
@@ -133,8 +139,9 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env MEMGATE_LOG_LEVEL)")
 	fs.StringVar(&c.SQLiteSync, "sqlite-sync", c.SQLiteSync, "normal or full (env MEMGATE_SQLITE_SYNC)")
 	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace to act on (env MEMGATE_WORKSPACE)")
-	fs.StringVar(&c.Embedder, "embedder", c.Embedder, "none, local, use or openai (env MEMGATE_EMBEDDER)")
-	fs.StringVar(&c.EmbedderPath, "embedder-path", c.EmbedderPath, "word-vector file (local) or model directory (use) (env MEMGATE_EMBEDDER_PATH)")
+	fs.StringVar(&c.Embedder, "embedder", c.Embedder, "none, local, use or openai; default: the data directory's, else use (built in) (env MEMGATE_EMBEDDER)")
+	fs.StringVar(&c.EmbedderPath, "embedder-path", c.EmbedderPath, "word-vector file (local) or model directory (use; none means the built-in model) (env MEMGATE_EMBEDDER_PATH)")
+	fs.IntVar(&c.EmbedderDim, "embedder-dim", c.EmbedderDim, "dimension of the openai embedder's vectors; 0 asks the endpoint (env MEMGATE_EMBEDDER_DIM)")
 	fs.StringVar(&c.EmbedderURL, "embedder-url", c.EmbedderURL, "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (env MEMGATE_EMBEDDER_URL)")
 	fs.StringVar(&c.EmbedderModel, "embedder-model", c.EmbedderModel, "remote embedding model (env MEMGATE_EMBEDDER_MODEL)")
 	fs.StringVar(&c.VectorIndex, "vector-index", c.VectorIndex, "auto, exact or hnsw (env MEMGATE_VECTOR_INDEX)")
@@ -210,10 +217,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("workspace: must not be empty")
 	}
 	switch c.Embedder {
-	case "none":
-	case "local", "use":
+	case "", "none", "use":
+	case "local":
 		if c.EmbedderPath == "" {
-			return fmt.Errorf("embedder-path: required by the %s embedder", c.Embedder)
+			return fmt.Errorf("embedder-path: required by the local embedder")
 		}
 	case "openai":
 		if c.EmbedderURL == "" || c.EmbedderModel == "" {
@@ -221,6 +228,9 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("embedder: must be none, local, use or openai")
+	}
+	if c.EmbedderDim < 0 || c.EmbedderDim > 65536 {
+		return fmt.Errorf("embedder-dim: must be between 0 and 65536")
 	}
 	switch c.VectorIndex {
 	case "auto", "exact", "hnsw":

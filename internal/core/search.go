@@ -70,8 +70,9 @@ var (
 // ModelDenseWeights are dense fusion weights measured for particular
 // embedding models; other models get DefaultDenseWeight. A sentence
 // encoder earns more weight than averaged word vectors: USE-Lite is best
-// at 0.6 on both dev sets, GloVe SIF loses recall above 0.25 (README).
-var ModelDenseWeights = map[string]float64{embed.USELiteModel: 0.6}
+// at 0.6 on both dev sets, GloVe SIF loses recall above 0.25 (README);
+// the built-in (float16) USE-Lite is the same model.
+var ModelDenseWeights = map[string]float64{embed.USELiteModel: 0.6, embed.BuiltinUSELiteModel: 0.6}
 
 // DenseWeight is the default fusion weight of the dense signal when the
 // vectors come from model.
