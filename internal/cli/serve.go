@@ -16,7 +16,6 @@ import (
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/metrics"
-	"github.com/memgate/memgate/internal/retrieve"
 )
 
 func runServe(env Env, args []string) error {
@@ -73,7 +72,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
 	wg.Go(func() { a.svc.RunJobs(bg) })
 	a.followOthers(bg, &wg)
-	wg.Go(func() { saveSnapshots(bg, a.index, indexSnapshot(cfg), log) })
+	wg.Go(func() { saveSnapshots(bg, a, indexSnapshot(cfg), log) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -98,7 +97,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	}
 	cancelCatchUp()
 	if a.index.Dirty() {
-		saveSnapshot(a.index, indexSnapshot(cfg), "shutdown", log)
+		saveSnapshot(a, indexSnapshot(cfg), "shutdown", log)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fault.Wrap(fault.Unavailable, err, "server failed")
@@ -125,7 +124,8 @@ const (
 
 // saveSnapshots saves the index snapshot until ctx ends. It does not catch
 // up itself: Follow does, and two catch-ups must not run at once.
-func saveSnapshots(ctx context.Context, ix *retrieve.Engine, path string, log *slog.Logger) {
+func saveSnapshots(ctx context.Context, a *app, path string, log *slog.Logger) {
+	ix := a.index
 	t := time.NewTicker(snapshotCheck)
 	defer t.Stop()
 	last, failed := time.Now(), false
@@ -140,7 +140,10 @@ func saveSnapshots(ctx context.Context, ix *retrieve.Engine, path string, log *s
 			case !st.Saved:
 				why = "first"
 			}
-			failed = saveSnapshot(ix, path, why, log) != nil
+			err := saveSnapshot(a, path, why, log)
+			// A save skipped for a forget the index has not applied yet
+			// is retried once it has (the forget makes it urgent).
+			failed = err != nil && !errors.Is(err, errSnapshotStale)
 			last = time.Now()
 		}
 		select {
@@ -151,10 +154,14 @@ func saveSnapshots(ctx context.Context, ix *retrieve.Engine, path string, log *s
 	}
 }
 
-func saveSnapshot(ix *retrieve.Engine, path, why string, log *slog.Logger) error {
+func saveSnapshot(a *app, path, why string, log *slog.Logger) error {
 	start := time.Now()
-	if err := ix.SaveSnapshot(path); err != nil {
-		log.Warn("cannot save the search index snapshot", "path", path, "err", err)
+	if err := saveSnapshotChecked(a.index, a.store, path); err != nil {
+		if errors.Is(err, errSnapshotStale) {
+			log.Info("search index snapshot not saved: a record was forgotten since the index's state; retrying after catch-up", "path", path)
+		} else {
+			log.Warn("cannot save the search index snapshot", "path", path, "err", err)
+		}
 		return err
 	}
 	var size int64

@@ -36,10 +36,11 @@ type Options struct {
 	Jobs JobOptions
 	// Extraction configures conversation extraction (gateway flushes).
 	Extraction ExtractionOptions
-	// OnSubjectForgotten, when set, runs after a subject is forgotten;
-	// serve deletes the search index snapshot file with it, since the file
-	// was written before the erasure.
-	OnSubjectForgotten func()
+	// OnErased, when set, runs after every committed erasure (a record or
+	// a subject forgotten, an approval item rejected or expired), before
+	// the database files are scrubbed: it invalidates derived files that
+	// may hold the erased text (the CLI deletes the search index snapshot).
+	OnErased func()
 }
 
 // Service implements memgate's operations over a store.
@@ -62,7 +63,8 @@ type Service struct {
 	extract  ExtractionOptions
 	graphMu  sync.Mutex
 	graph    graphSink
-	onForget func()
+	onErased func()
+	erasure  *erasure
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -96,7 +98,8 @@ func New(o Options) *Service {
 		embedWake:   make(chan struct{}, 1),
 		jobs:        newJobQueue(o.Jobs),
 		extract:     o.Extraction,
-		onForget:    o.OnSubjectForgotten,
+		onErased:    o.OnErased,
+		erasure:     newErasure(),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	if o.Index != nil {

@@ -251,19 +251,21 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// scrubTables hold text that subject forgetting erases.
+// scrubTables hold text (or vectors of it) that erasure removes.
 const scrubTables = "records, record_versions, record_entities, record_vectors, embedding_cache, messages, nodes, edges"
 
-// Scrub vacuums the tables that held erased data, so that the dead row
-// versions left by the erasing transaction are removed from the tables
-// and their indexes: no query, and no page inspection of their rows, can
-// return them. PostgreSQL has no equivalent of SQLite's secure_delete:
-// the bytes may remain in free space inside pages until it is reused, in
-// WAL segments until they are recycled, and in backups and replicas, all
-// of which follow the operator's retention (README, PostgreSQL).
+// Scrub rewrites the tables that held erased data (VACUUM FULL), so the
+// dead row versions the erasing transaction left are gone from the
+// relation files, their TOAST and their indexes. A plain VACUUM is not
+// enough: it frees a dead tuple's line pointer but leaves its bytes in the
+// page's free space until it is reused, where a read of the file finds
+// them (PostgreSQL has no equivalent of SQLite's secure_delete). The
+// rewrite holds an ACCESS EXCLUSIVE lock on each table while it copies
+// the live rows (docs/erasure.md gives the cost). WAL segments, archives,
+// backups and replicas follow the operator's retention.
 func (s *Store) Scrub(ctx context.Context) error {
-	_, err := s.w.Exec(ctx, "VACUUM (INDEX_CLEANUP ON) "+scrubTables, pgx.QueryExecModeSimpleProtocol)
-	return mapErr("postgres: scrub (vacuum)", err)
+	_, err := s.w.Exec(ctx, "VACUUM FULL "+scrubTables, pgx.QueryExecModeSimpleProtocol)
+	return mapErr("postgres: scrub (vacuum full)", err)
 }
 
 // Close closes both pools. It is safe to call more than once.
