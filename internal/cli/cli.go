@@ -298,6 +298,9 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 	// may hold the words, so it goes (serve saves a fresh one).
 	snap := indexSnapshot(cfg)
 	opts.OnErased = func() { invalidateSnapshot(snap, log) }
+	// A command waits for its erasure's scrub to end, since the process
+	// ends with it; serve bounds the wait of a request (serveScrubWait).
+	opts.ScrubWait = -1
 	svc := core.New(opts)
 	if withIndex {
 		if err := svc.LoadGraph(ctx); err != nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/memgate/memgate/internal/fault"
@@ -28,16 +28,41 @@ import (
 //     search index snapshot) and the database files are scrubbed
 //     (store.Scrub), so the text survives nowhere (docs/erasure.md).
 
-// erasure counts committed erasures and the ones the database files were
-// scrubbed after, so concurrent forgets share one scrub and a failed
-// scrub is retried by the next caller.
+// erasure tracks committed erasures and the scrubs that make them
+// physical. One scrub runs at a time, in a goroutine of its own, so a
+// caller that stops waiting (its wait ran out, its client left) never
+// cancels it halfway: on PostgreSQL it is a table rewrite that may take
+// longer than a request should wait. Concurrent forgets share it.
 type erasure struct {
-	committed atomic.Uint64
-	scrubbed  atomic.Uint64
-	turn      chan struct{} // one scrub at a time
+	wait time.Duration // how long a caller waits for the scrub; < 0: until it ends
+
+	mu        sync.Mutex
+	committed uint64        // erasures committed by this process
+	scrubbed  uint64        // erasures up to this one are scrubbed
+	running   chan struct{} // closed when the running scrub ends; nil if none
+	upTo      uint64        // the erasures the running or last scrub covers
+	err       error         // the last scrub's failure
 }
 
-func newErasure() *erasure { return &erasure{turn: make(chan struct{}, 1)} }
+func newErasure(wait time.Duration) *erasure {
+	if wait == 0 {
+		wait = 30 * time.Second
+	}
+	return &erasure{wait: wait}
+}
+
+// SetScrubWait changes Options.ScrubWait; call it before serving.
+func (s *Service) SetScrubWait(d time.Duration) {
+	s.erasure.mu.Lock()
+	s.erasure.wait = newErasure(d).wait
+	s.erasure.mu.Unlock()
+}
+
+func (e *erasure) commit() {
+	e.mu.Lock()
+	e.committed++
+	e.mu.Unlock()
+}
 
 // purgeIn erases record id inside tx (see above) and returns its tombstone,
 // the graph changes and how many messages and nodes went with it. skip
@@ -153,41 +178,80 @@ func eraseNode(ctx context.Context, tx store.Tx, ws string, n memory.Node, now t
 // erased follows a committed erasure: the in-memory indexes drop what
 // they derived from the records and nodes. The caller then scrubs.
 func (s *Service) erased(ws string, recs []memory.Record, fx graphEffects) {
-	s.erasure.committed.Add(1)
+	s.erasure.commit()
 	s.publish(ws, recs...)
 	s.publishGraph(ws, fx)
 }
 
-// scrub invalidates derived files and makes the database files hold
-// nothing of erasures committed before the call. It returns at once when
-// a scrub that started after the last erasure (this process's) has
-// finished, so concurrent forgets share one; after a failure the next
-// call scrubs again.
+// scrub waits until derived files are invalidated and the database files
+// hold nothing of the erasures this process committed before the call. It
+// returns at once when they are; it joins a running scrub that covers
+// them, or starts one. A failed scrub is retried by the next call. If the
+// wait runs out, the scrub goes on and the answer is unavailable: a retry
+// waits for it.
 func (s *Service) scrub(ctx context.Context) error {
-	want := s.erasure.committed.Load()
-	if s.erasure.scrubbed.Load() >= want {
-		return nil
+	e := s.erasure
+	e.mu.Lock()
+	want, wait := e.committed, e.wait
+	e.mu.Unlock()
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
 	}
-	// The erasure is committed; what remains is making it physical, even
-	// if the caller goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	for {
+		e.mu.Lock()
+		if e.scrubbed >= want {
+			e.mu.Unlock()
+			return nil
+		}
+		if e.running == nil {
+			e.running, e.upTo = make(chan struct{}), e.committed
+			go s.runScrub(e.running, e.upTo)
+		}
+		done, upTo := e.running, e.upTo
+		e.mu.Unlock()
+		select {
+		case <-done:
+			e.mu.Lock()
+			ok, err := e.scrubbed >= want, e.err
+			e.mu.Unlock()
+			if ok {
+				return nil
+			}
+			if upTo >= want {
+				return fault.Wrap(fault.Unavailable, err, "forgotten, but the database files could not be scrubbed yet; retry")
+			}
+			// That scrub began before this erasure committed: start the next.
+		case <-timeout:
+			return &fault.Error{Code: fault.Unavailable, RetryAfter: 5 * time.Second,
+				Message: "forgotten; the database files are still being scrubbed (retry to wait for it)"}
+		case <-ctx.Done():
+			return storeErr(ctx.Err(), "record")
+		}
+	}
+}
+
+// runScrub invalidates derived files and scrubs the database files for
+// the erasures up to upTo, then closes done.
+func (s *Service) runScrub(done chan struct{}, upTo uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	select {
-	case s.erasure.turn <- struct{}{}:
-	case <-ctx.Done():
-		return fault.Wrap(fault.Unavailable, ctx.Err(), "forgotten, but the database files could not be scrubbed yet; retry")
-	}
-	defer func() { <-s.erasure.turn }()
-	if s.erasure.scrubbed.Load() >= want {
-		return nil
-	}
-	upTo := s.erasure.committed.Load()
 	if s.onErased != nil {
 		s.onErased()
 	}
-	if err := s.store.Scrub(ctx); err != nil {
-		return fault.Wrap(fault.Unavailable, err, "forgotten, but the database files could not be scrubbed yet; retry")
+	err := s.store.Scrub(ctx)
+	if err != nil {
+		s.log.Error("scrubbing the database files after an erasure failed; the next forget retries", "err", err)
 	}
-	s.erasure.scrubbed.Store(upTo)
-	return nil
+	e := s.erasure
+	e.mu.Lock()
+	e.err = err
+	if err == nil && upTo > e.scrubbed {
+		e.scrubbed = upTo
+	}
+	e.running = nil
+	e.mu.Unlock()
+	close(done)
 }

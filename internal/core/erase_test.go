@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
@@ -66,5 +69,72 @@ func TestForgetReleasesOnlyTheRecordsNodes(t *testing.T) {
 	}
 	if n, err := st.GetNodeByKey(ctx, memory.DefaultWorkspace, "project", "atlas"); err != nil || n.Status != memory.NodeActive {
 		t.Fatalf("project:atlas, with properties of its own: %+v %v", n, err)
+	}
+}
+
+// blockingScrub is a store whose Scrub waits for release, counting calls
+// and reporting whether its context was cancelled.
+type blockingScrub struct {
+	store.Store
+	started   chan struct{}
+	release   chan struct{}
+	calls     atomic.Int32
+	cancelled atomic.Bool
+}
+
+func (b *blockingScrub) Scrub(ctx context.Context) error {
+	b.calls.Add(1)
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		b.cancelled.Store(true)
+		return ctx.Err()
+	}
+	return b.Store.Scrub(ctx)
+}
+
+// TestScrubOutlivesTheWait: a forget whose scrub takes longer than the
+// wait answers unavailable without cancelling the scrub; forgetting again
+// waits for that scrub instead of starting another, and succeeds once it
+// ends.
+func TestScrubOutlivesTheWait(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bs := &blockingScrub{Store: st, started: make(chan struct{}, 4), release: make(chan struct{})}
+	erasedFiles := 0
+	s := New(Options{Store: bs, Policy: gate.Default(), ScrubWait: 10 * time.Millisecond, OnErased: func() { erasedFiles++ }})
+	if _, _, err := s.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	op := LocalOperator(memory.DefaultWorkspace)
+	w, err := s.Write(ctx, op, WriteRequest{Type: memory.Belief, Content: "a passing thought"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Forget(ctx, op, w.Record.ID); fault.CodeOf(err) != fault.Unavailable {
+		t.Fatalf("forget with a slow scrub: %v", err)
+	}
+	<-bs.started
+	s.SetScrubWait(-1)
+	again := make(chan error, 1)
+	go func() {
+		_, err := s.Forget(ctx, op, w.Record.ID)
+		again <- err
+	}()
+	close(bs.release)
+	if err := <-again; err != nil {
+		t.Fatalf("forgetting again: %v", err)
+	}
+	if n := bs.calls.Load(); n != 1 || bs.cancelled.Load() || erasedFiles != 1 {
+		t.Fatalf("scrubs %d, cancelled %v, derived-file invalidations %d", n, bs.cancelled.Load(), erasedFiles)
+	}
+	// Nothing left to scrub: a third forget returns at once.
+	if _, err := s.Forget(ctx, op, w.Record.ID); err != nil || bs.calls.Load() != 1 {
+		t.Fatalf("third forget: %v, scrubs %d", err, bs.calls.Load())
 	}
 }

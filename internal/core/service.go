@@ -41,6 +41,10 @@ type Options struct {
 	// the database files are scrubbed: it invalidates derived files that
 	// may hold the erased text (the CLI deletes the search index snapshot).
 	OnErased func()
+	// ScrubWait is how long an erasure waits for the database files to be
+	// scrubbed before answering unavailable (the scrub goes on; a retry
+	// waits for it): 0 means 30 s, negative until the scrub ends.
+	ScrubWait time.Duration
 }
 
 // Service implements memgate's operations over a store.
@@ -99,7 +103,7 @@ func New(o Options) *Service {
 		jobs:        newJobQueue(o.Jobs),
 		extract:     o.Extraction,
 		onErased:    o.OnErased,
-		erasure:     newErasure(),
+		erasure:     newErasure(o.ScrubWait),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	if o.Index != nil {
