@@ -299,9 +299,7 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 				// The file still holds derived data of records forgotten
 				// since it was written: delete it now (serve writes a new
 				// one at once; other commands never write one).
-				if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					log.Warn("cannot delete the stale search index snapshot", "path", snap, "err", err)
-				}
+				invalidateSnapshot(snap, log)
 			}
 		default:
 			if errors.Is(err, fs.ErrNotExist) {
@@ -341,15 +339,18 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
 		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops}
-	if withIndex {
-		// The snapshot on disk predates a subject's erasure and may hold
-		// its words: delete it (serve saves a fresh one).
-		snap := indexSnapshot(cfg)
-		opts.OnSubjectForgotten = func() {
-			if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				log.Warn("cannot delete the search index snapshot after forgetting a subject", "path", snap, "err", err)
-			}
-		}
+	// Every command may erase (forget, reject, expire), with or without
+	// an index of its own: the snapshot on disk predates the erasure and
+	// may hold the words, so it goes (serve saves a fresh one).
+	snap := indexSnapshot(cfg)
+	opts.OnErased = func() { invalidateSnapshot(snap, log) }
+	// A command waits for its erasure's scrub to end, since the process
+	// ends with it; serve bounds the wait of a request (serveScrubWait).
+	opts.ScrubWait = -1
+	if ix != nil && opts.Loops.SnapshotPath != "" {
+		// Saves are checked against erasures other processes commit
+		// meanwhile (snapshot.go).
+		opts.Loops.SaveSnapshot = func(path string) error { return saveSnapshotChecked(ix, st, path) }
 	}
 	svc := core.New(opts)
 	if withIndex {

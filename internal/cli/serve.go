@@ -42,6 +42,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		return err
 	}
 	defer a.Close()
+	a.svc.SetScrubWait(serveScrubWait)
 
 	// Verify every audit chain before taking traffic, so /readyz is honest
 	// from the first request.
@@ -94,6 +95,11 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	log.Info("stopped")
 	return nil
 }
+
+// serveScrubWait bounds how long a request that erased waits for the
+// scrub of the database files; the scrub goes on after it (on PostgreSQL
+// a table rewrite can take longer), and a retry waits for it.
+const serveScrubWait = 30 * time.Second
 
 // indexSnapshot is the search index snapshot in the data directory:
 // derived data (retrieve.Engine.SaveSnapshot) that every command restores

@@ -139,8 +139,9 @@ func subjectRecords(ctx context.Context, r store.Reader, ws, subject string, sco
 // the subject's conversation messages, and the subject's node properties
 // and edges. Tombstones stay (records keep id, type, timestamps and a
 // hash; the node keeps its id, under the key "forgotten-<id>", archived). One audit
-// entry records counts and a hash of the subject, never its name. The
-// database files are scrubbed afterwards, so the text survives nowhere.
+// entry records counts and a hash of the subject, never its name. Nodes
+// only the erased records named go too (erase.go), and the database files
+// are scrubbed afterwards, so the text survives nowhere.
 func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
 	if err := requireOperator(by); err != nil {
 		return ForgetReport{}, err
@@ -166,23 +167,23 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
 				return err
 			}
-			if err := tx.PurgeRecord(ctx, by.Workspace, r.ID, now); err != nil {
-				return err
-			}
-			t, err := tx.GetRecord(ctx, by.Workspace, r.ID)
+			t, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
 			if err != nil {
 				return err
 			}
 			purged = append(purged, t)
 			ids = append(ids, r.ID)
+			fx.add(rfx)
+			rep.Messages += msgs
+			rep.Nodes += nodes
 		}
 		rep.Records = len(ids)
-		userID := ""
 		if label == "user" {
-			userID = key
-		}
-		if rep.Messages, err = tx.DeleteMessages(ctx, by.Workspace, userID, ids); err != nil {
-			return err
+			n, err := tx.DeleteMessages(ctx, by.Workspace, key, nil)
+			if err != nil {
+				return err
+			}
+			rep.Messages += n
 		}
 		n, err := tx.GetNodeByKey(ctx, by.Workspace, label, key)
 		switch {
@@ -190,31 +191,14 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 		case err != nil:
 			return err
 		default:
-			for {
-				es, err := tx.ListEdges(ctx, by.Workspace, store.EdgeQuery{Node: n.ID, IncludeInvalidated: true, Limit: store.MaxLimit})
-				if err != nil {
-					return err
-				}
-				for _, e := range es {
-					if err := tx.DeleteEdge(ctx, by.Workspace, e.ID); err != nil {
-						return err
-					}
-					fx.deletedEdges = append(fx.deletedEdges, e.ID)
-				}
-				if len(es) < store.MaxLimit {
-					break
-				}
-			}
-			rep.Edges = len(fx.deletedEdges)
-			n.NaturalKey = "forgotten-" + n.ID
-			n.Properties = json.RawMessage(`{}`)
-			n.Status, n.UpdatedAt = memory.NodeArchived, now
-			if err := tx.UpdateNode(ctx, by.Workspace, n); err != nil {
+			nfx, err := eraseNode(ctx, tx, by.Workspace, n, now)
+			if err != nil {
 				return err
 			}
-			fx.nodes = append(fx.nodes, n)
-			rep.Nodes = 1
+			fx.add(nfx)
+			rep.Nodes++
 		}
+		rep.Edges = len(fx.deletedEdges)
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
 			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
 		return err
@@ -222,20 +206,8 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 	if err != nil {
 		return ForgetReport{}, err
 	}
-	s.publish(by.Workspace, purged...)
-	s.publishGraph(by.Workspace, fx)
-	if s.onForget != nil {
-		s.onForget()
-	}
-	// The erasure is committed; what remains is making it physical. A
-	// failure here is reported, and a later scrub (or the next forget)
-	// completes it.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := s.store.Scrub(sctx); err != nil {
-		return rep, fault.Wrap(fault.Unavailable, err, "subject forgotten, but the database files could not be scrubbed yet; retry")
-	}
-	return rep, nil
+	s.erased(by.Workspace, purged, fx)
+	return rep, s.scrub(ctx)
 }
 
 // publishGraph applies committed graph changes to the in-memory graph

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -42,6 +43,11 @@ type Loops struct {
 	// changed, at most every snapshotEvery, and at shutdown. "" disables
 	// snapshots.
 	SnapshotPath string
+	// SaveSnapshot, when set, saves the snapshot instead of the index's
+	// own SaveSnapshot: serve checks each save against erasures other
+	// processes committed meanwhile, and answers ErrSnapshotStale to skip
+	// one (it is retried once the index has caught up).
+	SaveSnapshot func(path string) error
 	// Follow is how often the change logs are polled; 0 is 250ms.
 	Follow time.Duration
 	// EmbedSweep is how often the embedding loop looks for records
@@ -237,6 +243,10 @@ const (
 	snapshotEvery = 5 * time.Minute
 )
 
+// ErrSnapshotStale is what a Loops.SaveSnapshot answers when it skipped a
+// save because a record was forgotten after the state it would write.
+var ErrSnapshotStale = errors.New("search index snapshot skipped: a record was forgotten since")
+
 // saveSnapshots saves the index snapshot until ctx ends. It does not catch
 // up itself: follow does, and two catch-ups must not run at once.
 func (s *Service) saveSnapshots(ctx context.Context, path string) {
@@ -254,7 +264,10 @@ func (s *Service) saveSnapshots(ctx context.Context, path string) {
 			case !st.Saved:
 				why = "first"
 			}
-			failed = s.saveSnapshot(path, why) != nil
+			err := s.saveSnapshot(path, why)
+			// A save skipped for an erasure the index has not applied yet
+			// is retried once it has (the erasure makes it urgent).
+			failed = err != nil && !errors.Is(err, ErrSnapshotStale)
 			last = time.Now()
 		}
 		select {
@@ -267,8 +280,16 @@ func (s *Service) saveSnapshots(ctx context.Context, path string) {
 
 func (s *Service) saveSnapshot(path, why string) error {
 	start := time.Now()
-	if err := s.index.SaveSnapshot(path); err != nil {
-		s.log.Warn("cannot save the search index snapshot", "path", path, "err", err)
+	save := s.index.SaveSnapshot
+	if s.loops.SaveSnapshot != nil {
+		save = s.loops.SaveSnapshot
+	}
+	if err := save(path); err != nil {
+		if errors.Is(err, ErrSnapshotStale) {
+			s.log.Info("search index snapshot not saved: a record was forgotten since the index's state; retrying after catch-up", "path", path)
+		} else {
+			s.log.Warn("cannot save the search index snapshot", "path", path, "err", err)
+		}
 		return err
 	}
 	var size int64

@@ -41,8 +41,9 @@ type Store interface {
 	// from the database files as far as the backend can (SQLite:
 	// secure_delete is always on, and Scrub checkpoints and truncates the
 	// write-ahead log, which still holds the old pages; PostgreSQL: VACUUM
-	// removes the dead row versions, while WAL and backups follow the
-	// operator's retention). Subject forgetting calls it.
+	// FULL rewrites the tables without the dead row versions, while WAL
+	// and backups follow the operator's retention). Every erasure calls
+	// it (core/erase.go).
 	Scrub(ctx context.Context) error
 	Close() error
 }
