@@ -10,9 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +43,7 @@ func TestAccessMatrixProperty(t *testing.T) {
 			t.Logf("seed %d", seed)
 			e := newMatrixEnv(t, b, seed)
 			for _, ws := range e.workspaces {
-				e.populate(ws, 24)
+				e.populate(ws, 12)
 				e.linkGraph(ws)
 			}
 			e.checkCoverage()
@@ -333,185 +331,6 @@ func (e *matrixEnv) version(id string, n int) memory.Record {
 		e.t.Fatalf("version %d of %s: %v", n, id, err)
 	}
 	return v
-}
-
-// readProbe is one read path. run returns the items (record ids, or for
-// other probes any ids) the path shows actor a, and the items the rules
-// say it must show. A subset probe (ranked results) may show fewer, never
-// others. Add probes for new read paths here — graph nodes, edges and
-// paths derived from records belong in this list too, with a want
-// computed from accessRules over the records they come from.
-type readProbe struct {
-	name    string
-	applies func(a *actor) bool
-	run     func(e *matrixEnv, a *actor) (shown, want map[string]bool)
-	subset  bool
-}
-
-// readProbes is every read path the matrix checks.
-var readProbes = []readProbe{
-	perRecord("core get", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		_, err := e.svc.Get(e.ctx, a.p, id, core.GetOptions{IncludeSensitive: sens})
-		return e.found(a, "core get", err)
-	}, headRule),
-	perRecord("core get version 1", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		_, err := e.svc.Get(e.ctx, a.p, id, core.GetOptions{Version: 1, IncludeSensitive: sens})
-		return e.found(a, "core get version", err)
-	}, versionRule(1)),
-	perRecord("core history (version 1 listed)", anyActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		vs, err := e.svc.History(e.ctx, a.p, id, sens)
-		return e.found(a, "core history", err) && slices.ContainsFunc(vs, func(v memory.Record) bool { return v.Version == 1 })
-	}, versionRule(1)),
-	perRecord("REST get", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("?include_sensitive=%t", sens))
-	}, headRule),
-	perRecord("REST get version 1", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("?version=1&include_sensitive=%t", sens))
-	}, versionRule(1)),
-	perRecord("REST get known_at version 1", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		at := e.version(id, 1).UpdatedAt.Format(time.RFC3339Nano)
-		return e.restFound(a, "/v1/records/"+id+"?known_at="+url.QueryEscape(at)+fmt.Sprintf("&include_sensitive=%t", sens))
-	}, versionRule(1)),
-	perRecord("REST history", tokenActor, func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		return e.restFound(a, "/v1/records/"+id+fmt.Sprintf("/history?include_sensitive=%t", sens))
-	}, headRule),
-	perRecord("MCP memory_get", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
-		return e.toolFound(a, "memory_get", map[string]any{"id": id})
-	}, noSensitive(headRule)),
-	perRecord("MCP memory_history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
-		return e.toolFound(a, "memory_history", map[string]any{"id": id})
-	}, noSensitive(headRule)),
-	{name: "core list (every status)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
-		sens := e.rng.IntN(2) == 0
-		shown := map[string]bool{}
-		req := core.ListRequest{Statuses: memory.Statuses, IncludeInvalidated: true, IncludeSensitive: sens, Limit: 7}
-		for {
-			page, err := e.svc.List(e.ctx, a.p, req)
-			if err != nil {
-				e.t.Fatalf("seed %d: list as %s: %v", e.seed, a, err)
-			}
-			for _, r := range page.Records {
-				shown[r.ID] = true
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			req.Cursor = page.NextCursor
-		}
-		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, sens) })
-	}},
-	{name: "REST list (every status)", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
-		sens := e.rng.IntN(2) == 0
-		q := url.Values{"include_invalidated": {"true"}, "include_sensitive": {fmt.Sprint(sens)}, "limit": {"500"}}
-		for _, s := range memory.Statuses {
-			q.Add("status", string(s))
-		}
-		var out struct {
-			Records []memory.Record `json:"records"`
-		}
-		e.restJSON(a, "/v1/records?"+q.Encode(), &out)
-		shown := map[string]bool{}
-		for _, r := range out.Records {
-			shown[r.ID] = true
-		}
-		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, sens) })
-	}},
-	{name: "core list known_at (versions)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
-		// The state known now, through the versions table.
-		now := time.Now().Add(time.Hour)
-		shown := map[string]bool{}
-		page, err := e.svc.List(e.ctx, a.p, core.ListRequest{Statuses: memory.Statuses, IncludeInvalidated: true, KnownAt: &now, Limit: 500})
-		if err != nil {
-			e.t.Fatalf("seed %d: list known_at as %s: %v", e.seed, a, err)
-		}
-		for _, r := range page.Records {
-			shown[r.ID] = true
-		}
-		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, false) })
-	}},
-	{name: "search (core, REST, MCP) for each record's own word", applies: anyActor, subset: false,
-		run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
-			shown, want := map[string]bool{}, map[string]bool{}
-			searchable := []memory.Status{memory.Active, memory.Provisional, memory.Superseded, memory.Archived, memory.Quarantined}
-			for _, id := range e.ids[a.p.Workspace] {
-				h := e.head(id)
-				word := recordMarker(h.Content)
-				if word == "" || e.rng.IntN(3) != 0 { // a sample keeps the test fast
-					continue
-				}
-				sens := e.rng.IntN(2) == 0
-				hits, statuses := e.search(a, core.SearchRequest{Query: word, K: 5, Statuses: searchable, IncludeSensitive: sens})
-				if accessRules.read(a.p, h, sens) && h.InvalidatedAt == nil && slices.Contains(statuses, h.Status) {
-					want[id] = true
-				}
-				for _, hid := range hits {
-					shown[hid] = true
-				}
-			}
-			return shown, want
-		}},
-}
-
-func anyActor(*actor) bool     { return true }
-func tokenActor(a *actor) bool { return a.token != "" }
-
-// headRule and versionRule pick the rule a per-record probe follows.
-type recordRule func(e *matrixEnv, a *actor, id string, sens bool) bool
-
-func headRule(e *matrixEnv, a *actor, id string, sens bool) bool {
-	return accessRules.read(a.p, e.head(id), sens)
-}
-
-func versionRule(n int) recordRule {
-	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
-		return accessRules.readVersion(a.p, e.head(id), e.version(id, n), sens)
-	}
-}
-
-// noSensitive is rule for a path that never asks for sensitive records.
-func noSensitive(rule recordRule) recordRule {
-	return func(e *matrixEnv, a *actor, id string, _ bool) bool { return rule(e, a, id, false) }
-}
-
-// perRecord is a probe that asks about every record of the actor's
-// workspace — and of the other workspace, which it must never see —
-// choosing include_sensitive at random each time.
-func perRecord(name string, applies func(*actor) bool, shows func(e *matrixEnv, a *actor, id string, sens bool) bool, rule recordRule) readProbe {
-	return readProbe{name: name, applies: applies, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
-		shown, want := map[string]bool{}, map[string]bool{}
-		for _, ws := range e.workspaces {
-			for _, id := range e.ids[ws] {
-				sens := e.rng.IntN(2) == 0
-				if shows(e, a, id, sens) {
-					shown[id] = true
-				}
-				if ws == a.p.Workspace && rule(e, a, id, sens) {
-					want[id] = true
-				}
-			}
-		}
-		return shown, want
-	}}
-}
-
-// wantSet applies a rule to the heads of a's workspace.
-func (e *matrixEnv) wantSet(a *actor, rule func(head memory.Record) bool) map[string]bool {
-	want := map[string]bool{}
-	for _, id := range e.ids[a.p.Workspace] {
-		if rule(e.head(id)) {
-			want[id] = true
-		}
-	}
-	return want
-}
-
-func recordMarker(content string) string {
-	for _, f := range strings.Fields(content) {
-		if strings.HasPrefix(f, "mk") && strings.HasSuffix(f, "zq") {
-			return f
-		}
-	}
-	return ""
 }
 
 // checkCoverage fails the test unless the records hold every access
@@ -823,54 +642,6 @@ func (e *matrixEnv) toolFound(a *actor, name string, args map[string]any) bool {
 func (e *matrixEnv) toolStatus(a *actor, name string, args map[string]any) int {
 	_, code := e.callTool(a, name, args)
 	return code
-}
-
-// search runs req through a random search path open to a and returns
-// the hit ids and the statuses that path was asked for.
-func (e *matrixEnv) search(a *actor, req core.SearchRequest) ([]string, []memory.Status) {
-	e.t.Helper()
-	var ids []string
-	switch {
-	case a.token != "" && e.rng.IntN(3) == 0:
-		code, raw := e.rest(a, "POST", "/v1/search", req)
-		var out core.SearchResponse
-		if code != http.StatusOK || json.Unmarshal(raw, &out) != nil {
-			e.t.Fatalf("seed %d: REST search as %s: %d %s", e.seed, a, code, raw)
-		}
-		for _, h := range out.Results {
-			ids = append(ids, h.Record.ID)
-		}
-	case a.mcp != nil && e.rng.IntN(2) == 0:
-		// memory_query asks for active and, on request, provisional.
-		raw, code := e.callTool(a, "memory_query", map[string]any{"query": req.Query, "k": req.K,
-			"include_provisional": true, "include_sensitive": req.IncludeSensitive})
-		if code != http.StatusOK {
-			e.t.Fatalf("seed %d: memory_query as %s: %d", e.seed, a, code)
-		}
-		var out struct {
-			Results []struct {
-				Record struct {
-					ID string `json:"id"`
-				} `json:"record"`
-			} `json:"results"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			e.t.Fatal(err)
-		}
-		for _, h := range out.Results {
-			ids = append(ids, h.Record.ID)
-		}
-		return ids, []memory.Status{memory.Active, memory.Provisional}
-	default:
-		resp, err := e.svc.Search(e.ctx, a.p, req)
-		if err != nil {
-			e.t.Fatalf("seed %d: search as %s: %v", e.seed, a, err)
-		}
-		for _, h := range resp.Results {
-			ids = append(ids, h.Record.ID)
-		}
-	}
-	return ids, req.Statuses
 }
 
 // okClass folds every 2xx into 200.

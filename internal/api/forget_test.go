@@ -44,10 +44,12 @@ func TestForgetSubject(t *testing.T) {
 	var rep core.ForgetReport
 	h.mustDo("POST", "/v1/graph/forget_subject", "op", map[string]any{"subject": "user:alice"}, http.StatusOK, &rep)
 	// Two episodes, the extracted facts (at least the preference), the
-	// agent's record; both messages; the user's node and its PREFERS edge.
-	if rep.Records < 4 || rep.Messages != 2 || rep.Nodes != 1 || rep.Edges < 1 {
+	// agent's record; both messages; the user's node and its PREFERS edge,
+	// and the person:support node only the agent's record named.
+	if rep.Records < 4 || rep.Messages != 2 || rep.Nodes < 2 || rep.Edges < 1 {
 		t.Fatalf("report %+v", rep)
 	}
+	h.wantError("GET", "/v1/graph/nodes/person:support", "op", nil, http.StatusNotFound, "not_found")
 	h.wantError("POST", "/v1/graph/forget_subject", "std", map[string]any{"subject": "user:alice"}, http.StatusForbidden, "permission_denied")
 	h.wantError("POST", "/v1/graph/forget_subject", "op", map[string]any{"subject": "alice"}, http.StatusBadRequest, "invalid_argument")
 

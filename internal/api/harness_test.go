@@ -22,6 +22,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -100,6 +101,11 @@ type harnessOptions struct {
 	// operatorOnly skips creating the agents: the workspace holds only
 	// the bootstrap operator, as on a fresh server.
 	operatorOnly bool
+	// wrapStore, when set, wraps the real store the service uses (to
+	// inject failures); h.store stays the real one.
+	wrapStore func(store.Store) store.Store
+	// jobOptions, when set, replace the harness's job queue options.
+	jobOptions *core.JobOptions
 }
 
 func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
@@ -126,8 +132,16 @@ func newHarnessOpts(t *testing.T, o harnessOptions) *harness {
 	if _, err := ix.Load(ctx, st); err != nil {
 		t.Fatal(err)
 	}
-	svc := core.New(core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Now: clk.Now, Index: ix,
-		Extraction: o.extraction, Jobs: core.JobOptions{Workers: 2, Poll: 50 * time.Millisecond, BackoffBase: time.Millisecond}})
+	var svcStore store.Store = st
+	if o.wrapStore != nil {
+		svcStore = o.wrapStore(st)
+	}
+	jo := core.JobOptions{Workers: 2, Poll: 50 * time.Millisecond, BackoffBase: time.Millisecond}
+	if o.jobOptions != nil {
+		jo = *o.jobOptions
+	}
+	svc := core.New(core.Options{Store: svcStore, Policy: pol, Logger: log, Metrics: m, Now: clk.Now, Index: ix,
+		Extraction: o.extraction, Jobs: jo})
 	opTok, created, err := svc.Bootstrap(ctx)
 	if err != nil || !created {
 		t.Fatalf("bootstrap: %v %v", created, err)

@@ -16,11 +16,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
@@ -52,6 +51,9 @@ type Env struct {
 	// Ctx is cancelled to stop long-running commands (serve); nil means
 	// the command installs its own SIGINT/SIGTERM handling.
 	Ctx context.Context
+
+	jsonErrors bool // --json: errors in the one error shape (help.go)
+	helpAsked  bool // a help flag is among the arguments
 }
 
 // runContext is env.Ctx, or a context that ends on SIGINT or SIGTERM:
@@ -90,8 +92,8 @@ func commands() []command {
 		{"operators", "create an operator token", runOperators},
 		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
-		{"version", "print the version", func(env Env, _ []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "memgate", Version)
+		{"version", "print the version (also --version)", func(env Env, _ []string) error {
+			_, err := fmt.Fprintln(env.Stdout, "memgate", version())
 			return err
 		}},
 	}
@@ -114,17 +116,32 @@ func Main(args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	if len(args) < 1 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) < 1 {
 		printUsage(env.Stderr)
-		if len(args) < 1 {
-			return fault.ExitUsage
-		}
+		return fault.ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		printUsage(env.Stderr)
 		return exitOK
+	case "help":
+		return runHelp(env, args[1:])
+	case "--version", "-version":
+		fmt.Fprintln(env.Stdout, "memgate", version())
+		return exitOK
+	}
+	env.jsonErrors = env.jsonErrors || wantsJSON(args[1:])
+	env.helpAsked = env.helpAsked || slices.ContainsFunc(args[1:], isHelp)
+	if code, ok := groupHelp(env, args); ok {
+		return code
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return exitStatus(env, c.run(env, args[1:]))
 		}
+	}
+	if env.jsonErrors {
+		return exitStatus(env, usagef("unknown command %q; run 'memgate help'", args[0]))
 	}
 	fmt.Fprintf(env.Stderr, "memgate: unknown command %q\n", args[0])
 	printUsage(env.Stderr)
@@ -137,7 +154,11 @@ func exitStatus(env Env, err error) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(env.Stderr, "memgate:", ue.msg)
+		if env.jsonErrors {
+			writeErrorJSON(env.Stderr, fault.InvalidArgument, ue.msg, map[string]any{"usage": true})
+		} else {
+			fmt.Fprintln(env.Stderr, "memgate:", ue.msg)
+		}
 		return fault.ExitUsage
 	}
 	if errors.Is(err, flag.ErrHelp) {
@@ -152,7 +173,11 @@ func exitStatus(env Env, err error) int {
 	if fe.Code == fault.Internal && fe.Cause != nil {
 		msg = fe.Cause.Error()
 	}
-	fmt.Fprintf(env.Stderr, "memgate: %s: %s\n", fe.Code, msg)
+	if env.jsonErrors {
+		writeErrorJSON(env.Stderr, fe.Code, msg, fe.Details)
+	} else {
+		fmt.Fprintf(env.Stderr, "memgate: %s: %s\n", fe.Code, msg)
+	}
 	return fault.ExitCode(fe.Code)
 }
 
@@ -161,15 +186,20 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'memgate <command> -h' for a command's flags. Every flag also reads a MEMGATE_* variable.")
+	fmt.Fprintln(w, "\nRun 'memgate <command> -h' for a command's arguments and flags, 'memgate help flags' for the flags\nevery command takes, 'memgate --version' for the version. Every flag also reads a MEMGATE_* variable.")
 }
 
 // flags builds a command's flag set bound to a fresh config.
 func flags(env Env, name string, server bool) (*flag.FlagSet, *config.Config) {
 	cfg := config.Default()
+	cfg.DataDir = config.UserDataDir(env.Getenv)
 	fs := flag.NewFlagSet("memgate "+name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	if env.jsonErrors && !env.helpAsked {
+		fs.SetOutput(io.Discard) // the flag package's text; the error is printed as JSON
+	}
 	cfg.Bind(fs, server)
+	fs.Usage = leafUsage(fs, name, commonFlags())
 	return fs, &cfg
 }
 
@@ -199,16 +229,24 @@ type app struct {
 	index *retrieve.Engine
 	// op is the operator the CLI acts as (core.Service.CLIOperator).
 	op memory.Principal
+
+	closed bool
 }
 
-func (a *app) Close() error { return a.store.Close() }
-
-// followOthers keeps the search and graph indexes current with the writes
-// of other processes (serve, the CLI, other replicas) until bg ends; wg
-// owns the goroutines.
-func (a *app) followOthers(bg context.Context, wg *sync.WaitGroup) {
-	wg.Go(func() { a.index.Follow(bg, a.store, time.Second) })
-	wg.Go(func() { a.svc.FollowGraph(bg, time.Second) })
+// Close closes the service — stopping its loops, settling this process's
+// writes (core.Service.Close) — then the store. Its error is the
+// service's: records left without a vector; the store's close error is
+// logged.
+func (a *app) Close() error {
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	err := a.svc.Close()
+	if cerr := a.store.Close(); cerr != nil {
+		a.log.Warn("closing the database failed", "err", cerr)
+	}
+	return err
 }
 
 // open loads the policy, opens the database and bootstraps it if empty. A
@@ -219,6 +257,12 @@ func open(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m 
 }
 
 func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool) (*app, error) {
+	return openApp(ctx, env, cfg, log, m, withIndex, core.Loops{Settle: cfg.ShutdownTimeout})
+}
+
+// openApp opens the data directory for a command; loops are the
+// background work the service runs if the command calls Run (serve, mcp).
+func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool, loops core.Loops) (*app, error) {
 	pol, err := gate.Load(cfg.PolicyFile)
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArgument, err, "%s", err.Error())
@@ -255,9 +299,7 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 				// The file still holds derived data of records forgotten
 				// since it was written: delete it now (serve writes a new
 				// one at once; other commands never write one).
-				if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					log.Warn("cannot delete the stale search index snapshot", "path", snap, "err", err)
-				}
+				invalidateSnapshot(snap, log)
 			}
 		default:
 			if errors.Is(err, fs.ErrNotExist) {
@@ -296,16 +338,19 @@ func openWith(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger
 		return nil, err
 	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
-		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}}
-	if withIndex {
-		// The snapshot on disk predates a subject's erasure and may hold
-		// its words: delete it (serve saves a fresh one).
-		snap := indexSnapshot(cfg)
-		opts.OnSubjectForgotten = func() {
-			if err := os.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				log.Warn("cannot delete the search index snapshot after forgetting a subject", "path", snap, "err", err)
-			}
-		}
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops}
+	// Every command may erase (forget, reject, expire), with or without
+	// an index of its own: the snapshot on disk predates the erasure and
+	// may hold the words, so it goes (serve saves a fresh one).
+	snap := indexSnapshot(cfg)
+	opts.OnErased = func() { invalidateSnapshot(snap, log) }
+	// A command waits for its erasure's scrub to end, since the process
+	// ends with it; serve bounds the wait of a request (serveScrubWait).
+	opts.ScrubWait = -1
+	if ix != nil && opts.Loops.SnapshotPath != "" {
+		// Saves are checked against erasures other processes commit
+		// meanwhile (snapshot.go).
+		opts.Loops.SaveSnapshot = func(path string) error { return saveSnapshotChecked(ix, st, path) }
 	}
 	svc := core.New(opts)
 	if withIndex {
@@ -433,6 +478,11 @@ func withApp(env Env, cfg *config.Config, withIndex bool, fn func(ctx context.Co
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	return fn(ctx, a)
+	err = fn(ctx, a)
+	// Closing embeds what the command wrote; a vector it could not
+	// compute is pending, which is worth saying but not a failure.
+	if cerr := a.Close(); cerr != nil && err == nil {
+		fmt.Fprintf(env.Stderr, "memgate: note: %s\n", fault.As(cerr).Message)
+	}
+	return err
 }

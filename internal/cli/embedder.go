@@ -118,6 +118,13 @@ func resolveEmbedder(ctx context.Context, env Env, cfg *config.Config, st store.
 	if want.Kind == embed.KindOpenAI && want.Dim == 0 && have && stored.Kind == embed.KindOpenAI && stored.Model == want.Model {
 		want.Dim = stored.Dim
 	}
+	if want.Kind == embed.KindOpenAI && want.Dim == 0 {
+		// Not known yet (the endpoint was down whenever a command
+		// started): the vectors the embedding job stored since know it.
+		if want.Dim, err = storedVectorDim(ctx, st, "openai:"+want.Model); err != nil {
+			return nil, err
+		}
+	}
 	emb, err := buildEmbedder(ctx, want, env.Getenv, log)
 	if err != nil {
 		return nil, err
@@ -138,6 +145,22 @@ func resolveEmbedder(ctx context.Context, env Env, cfg *config.Config, st store.
 		return nil, err
 	}
 	return emb, nil
+}
+
+// errFound stops a scan at its first row.
+var errFound = errors.New("found")
+
+// storedVectorDim is the length of a stored vector of model, 0 if none.
+func storedVectorDim(ctx context.Context, st store.Reader, model string) (int, error) {
+	dim := 0
+	err := st.ScanVectors(ctx, model, func(_, _ string, vec []float32) error {
+		dim = len(vec)
+		return errFound
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return 0, fault.Wrap(fault.Unavailable, err, "cannot read stored vectors")
+	}
+	return dim, nil
 }
 
 func mismatchError(cfg *config.Config, stored embedderSetting, asked string) error {

@@ -14,13 +14,12 @@ import (
 	"github.com/memgate/memgate/internal/cli"
 )
 
-func TestMCPCommandNeedsAnAgent(t *testing.T) {
+// TestMCPCommandNamedAgentMustExist: a session told to act as an agent
+// fails before serving when there is none by that name (without --agent it
+// acts as the client's own agent: TestMCPClientIsTheAgent).
+func TestMCPCommandNamedAgentMustExist(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	r := run(t, dir, nil, "mcp")
-	if r.code != 2 || !strings.Contains(r.stderr, "--agent") || !strings.Contains(r.stderr, "MEMGATE_MCP_AGENT") {
-		t.Fatalf("no agent: exit %d %q", r.code, r.stderr)
-	}
-	r = run(t, dir, map[string]string{"MEMGATE_MCP_AGENT": "ghost"}, "mcp")
+	r := run(t, dir, map[string]string{"MEMGATE_MCP_AGENT": "ghost"}, "mcp")
 	if r.code != 6 || !strings.Contains(r.stderr, "memgate agents create") || r.stdout != "" {
 		t.Fatalf("unknown agent: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}

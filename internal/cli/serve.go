@@ -7,16 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/metrics"
-	"github.com/memgate/memgate/internal/retrieve"
 )
 
 func runServe(env Env, args []string) error {
@@ -39,11 +37,12 @@ func runServe(env Env, args []string) error {
 // in-flight requests finish, background jobs stop, the database closes.
 func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) error {
 	m := metrics.New()
-	a, err := openWith(ctx, env, cfg, log, m, true)
+	a, err := openApp(ctx, env, cfg, log, m, true, serveLoops(cfg))
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	a.svc.SetScrubWait(serveScrubWait)
 
 	// Verify every audit chain before taking traffic, so /readyz is honest
 	// from the first request.
@@ -56,7 +55,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		return fault.Wrap(fault.Unavailable, err, "cannot listen on %s", cfg.Addr)
 	}
 	srv := &http.Server{
-		Handler:           api.New(a.svc, log, m, Version).Handler(),
+		Handler:           api.New(a.svc, log, m, version()).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -65,20 +64,14 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	bg, stopBG := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { a.svc.RunExpiry(bg, cfg.ExpiryInterval) })
-	wg.Go(func() { a.svc.RunAuditChecks(bg, cfg.AuditCheckInterval) })
-	wg.Go(func() { a.svc.RunUsage(bg, time.Second) })
-	wg.Go(func() { a.svc.RunEmbedder(bg, 30*time.Second) })
-	wg.Go(func() { a.svc.RunJobs(bg) })
-	a.followOthers(bg, &wg)
-	wg.Go(func() { saveSnapshots(bg, a.index, indexSnapshot(cfg), log) })
+	// The service's loops run until a.Close, after the HTTP server has
+	// stopped taking requests.
+	go a.svc.Run(context.Background())
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "database", describeDB(databaseOf(cfg)), "data_dir", cfg.DataDir, "version", Version)
-	fmt.Fprintf(env.Stdout, "memgate listening on http://%s\n", ln.Addr().String())
+	log.Info("listening", "addr", ln.Addr().String(), "database", describeDB(databaseOf(cfg)), "data_dir", cfg.DataDir, "version", version())
+	fmt.Fprintf(env.Stdout, "memgate listening on http://%s\nmemgate data: %s\n", ln.Addr().String(), describeDB(databaseOf(cfg)))
 
 	select {
 	case <-ctx.Done():
@@ -88,17 +81,10 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	shutErr := srv.Shutdown(sctx)
-	stopBG()
-	wg.Wait()
-	// Requests and jobs have stopped: apply the last changes (other
-	// processes' too) and save the index for a fast next start.
-	cctx, cancelCatchUp := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	if _, err := a.index.CatchUp(cctx, a.store); err != nil {
-		log.Warn("index catch-up before the snapshot failed", "err", err)
-	}
-	cancelCatchUp()
-	if a.index.Dirty() {
-		saveSnapshot(a.index, indexSnapshot(cfg), "shutdown", log)
+	// Requests have stopped: stop the loops, save the index snapshot,
+	// embed the last writes.
+	if err := a.Close(); err != nil {
+		log.Warn("shutdown left work pending", "err", err)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fault.Wrap(fault.Unavailable, err, "server failed")
@@ -110,57 +96,19 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	return nil
 }
 
+// serveScrubWait bounds how long a request that erased waits for the
+// scrub of the database files; the scrub goes on after it (on PostgreSQL
+// a table rewrite can take longer), and a retry waits for it.
+const serveScrubWait = 30 * time.Second
+
 // indexSnapshot is the search index snapshot in the data directory:
 // derived data (retrieve.Engine.SaveSnapshot) that every command restores
 // and only serve writes.
 func indexSnapshot(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "index.snapshot") }
 
-// Snapshot cadence: a changed index is saved every snapshotEvery; one that
-// has no snapshot yet, or has forgotten records since the last (whose
-// derived data the file still holds), at the next check.
-const (
-	snapshotCheck = 10 * time.Second
-	snapshotEvery = 5 * time.Minute
-)
-
-// saveSnapshots saves the index snapshot until ctx ends. It does not catch
-// up itself: Follow does, and two catch-ups must not run at once.
-func saveSnapshots(ctx context.Context, ix *retrieve.Engine, path string, log *slog.Logger) {
-	t := time.NewTicker(snapshotCheck)
-	defer t.Stop()
-	last, failed := time.Now(), false
-	for {
-		st := ix.SnapshotStatus()
-		urgent := !st.Saved || st.Forgotten > 0
-		if st.Dirty && (urgent && !failed || time.Since(last) >= snapshotEvery) {
-			why := "periodic"
-			switch {
-			case st.Forgotten > 0:
-				why = "forget"
-			case !st.Saved:
-				why = "first"
-			}
-			failed = saveSnapshot(ix, path, why, log) != nil
-			last = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func saveSnapshot(ix *retrieve.Engine, path, why string, log *slog.Logger) error {
-	start := time.Now()
-	if err := ix.SaveSnapshot(path); err != nil {
-		log.Warn("cannot save the search index snapshot", "path", path, "err", err)
-		return err
-	}
-	var size int64
-	if fi, err := os.Stat(path); err == nil {
-		size = fi.Size()
-	}
-	log.Info("search index snapshot saved", "reason", why, "bytes", size, "took", time.Since(start).String())
-	return nil
+// serveLoops is the background work of serve: every loop (see
+// docs/lifecycle.md).
+func serveLoops(cfg *config.Config) core.Loops {
+	return core.Loops{Jobs: true, Expiry: cfg.ExpiryInterval, AuditCheck: cfg.AuditCheckInterval,
+		SnapshotPath: indexSnapshot(cfg), Settle: cfg.ShutdownTimeout}
 }

@@ -84,15 +84,13 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultAddr    = "127.0.0.1:8420"
-	DefaultDataDir = "./memgate-data"
+	DefaultAddr = "127.0.0.1:8420"
 )
 
 // Default returns the defaults.
 func Default() Config {
 	return Config{
 		Addr:               DefaultAddr,
-		DataDir:            DefaultDataDir,
 		LogLevel:           "info",
 		SQLiteSync:         "normal",
 		Workspace:          "default",
@@ -194,7 +192,7 @@ func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 // Validate checks c and normalises paths.
 func (c *Config) Validate() error {
 	if c.DataDir == "" {
-		return fmt.Errorf("data-dir: must not be empty")
+		return fmt.Errorf("data-dir: no data directory (the default, $XDG_DATA_HOME/memgate or ~/.local/share/memgate, needs HOME): pass --data-dir or set MEMGATE_DATA_DIR")
 	}
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) {
 		// The value is not echoed: it may hold a password.

@@ -12,6 +12,7 @@ import (
 func parse(t *testing.T, args []string, env map[string]string) (Config, error) {
 	t.Helper()
 	c := Default()
+	c.DataDir = "/data" // as the CLI sets it, from UserDataDir
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c.Bind(fs, true)
@@ -48,7 +49,7 @@ func TestDatabaseURL(t *testing.T) {
 		if err != nil || cfg.DatabaseURL != c.want {
 			t.Fatalf("%s: DatabaseURL %q, err %v; want %q", c.name, cfg.DatabaseURL, err, c.want)
 		}
-		if cfg.DataDir != DefaultDataDir {
+		if cfg.DataDir != "/data" {
 			t.Fatalf("%s: data dir %q changed", c.name, cfg.DataDir)
 		}
 	}

@@ -164,14 +164,21 @@ func (s *Service) Reject(ctx context.Context, by memory.Principal, id, reason st
 	if len(reason) > 256 {
 		return ApprovalItem{}, fault.Field("reason", "at most 256 bytes")
 	}
-	return s.discard(ctx, by, id, memory.ApprovalRejected, "approval.reject", reason)
+	it, err := s.discard(ctx, by, id, memory.ApprovalRejected, "approval.reject", reason)
+	if err != nil {
+		return it, err
+	}
+	return it, s.scrub(ctx)
 }
 
+// discard erases a queued item's record (erase.go) and closes the item.
+// The caller scrubs: expiry scrubs once for a batch.
 func (s *Service) discard(ctx context.Context, by memory.Principal, id string, st memory.ApprovalStatus, event, reason string) (ApprovalItem, error) {
 	now := s.clock()
 	var out ApprovalItem
-	var gfx graphEffects
+	var fx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
+		fx = graphEffects{}
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
 			return err
@@ -180,12 +187,11 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 		if err := tx.UpdateApproval(ctx, a); err != nil {
 			return err
 		}
-		if err := tx.PurgeRecord(ctx, by.Workspace, rec.ID, now); err != nil {
+		tomb, rfx, _, _, err := s.purgeIn(ctx, tx, by.Workspace, rec.ID, "", now)
+		if err != nil {
 			return err
 		}
-		if gfx.nodes, err = regrant(ctx, tx, by.Workspace, &rec, memory.Record{Status: memory.Forgotten}); err != nil {
-			return err
-		}
+		fx = rfx
 		payload := map[string]any{"approval_id": a.ID, "record_id": rec.ID, "decision": memory.DecisionRejected,
 			"content_sha256": rec.ContentSHA256}
 		if reason != "" {
@@ -194,14 +200,12 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 		if _, err := appendAudit(ctx, tx, by.Workspace, by, "", event, now, payload); err != nil {
 			return err
 		}
-		rec, err = tx.GetRecord(ctx, by.Workspace, rec.ID)
-		out = ApprovalItem{Approval: a, Record: rec}
-		return err
+		out = ApprovalItem{Approval: a, Record: tomb}
+		return nil
 	})
 	if err == nil {
 		s.countDecision(memory.DecisionRejected, string(st))
-		s.publish(by.Workspace, out.Record)
-		s.publishGraph(by.Workspace, gfx)
+		s.erased(by.Workspace, []memory.Record{out.Record}, fx)
 	}
 	return out, err
 }
@@ -223,9 +227,16 @@ func openItem(ctx context.Context, tx store.Tx, ws, id string) (memory.Approval,
 
 // ExpireApprovals rejects every pending item whose TTL has passed and
 // returns how many it expired. It is the body of the expiry job and can be
-// run once from the CLI.
-func (s *Service) ExpireApprovals(ctx context.Context) (int, error) {
-	n := 0
+// run once from the CLI. The erased records' files are scrubbed once, at
+// the end.
+func (s *Service) ExpireApprovals(ctx context.Context) (n int, err error) {
+	defer func() {
+		if n > 0 {
+			if serr := s.scrub(ctx); err == nil {
+				err = serr
+			}
+		}
+	}()
 	for {
 		items, err := s.store.ListExpiredApprovals(ctx, s.clock(), 100)
 		if err != nil {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -23,8 +24,7 @@ func (s *Service) EmbedPending(ctx context.Context, limit int) (int, error) {
 	if s.index == nil || s.index.Embedder() == nil {
 		return 0, nil
 	}
-	emb := s.index.Embedder()
-	model := emb.Model()
+	model := s.index.Embedder().Model()
 	done := 0
 	after := ""
 	for done < limit {
@@ -36,64 +36,144 @@ func (s *Service) EmbedPending(ctx context.Context, limit int) (int, error) {
 			return done, nil
 		}
 		after = tasks[len(tasks)-1].ID
-		hashes := make([]string, len(tasks))
-		for i, t := range tasks {
-			hashes[i] = t.ContentSHA256
-		}
-		cached, err := s.store.GetCachedEmbeddings(ctx, model, hashes)
+		n, err := s.embedTasks(ctx, tasks)
+		done += n
 		if err != nil {
-			return done, storeErr(err, "embedding cache")
+			return done, err
 		}
-		var texts []string
-		var textHashes []string
-		seen := map[string]bool{}
-		for _, t := range tasks {
-			if _, ok := cached[t.ContentSHA256]; !ok && !seen[t.ContentSHA256] {
-				seen[t.ContentSHA256] = true
-				texts = append(texts, t.Content)
-				textHashes = append(textHashes, t.ContentSHA256)
-			}
-		}
-		fresh := map[string][]float32{}
-		if len(texts) > 0 {
-			vecs, err := emb.Embed(ctx, texts)
-			if err != nil {
-				return done, err
-			}
-			for i, v := range vecs {
-				if len(v) == emb.Dim() {
-					fresh[textHashes[i]] = v
-				}
-			}
-		}
-		rows := make([]store.Vector, 0, len(tasks))
-		for _, t := range tasks {
-			v, ok := cached[t.ContentSHA256]
-			if !ok {
-				v, ok = fresh[t.ContentSHA256]
-			}
-			if ok && len(v) == emb.Dim() {
-				rows = append(rows, store.Vector{Workspace: t.Workspace, RecordID: t.ID, ContentSHA256: t.ContentSHA256, Vec: v})
-			}
-		}
-		err = s.store.Tx(ctx, func(tx store.Tx) error {
-			if err := tx.PutCachedEmbeddings(ctx, model, fresh); err != nil {
-				return err
-			}
-			return tx.PutVectors(ctx, model, rows)
-		})
-		if err != nil {
-			return done, storeErr(err, "vectors")
-		}
-		for _, r := range rows {
-			s.index.SetVector(r.Workspace, r.RecordID, r.ContentSHA256, r.Vec)
-		}
-		done += len(rows)
-		if len(rows) == 0 {
+		if n == 0 {
 			return done, nil // nothing embeddable in this batch; avoid spinning
 		}
 	}
 	return done, nil
+}
+
+// embedTasks stores and indexes a vector for each task: from the
+// embedding cache, else computed. It returns how many it stored.
+func (s *Service) embedTasks(ctx context.Context, tasks []store.VectorTask) (int, error) {
+	if len(tasks) == 0 {
+		return 0, nil
+	}
+	emb := s.index.Embedder()
+	model := emb.Model()
+	hashes := make([]string, len(tasks))
+	for i, t := range tasks {
+		hashes[i] = t.ContentSHA256
+	}
+	cached, err := s.store.GetCachedEmbeddings(ctx, model, hashes)
+	if err != nil {
+		return 0, storeErr(err, "embedding cache")
+	}
+	var texts []string
+	var textHashes []string
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if _, ok := cached[t.ContentSHA256]; !ok && !seen[t.ContentSHA256] {
+			seen[t.ContentSHA256] = true
+			texts = append(texts, t.Content)
+			textHashes = append(textHashes, t.ContentSHA256)
+		}
+	}
+	fresh := map[string][]float32{}
+	if len(texts) > 0 {
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return 0, err
+		}
+		for i, v := range vecs {
+			if len(v) == emb.Dim() {
+				fresh[textHashes[i]] = v
+			}
+		}
+	}
+	rows := make([]store.Vector, 0, len(tasks))
+	for _, t := range tasks {
+		v, ok := cached[t.ContentSHA256]
+		if !ok {
+			v, ok = fresh[t.ContentSHA256]
+		}
+		if ok && len(v) == emb.Dim() {
+			rows = append(rows, store.Vector{Workspace: t.Workspace, RecordID: t.ID, ContentSHA256: t.ContentSHA256, Vec: v})
+		}
+	}
+	err = s.store.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.PutCachedEmbeddings(ctx, model, fresh); err != nil {
+			return err
+		}
+		return tx.PutVectors(ctx, model, rows)
+	})
+	if err != nil {
+		return 0, storeErr(err, "vectors")
+	}
+	for _, r := range rows {
+		s.index.SetVector(r.Workspace, r.RecordID, r.ContentSHA256, r.Vec)
+	}
+	return len(rows), nil
+}
+
+// embedIndexed gives up to limit records the index holds without a vector
+// (see retrieve.PendingVectors) their vector: the one another process
+// stored, found in the embedding cache by content hash (vectors do not go
+// through the change log), else one computed and stored here. It returns
+// how many it installed.
+func (s *Service) embedIndexed(ctx context.Context, limit int) (int, error) {
+	if s.index == nil || s.index.Embedder() == nil {
+		return 0, nil
+	}
+	pend := s.index.PendingVectors(limit)
+	if len(pend) == 0 {
+		return 0, nil
+	}
+	emb := s.index.Embedder()
+	hashes := make([]string, len(pend))
+	for i, p := range pend {
+		hashes[i] = p.ContentSHA256
+	}
+	cached, err := s.store.GetCachedEmbeddings(ctx, emb.Model(), hashes)
+	if err != nil {
+		return 0, storeErr(err, "embedding cache")
+	}
+	n := 0
+	var tasks []store.VectorTask
+	for _, p := range pend {
+		if v, ok := cached[p.ContentSHA256]; ok && len(v) == emb.Dim() {
+			s.index.SetVector(p.Workspace, p.ID, p.ContentSHA256, v)
+			n++
+			continue
+		}
+		r, err := s.store.GetRecord(ctx, p.Workspace, p.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, storeErr(err, "record")
+		}
+		if r.ContentSHA256 != p.ContentSHA256 {
+			continue // newer content: the change follower brings it
+		}
+		tasks = append(tasks, store.VectorTask{Workspace: p.Workspace, ID: p.ID, Content: r.Content, ContentSHA256: r.ContentSHA256})
+	}
+	for len(tasks) > 0 {
+		batch := tasks[:min(embedBatch, len(tasks))]
+		tasks = tasks[len(batch):]
+		m, err := s.embedTasks(ctx, batch)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// embedRound is one round of the embedding loop: records without a stored
+// vector, then records the index waits for.
+func (s *Service) embedRound(ctx context.Context) (int, error) {
+	n, err := s.EmbedPending(ctx, 4096)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.embedIndexed(ctx, 4096)
+	return n + m, err
 }
 
 // RunEmbedder fills vectors in until ctx ends: after writes, and every
@@ -113,7 +193,7 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 		case <-s.embedWake:
 		case <-t.C:
 		}
-		n, err := s.EmbedPending(ctx, 4096)
+		n, err := s.embedRound(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -57,22 +57,21 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		if !ok {
 			continue
 		}
-		_, err := tx.GetNodeByKey(ctx, p.Workspace, label, key)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
 		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
 		// No direct grant: the node is seen through the records that
 		// name it (regrant adds r's).
 		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
 			Grants: []memory.Grant{}, CreatedAt: now, UpdatedAt: now}
-		if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
+		// EnsureNode, not a lookup then an insert: concurrent writes that
+		// introduce the same entity must all succeed (on PostgreSQL the
+		// second insert would fail on the key and abort the write).
+		n, inserted, err := tx.EnsureNode(ctx, p.Workspace, n)
+		if err != nil {
 			return nil, err
 		}
-		created = append(created, n)
+		if inserted {
+			created = append(created, n)
+		}
 	}
 	return created, nil
 }
@@ -142,8 +141,9 @@ func subjectRecords(ctx context.Context, r store.Reader, ws, subject string, sco
 // the subject's conversation messages, and the subject's node properties
 // and edges. Tombstones stay (records keep id, type, timestamps and a
 // hash; the node keeps its id, under the key "forgotten-<id>", archived). One audit
-// entry records counts and a hash of the subject, never its name. The
-// database files are scrubbed afterwards, so the text survives nowhere.
+// entry records counts and a hash of the subject, never its name. Nodes
+// only the erased records named go too (erase.go), and the database files
+// are scrubbed afterwards, so the text survives nowhere.
 func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
 	if err := requireOperator(by); err != nil {
 		return ForgetReport{}, err
@@ -165,29 +165,27 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 			return err
 		}
 		ids := make([]string, 0, len(recs))
-		var named []string // entities of the erased records, whose nodes lose their grants
 		for _, r := range recs {
-			named = append(named, r.Entities...)
 			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
 				return err
 			}
-			if err := tx.PurgeRecord(ctx, by.Workspace, r.ID, now); err != nil {
-				return err
-			}
-			t, err := tx.GetRecord(ctx, by.Workspace, r.ID)
+			t, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
 			if err != nil {
 				return err
 			}
 			purged = append(purged, t)
 			ids = append(ids, r.ID)
+			fx.add(rfx)
+			rep.Messages += msgs
+			rep.Nodes += nodes
 		}
 		rep.Records = len(ids)
-		userID := ""
 		if label == "user" {
-			userID = key
-		}
-		if rep.Messages, err = tx.DeleteMessages(ctx, by.Workspace, userID, ids); err != nil {
-			return err
+			n, err := tx.DeleteMessages(ctx, by.Workspace, key, nil)
+			if err != nil {
+				return err
+			}
+			rep.Messages += n
 		}
 		n, err := tx.GetNodeByKey(ctx, by.Workspace, label, key)
 		switch {
@@ -195,36 +193,14 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 		case err != nil:
 			return err
 		default:
-			for {
-				es, err := tx.ListEdges(ctx, by.Workspace, store.EdgeQuery{Node: n.ID, IncludeInvalidated: true, Limit: store.MaxLimit})
-				if err != nil {
-					return err
-				}
-				for _, e := range es {
-					if err := tx.DeleteEdge(ctx, by.Workspace, e.ID); err != nil {
-						return err
-					}
-					fx.deletedEdges = append(fx.deletedEdges, e.ID)
-				}
-				if len(es) < store.MaxLimit {
-					break
-				}
-			}
-			rep.Edges = len(fx.deletedEdges)
-			n.NaturalKey = "forgotten-" + n.ID
-			n.Properties = json.RawMessage(`{}`)
-			n.Status, n.UpdatedAt = memory.NodeArchived, now
-			if err := tx.UpdateNode(ctx, by.Workspace, n); err != nil {
+			nfx, err := eraseNode(ctx, tx, by.Workspace, n, now)
+			if err != nil {
 				return err
 			}
-			fx.nodes = append(fx.nodes, n)
-			rep.Nodes = 1
+			fx.add(nfx)
+			rep.Nodes++
 		}
-		regranted, err := regrantEntities(ctx, tx, by.Workspace, named)
-		if err != nil {
-			return err
-		}
-		fx.nodes = append(fx.nodes, regranted...)
+		rep.Edges = len(fx.deletedEdges)
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
 			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
 		return err
@@ -232,20 +208,8 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 	if err != nil {
 		return ForgetReport{}, err
 	}
-	s.publish(by.Workspace, purged...)
-	s.publishGraph(by.Workspace, fx)
-	if s.onForget != nil {
-		s.onForget()
-	}
-	// The erasure is committed; what remains is making it physical. A
-	// failure here is reported, and a later scrub (or the next forget)
-	// completes it.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := s.store.Scrub(sctx); err != nil {
-		return rep, fault.Wrap(fault.Unavailable, err, "subject forgotten, but the database files could not be scrubbed yet; retry")
-	}
-	return rep, nil
+	s.erased(by.Workspace, purged, fx)
+	return rep, s.scrub(ctx)
 }
 
 // publishGraph applies committed graph changes to the in-memory graph

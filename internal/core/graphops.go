@@ -167,15 +167,6 @@ func (s *Service) CatchUpGraph(ctx context.Context) (int, error) {
 	}
 }
 
-// FollowGraph runs CatchUpGraph every interval until ctx ends.
-func (s *Service) FollowGraph(ctx context.Context, interval time.Duration) {
-	every(ctx, interval, func() {
-		if _, err := s.CatchUpGraph(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("graph catch-up failed", "err", err)
-		}
-	})
-}
-
 func (s *Service) graphX(ctx context.Context) (*graph.Index, error) {
 	if err := s.LoadGraph(ctx); err != nil {
 		return nil, err
@@ -282,27 +273,30 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	var res NodeResult
 	err = s.tx(ctx, "node", func(tx store.Tx) error {
 		n, err := tx.GetNodeByKey(ctx, p.Workspace, in.Label, in.NaturalKey)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if props == nil {
-				props, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
+		created := false
+		if errors.Is(err, store.ErrNotFound) {
+			np := props
+			if np == nil {
+				np, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
 			}
 			access := in.Access
 			if access == "" {
 				access = memory.Public
 			}
-			gs, err := recordGrants(ctx, tx, p.Workspace, in.Label+":"+in.NaturalKey)
-			if err != nil {
-				return err
+			gs, gerr := recordGrants(ctx, tx, p.Workspace, in.Label+":"+in.NaturalKey)
+			if gerr != nil {
+				return gerr
 			}
-			n = memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey, Properties: props, Provenance: prov,
-				Status: status, Access: access, Writer: ownerKey(p), Grants: gs, CreatedAt: now, UpdatedAt: now}
-			if err := tx.InsertNode(ctx, p.Workspace, n); err != nil {
-				return err
-			}
-			res = NodeResult{Node: n, Created: true}
+			// A concurrent upsert that created the key first makes this
+			// one an update, not a conflict.
+			n, created, err = tx.EnsureNode(ctx, p.Workspace, memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey,
+				Properties: np, Provenance: prov, Status: status, Access: access, Writer: ownerKey(p), Grants: gs, CreatedAt: now, UpdatedAt: now})
+		}
+		switch {
 		case err != nil:
 			return err
+		case created:
+			res = NodeResult{Node: n, Created: true}
 		default:
 			if n, err = withGrants(ctx, tx, p.Workspace, n); err != nil {
 				return err
@@ -426,38 +420,47 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 		if from.ID == to.ID {
 			return fault.Field("to", "an edge joins two different nodes")
 		}
+		apply := func(e *memory.Edge) {
+			if in.Weight != nil {
+				e.Weight = *in.Weight
+			}
+			if props != nil {
+				e.Properties = props
+			}
+			if in.ValidFrom != nil {
+				e.ValidFrom = memory.CanonPtr(in.ValidFrom)
+			}
+			if in.ValidUntil != nil {
+				e.ValidUntil = memory.CanonPtr(in.ValidUntil)
+			}
+			if in.Access != "" {
+				e.Access, e.Writer = in.Access, ownerKey(p)
+			}
+			e.ObservedAt, e.UpdatedAt = now, now
+		}
+		// update observes an existing edge again; one p may not see it
+		// may neither change nor learn about.
+		update := func(e *memory.Edge) error {
+			if !edgeVisible(p, *e, from, to) {
+				return fault.New(fault.Conflict, "relation: these nodes are already joined by this relation in an edge this principal may not see").
+					With("field", "relation")
+			}
+			apply(e)
+			return tx.UpdateEdge(ctx, p.Workspace, *e)
+		}
 		e, err := tx.FindLiveEdge(ctx, p.Workspace, from.ID, to.ID, rel)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
+		if errors.Is(err, store.ErrNotFound) {
 			e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, Properties: json.RawMessage(`{}`),
 				ObservedAt: now, CreatedAt: now, Access: memory.Public, Writer: ownerKey(p)}
-			res.Created = true
-		case err != nil:
-			return err
-		case !edgeVisible(p, e, from, to):
-			return fault.New(fault.Conflict, "relation: these nodes are already joined by this relation in an edge this principal may not see").
-				With("field", "relation")
-		}
-		if in.Access != "" {
-			e.Access, e.Writer = in.Access, ownerKey(p)
-		}
-		if in.Weight != nil {
-			e.Weight = *in.Weight
-		}
-		if props != nil {
-			e.Properties = props
-		}
-		if in.ValidFrom != nil {
-			e.ValidFrom = memory.CanonPtr(in.ValidFrom)
-		}
-		if in.ValidUntil != nil {
-			e.ValidUntil = memory.CanonPtr(in.ValidUntil)
-		}
-		e.ObservedAt, e.UpdatedAt = now, now
-		if res.Created {
-			err = tx.InsertEdge(ctx, p.Workspace, e)
-		} else {
-			err = tx.UpdateEdge(ctx, p.Workspace, e)
+			apply(&e)
+			// A concurrent upsert that created the edge first makes this
+			// one an update of it, not a conflict.
+			e, res.Created, err = tx.EnsureEdge(ctx, p.Workspace, e)
+			if err == nil && !res.Created {
+				err = update(&e)
+			}
+		} else if err == nil {
+			err = update(&e)
 		}
 		if err != nil {
 			return err

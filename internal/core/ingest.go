@@ -19,8 +19,14 @@ import (
 type ExtractionOptions struct {
 	// LLM, when set, extracts facts with a chat model and reconciles
 	// them against existing facts; the pattern gatekeeper is the
-	// fallback when it fails for good.
+	// fallback when it fails on a job's last attempt.
 	LLM *extract.LLM
+	// LLMBudget bounds the model calls of one flush attempt, extraction
+	// and reconciliation together (the client's retries included). It
+	// is never more than half the time the attempt has left, which is
+	// also the default, so that the pattern fallback, reconciliation by
+	// the rules and the commit always keep the other half.
+	LLMBudget time.Duration
 }
 
 // Gatekeeper decisions (SPEC §7).
@@ -34,7 +40,9 @@ const (
 // factTypes are the record types extraction writes and reconciles.
 var factTypes = []memory.Type{memory.Belief, memory.Preference, memory.Decision}
 
-// plannedFact is a candidate with its reconciliation decision.
+// plannedFact is a candidate with its reconciliation decision. The
+// decision's TargetID is a stored fact's id, or a pendingRef to an
+// earlier fact of the same flush.
 type plannedFact struct {
 	fact      extract.Fact
 	extractor string
@@ -80,10 +88,20 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			facts = append(facts, plannedFact{fact: f, extractor: "pattern"})
 		}
 	}
+	useLLM := false
+	llmCtx := ctx
 	if l := s.extract.LLM; l != nil && len(turns) > 0 {
-		llmFacts, err := l.Extract(ctx, turns)
+		// The model gets its own budget inside the attempt: a model that
+		// hangs uses it up and no more, so the rest of the attempt is
+		// left for the fallback and the commit.
+		var cancel context.CancelFunc
+		var budget time.Duration
+		llmCtx, cancel, budget = s.llmBudget(ctx)
+		defer cancel()
+		llmFacts, err := l.Extract(llmCtx, turns)
 		switch {
 		case err == nil:
+			useLLM = true
 			sum.Extractor = "llm"
 			facts = facts[:0]
 			for _, f := range llmFacts {
@@ -92,19 +110,23 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			for i := range gk {
 				gk[i].Decision, gk[i].Reason, gk[i].Facts = GateIngestLLM, "extracted by the model with the rest of the flush", 0
 			}
-		case j.Attempts < j.MaxAttempts && ctx.Err() == nil:
-			return nil, fmt.Errorf("llm extraction: %w", err)
+		case ctx.Err() != nil:
+			// The attempt itself ended (shutdown): hand the job back.
+			return nil, fmt.Errorf("flush attempt ended during llm extraction: %w", ctx.Err())
+		case j.Attempts < j.MaxAttempts:
+			return nil, fmt.Errorf("llm extraction: %s", llmFailure(err, llmCtx, budget))
 		default:
-			// Out of attempts: keep what the patterns found.
-			s.log.Warn("llm extraction failed for good; using pattern extraction", "job_id", j.ID, "err", err, "event", GateIngestFailopen)
+			// The last attempt: keep what the patterns found.
+			s.log.Warn("llm extraction failed on the job's last attempt; using pattern extraction", "job_id", j.ID,
+				"attempt", j.Attempts, "err", llmFailure(err, llmCtx, budget), "event", GateIngestFailopen)
 			sum.Extractor = GateIngestFailopen
 			for i := range gk {
 				gk[i].Decision, gk[i].Reason = GateIngestFailopen, "model unavailable: "+gk[i].Reason
 			}
 		}
 	}
-	for i := range facts {
-		facts[i].rec = s.reconcile(ctx, p, pl.Conversation, facts[i].fact)
+	if err := s.planFacts(ctx, llmCtx, useLLM, p, pl.Conversation, facts); err != nil {
+		return nil, err
 	}
 
 	now := s.clock()
@@ -120,14 +142,31 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			}
 			res.Gatekeeper[e.Decision]++
 		}
-		for _, pf := range facts {
+		// resolved[i] is the record that stands for facts[i] once it is
+		// committed: the one written, the one it repeats, or, when the
+		// gate refused it, the one it would have replaced. Later facts
+		// of the flush that target facts[i] target that record.
+		resolved := make([]string, len(facts))
+		target := func(id string) string {
+			if k, ok := pendingIndex(id); ok {
+				return resolved[k]
+			}
+			return id
+		}
+		for i, pf := range facts {
 			res.Facts++
+			tid := target(pf.rec.TargetID)
 			switch pf.rec.Action {
 			case extract.ActionNoop:
 				res.Noop++
+				resolved[i] = tid
 				continue
 			case extract.ActionInvalidate:
-				old, ok, err := s.invalidateIn(ctx, tx, p, pf.rec.TargetID, j.ID, now)
+				if tid == "" {
+					res.Noop++
+					continue
+				}
+				old, ok, err := s.invalidateIn(ctx, tx, p, tid, j.ID, now)
 				if err != nil {
 					return jobEffects{}, err
 				}
@@ -148,7 +187,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			}
 			req := factRequest(pf, pl.Conversation, j.ID)
 			if pf.rec.Action == extract.ActionUpdate {
-				req.Supersedes = pf.rec.TargetID
+				req.Supersedes = tid
 			}
 			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
@@ -156,8 +195,10 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 					return jobEffects{}, err
 				}
 				res.Refused++
+				resolved[i] = req.Supersedes
 				continue
 			}
+			resolved[i] = wr.Record.ID
 			switch {
 			case wr.Decision == memory.DecisionDuplicate:
 				res.Noop++
@@ -186,27 +227,12 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	return commit, nil
 }
 
-// reconcile decides what a candidate fact does to the user's existing
-// facts: the 5 most similar live ones are compared by the model when one
-// is configured, else (or when it fails) by the deterministic rules.
-func (s *Service) reconcile(ctx context.Context, p memory.Principal, cv store.Conversation, f extract.Fact) extract.Reconciliation {
-	existing := s.similarFacts(ctx, p, cv, f.Content)
-	if len(existing) == 0 {
-		return extract.Reconciliation{Action: extract.ActionAdd, Reason: "no similar fact"}
-	}
-	if l := s.extract.LLM; l != nil {
-		if r, err := l.Reconcile(ctx, f, existing); err == nil {
-			return r
-		}
-	}
-	return extract.ReconcileRules(f, existing)
-}
-
 // similarFacts returns up to 5 live facts of the user, most similar to
-// content first.
-func (s *Service) similarFacts(ctx context.Context, p memory.Principal, cv store.Conversation, content string) []extract.Existing {
+// content first. A store failure is an error: reconciling against facts
+// that could not be read would store contradictions as new facts.
+func (s *Service) similarFacts(ctx context.Context, p memory.Principal, cv store.Conversation, content string) ([]extract.Existing, error) {
 	if s.index == nil {
-		return nil
+		return nil, nil
 	}
 	af := accessFilter(p, false)
 	f := retrieve.Filter{Workspace: p.Workspace, Types: factTypes, Statuses: []memory.Status{memory.Active},
@@ -214,12 +240,18 @@ func (s *Service) similarFacts(ctx context.Context, p memory.Principal, cv store
 	var out []extract.Existing
 	for _, c := range s.index.SimilarTo(f, content, retrieve.WordSet(content), 5) {
 		r, err := s.store.GetRecord(ctx, p.Workspace, c.ID)
-		if err != nil || r.Status != memory.Active || r.InvalidatedAt != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			continue // forgotten meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading facts to reconcile with: %w", err)
+		}
+		if r.Status != memory.Active || r.InvalidatedAt != nil {
 			continue
 		}
 		out = append(out, extract.Existing{ID: r.ID, Type: string(r.Type), Content: r.Content, Entities: r.Entities})
 	}
-	return out
+	return out, nil
 }
 
 // factRequest is the write a planned fact becomes: user memory (no
@@ -278,6 +310,9 @@ func entityKeys(f extract.Fact) []string {
 // the fact is gone or changed meanwhile.
 func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Principal, id, jobID string, now time.Time) (memory.Record, bool, error) {
 	head, err := tx.GetRecord(ctx, p.Workspace, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return memory.Record{}, false, err
+	}
 	if err != nil || head.Status != memory.Active || head.InvalidatedAt != nil || !slices.Contains(factTypes, head.Type) {
 		return memory.Record{}, false, nil
 	}
@@ -305,29 +340,33 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) ([]memory.Edge, error) {
 	fl, fk, _ := strings.Cut(from, ":")
 	src, err := tx.GetNodeByKey(ctx, ws, fl, fk)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	var out []memory.Edge
 	for _, t := range to {
 		tl, tk, _ := strings.Cut(t, ":")
 		dst, err := tx.GetNodeByKey(ctx, ws, tl, tk)
-		if err != nil || dst.ID == src.ID {
+		if errors.Is(err, store.ErrNotFound) || err == nil && dst.ID == src.ID {
 			continue
 		}
-		e, err := tx.FindLiveEdge(ctx, ws, src.ID, dst.ID, relation)
-		switch {
-		case err == nil:
+		if err != nil {
+			return nil, err
+		}
+		// EnsureEdge: a concurrent flush of the same user may relate the
+		// same nodes; the edge is then observed again, not a conflict.
+		props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
+		e, inserted, err := tx.EnsureEdge(ctx, ws, memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation,
+			Weight: 1, Properties: props, ObservedAt: now, CreatedAt: now, UpdatedAt: now, Access: g.Access, Writer: g.Writer})
+		if err == nil && !inserted {
 			e.ObservedAt, e.UpdatedAt = now, now
 			if e.Access != "" && covers(g, memory.Grant{Access: e.Access, Writer: e.Writer}) {
 				e.Access, e.Writer = g.Access, g.Writer // stated again more widely
 			}
 			err = tx.UpdateEdge(ctx, ws, e)
-		case errors.Is(err, store.ErrNotFound):
-			props, _ := json.Marshal(map[string]string{"provenance": string(memory.ProvExtracted)})
-			e = memory.Edge{ID: memory.NewID(), From: src.ID, To: dst.ID, Relation: relation, Weight: 1, Properties: props,
-				ObservedAt: now, CreatedAt: now, UpdatedAt: now, Access: g.Access, Writer: g.Writer}
-			err = tx.InsertEdge(ctx, ws, e)
 		}
 		if err != nil {
 			return nil, err

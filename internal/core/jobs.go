@@ -50,6 +50,10 @@ func (o JobOptions) withDefaults() JobOptions {
 	return o
 }
 
+// jobCommitTimeout bounds the transaction that commits a job's effects,
+// counted from when its handler returns, not from the attempt's start.
+const jobCommitTimeout = 30 * time.Second
+
 // jobCommit applies a job's effects inside the transaction that ends it
 // and returns the job's result and what to publish afterwards.
 type jobCommit func(ctx context.Context, tx store.Tx) (jobEffects, error)
@@ -190,9 +194,15 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		var commit jobCommit
 		commit, err = safeHandle(actx, h, j)
 		if err == nil {
-			err = s.store.Tx(actx, func(tx store.Tx) error {
+			// The commit has a deadline of its own: a handler that used
+			// most of the attempt (a slow model) must not leave its
+			// commit, or its fallback's, without time. Committing after
+			// the lease ran out is safe: FinishJob checks the lease, and a
+			// job another worker took rolls back with it.
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), jobCommitTimeout)
+			err = s.store.Tx(cctx, func(tx store.Tx) error {
 				var err error
-				fx, err = commit(actx, tx)
+				fx, err = commit(cctx, tx)
 				if err != nil {
 					return err
 				}
@@ -200,8 +210,9 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 				if err != nil {
 					return err
 				}
-				return tx.FinishJob(actx, j.Workspace, j.ID, s.jobs.owner, store.JobUpdate{Status: store.JobDone, Result: raw, At: s.clock()})
+				return tx.FinishJob(cctx, j.Workspace, j.ID, s.jobs.owner, store.JobUpdate{Status: store.JobDone, Result: raw, At: s.clock()})
 			})
+			ccancel()
 		}
 	}
 	s.metrics.ObserveJob(j.Kind, jobOutcome(err), time.Since(start))

@@ -227,3 +227,20 @@ func TestJobLostLeaseRollsBackEffects(t *testing.T) {
 		t.Fatalf("job %+v with %d effects, want done on attempt 2 with exactly 1 effect", v, effects(t, s, j))
 	}
 }
+
+// A handler that used up its attempt still commits: the commit has a
+// deadline of its own, so slow work before it (a model that hangs, then
+// the pattern fallback) does not leave it without time.
+func TestJobCommitHasItsOwnDeadline(t *testing.T) {
+	s, _ := newJobService(t, JobOptions{MaxAttempts: 1, Lease: 200 * time.Millisecond})
+	s.jobs.handlers["test"] = func(ctx context.Context, j store.Job) (jobCommit, error) {
+		<-ctx.Done() // the attempt's deadline passes
+		return effect(j), nil
+	}
+	runWorkers(t, s)
+	j := enqueue(t, s, "test")
+	v := wait(t, s, j)
+	if v.Status != "done" || effects(t, s, j) != 1 {
+		t.Fatalf("job %+v with %d effects; want done with its effect", v, effects(t, s, j))
+	}
+}

@@ -256,16 +256,20 @@ func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType st
 		status = memory.NodeActive
 	}
 	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
-	created := errors.Is(err, store.ErrNotFound)
-	switch {
-	case created:
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
 		var gs []memory.Grant
 		if gs, err = recordGrants(ctx, tx, k.p.Workspace, kgEntityRef(name)); err != nil {
 			return memory.Node{}, err
 		}
-		n = memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name), Properties: props, Provenance: prov,
-			Status: status, Access: memory.Public, Writer: ownerKey(k.p), Grants: gs, CreatedAt: k.now, UpdatedAt: k.now}
-		err = tx.InsertNode(ctx, k.p.Workspace, n)
+		// EnsureNode: a concurrent create of the same entity is not a
+		// conflict; this call then revives or retypes its node.
+		n, created, err = tx.EnsureNode(ctx, k.p.Workspace, memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name),
+			Properties: props, Provenance: prov, Status: status, Access: memory.Public, Writer: ownerKey(k.p), Grants: gs,
+			CreatedAt: k.now, UpdatedAt: k.now})
+	}
+	switch {
+	case created:
 	case err != nil:
 		return memory.Node{}, err
 	default:
@@ -554,13 +558,17 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	ws := k.p.Workspace
 	rel := kgRelation(relationType)
 	e, err := tx.FindLiveEdge(ctx, ws, from.ID, to.ID, rel)
-	created := errors.Is(err, store.ErrNotFound)
-	switch {
-	case created:
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
 		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
 			CreatedAt: k.now, UpdatedAt: k.now, Access: memory.Public, Writer: ownerKey(k.p)}
 		e.Properties = withRelationTypes(e, []string{relationType})
-		err = tx.InsertEdge(ctx, ws, e)
+		// EnsureEdge: a concurrent create of the same relation is not a
+		// conflict; this call then adds its type to that edge.
+		e, created, err = tx.EnsureEdge(ctx, ws, e)
+	}
+	switch {
+	case created:
 	case err != nil:
 		return false, err
 	case !edgeVisible(k.p, e, from, to):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"time"
 
@@ -117,6 +118,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err // a store failure, not a missing record
+		}
 		if err != nil || !canRead(p, head, true) {
 			return fault.New(fault.NotFound, "record not found")
 		}
@@ -124,7 +128,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 			return fault.New(fault.Conflict, "a "+string(head.Status)+" record cannot be modified")
 		}
 		if !canChange(p, head) {
-			return errNotOwner
+			return errNotOwner()
 		}
 		if head.Version != *req.ExpectedVersion {
 			return fault.New(fault.VersionConflict, "record was modified: expected_version is not the current version").
@@ -198,7 +202,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 
 // Forget erases one record's content, keeping a tombstone (SPEC §3).
 // Operators may forget any record; agents only records they wrote, and
-// only if they may write at all.
+// only if they may write at all. The erasure goes through erase.go: the
+// record's messages and the nodes only it named go with it, and the
+// database files are scrubbed before Forget returns.
 func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (memory.Record, error) {
 	if p.Kind == memory.KindAgent && (p.Trust == memory.ReadOnly || p.Trust == memory.Restricted) {
 		return memory.Record{}, fault.New(fault.PermissionDenied, "agents of trust "+string(p.Trust)+" may not forget records")
@@ -208,9 +214,14 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	}
 	now := s.clock()
 	var out memory.Record
-	var gfx graphEffects
+	var fx graphEffects
+	forgot := false
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		fx, forgot = graphEffects{}, false
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err // a store failure, not a missing record
+		}
 		if err != nil || !canRead(p, head, true) {
 			return fault.New(fault.NotFound, "record not found")
 		}
@@ -219,30 +230,28 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 			return nil
 		}
 		if !canChange(p, head) {
-			return errNotOwner
+			return errNotOwner()
 		}
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err
 		}
-		if err := tx.PurgeRecord(ctx, p.Workspace, id, now); err != nil {
+		if out, fx, _, _, err = s.purgeIn(ctx, tx, p.Workspace, id, "", now); err != nil {
 			return err
 		}
-		if gfx.nodes, err = regrant(ctx, tx, p.Workspace, &head, memory.Record{Status: memory.Forgotten}); err != nil {
-			return err
-		}
+		forgot = true
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.forget", now, map[string]any{
 			"record_id": id, "type": string(head.Type), "content_sha256": head.ContentSHA256, "version": head.Version + 1})
-		if err != nil {
-			return err
-		}
-		out, err = tx.GetRecord(ctx, p.Workspace, id)
 		return err
 	})
-	if err == nil {
-		s.publish(p.Workspace, out)
-		s.publishGraph(p.Workspace, gfx)
+	if err != nil {
+		return memory.Record{}, err
 	}
-	return out, err
+	if !forgot {
+		// Forgetting again finishes a scrub an earlier call could not.
+		return out, s.scrub(ctx)
+	}
+	s.erased(p.Workspace, []memory.Record{out}, fx)
+	return out, s.scrub(ctx)
 }
 
 // closeApprovals resolves every open approval item of a record.

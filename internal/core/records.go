@@ -176,6 +176,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		var target memory.Record
 		if r.Supersedes != nil {
 			target, err = tx.GetRecord(ctx, p.Workspace, *r.Supersedes)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err // a store failure, not a bad field
+			}
 			if err != nil || !canRead(p, target, true) {
 				return fault.Field("supersedes", "no such record")
 			}
@@ -502,9 +505,11 @@ func canChange(p memory.Principal, r memory.Record) bool {
 }
 
 // errNotOwner answers a change to a record the principal can read but did
-// not write.
-var errNotOwner = fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
-	With("reason", gate.ReasonAccessDenied)
+// not write (a new value each time: callers may add details).
+func errNotOwner() error {
+	return fault.New(fault.PermissionDenied, "only the record's writer or an operator may change it").
+		With("reason", gate.ReasonAccessDenied)
+}
 
 // accessFilter is canRead expressed as a store filter.
 func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter {

@@ -36,10 +36,17 @@ type Options struct {
 	Jobs JobOptions
 	// Extraction configures conversation extraction (gateway flushes).
 	Extraction ExtractionOptions
-	// OnSubjectForgotten, when set, runs after a subject is forgotten;
-	// serve deletes the search index snapshot file with it, since the file
-	// was written before the erasure.
-	OnSubjectForgotten func()
+	// OnErased, when set, runs after every committed erasure (a record or
+	// a subject forgotten, an approval item rejected or expired), before
+	// the database files are scrubbed: it invalidates derived files that
+	// may hold the erased text (the CLI deletes the search index snapshot).
+	OnErased func()
+	// ScrubWait is how long an erasure waits for the database files to be
+	// scrubbed before answering unavailable (the scrub goes on; a retry
+	// waits for it): 0 means 30 s, negative until the scrub ends.
+	ScrubWait time.Duration
+	// Loops select the background work Run does (see lifecycle.go).
+	Loops Loops
 }
 
 // Service implements memgate's operations over a store.
@@ -63,7 +70,11 @@ type Service struct {
 	extract  ExtractionOptions
 	graphMu  sync.Mutex
 	graph    graphSink
-	onForget func()
+	onErased func()
+	erasure  *erasure
+
+	loops Loops
+	life  lifecycle
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -99,7 +110,9 @@ func New(o Options) *Service {
 		embedWake:   make(chan struct{}, 1),
 		jobs:        newJobQueue(o.Jobs),
 		extract:     o.Extraction,
-		onForget:    o.OnSubjectForgotten,
+		onErased:    o.OnErased,
+		erasure:     newErasure(o.ScrubWait),
+		loops:       o.Loops.withDefaults(),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	if o.Index != nil {

@@ -382,8 +382,8 @@ func TestUSELiteLoadErrors(t *testing.T) {
 	if _, err := LoadUSELite(dir); err == nil || !strings.Contains(err.Error(), "model.json") {
 		t.Errorf("empty directory: %v", err)
 	}
-	if _, err := New(Config{Kind: KindUSE}); err == nil || !strings.Contains(err.Error(), "Path") {
-		t.Errorf("no Path: %v", err)
+	if _, err := New(Config{Kind: KindUSE, Path: dir}); err == nil || !strings.Contains(err.Error(), "model.json") {
+		t.Errorf("Path without a model: %v", err) // no Path: the built-in model (TestBuiltinUSELite)
 	}
 	write := func(name, s string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {

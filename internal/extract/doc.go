@@ -91,8 +91,9 @@
 // response_format. Prompts are versioned by PromptVersion, which the
 // caller stores on every record. Temporary failures (network errors,
 // per-request timeouts, 408, 429, 5xx) are retried MaxRetries times with
-// exponential backoff and jitter, honouring Retry-After; when they run
-// out the error wraps ErrUnavailable. An answer that is not the JSON asked
+// exponential backoff and jitter, honouring Retry-After, but never past
+// the caller's deadline: a wait that would outlast it ends the retries at
+// once. When they run out the error wraps ErrUnavailable. An answer that is not the JSON asked
 // for wraps ErrMalformed. Other 4xx answers are an *APIError. No error
 // contains the API key or the request body.
 //

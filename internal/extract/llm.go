@@ -489,7 +489,13 @@ func (l *LLM) complete(ctx context.Context, name, system, user, schema string) (
 		if attempt >= l.cfg.MaxRetries {
 			return "", fmt.Errorf("%w: giving up after %d attempts: %w", ErrUnavailable, attempt+1, re.err)
 		}
-		if err := l.sleep(ctx, l.backoff(attempt, re)); err != nil {
+		wait := l.backoff(attempt, re)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			// The retries fit the caller's deadline: a wait that would
+			// outlast it only hides the failure until then.
+			return "", fmt.Errorf("%w: giving up after %d attempts, the deadline leaves no time to retry: %w", ErrUnavailable, attempt+1, re.err)
+		}
+		if err := l.sleep(ctx, wait); err != nil {
 			return "", fmt.Errorf("extract: llm: %w while waiting to retry (last error: %v)", err, re.err)
 		}
 	}

@@ -296,6 +296,30 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// Retries fit the caller's deadline: a backoff that would outlast it is
+// not waited out; the client gives up at once, saying why.
+func TestRetriesFitDeadline(t *testing.T) {
+	s := newChatServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7200")
+		http.Error(w, `{"error": {"message": "overloaded"}}`, http.StatusServiceUnavailable)
+	})
+	l, waits := newTestLLM(t, s, func(c *LLMConfig) { c.MaxRetries = 4; c.MaxBackoff = 3 * time.Hour })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err := l.Extract(ctx, testTurns)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "deadline leaves no time to retry") {
+		t.Fatalf("error %v, want ErrUnavailable saying the deadline leaves no time", err)
+	}
+	if got := s.attempts.Load(); got != 1 || len(*waits) != 0 {
+		t.Errorf("%d attempts, waits %v; want 1 attempt and no wait", got, *waits)
+	}
+	// Without a deadline the same answer is retried as configured.
+	l, waits = newTestLLM(t, s, func(c *LLMConfig) { c.MaxRetries = 2; c.MaxBackoff = 3 * time.Hour })
+	if _, err := l.Extract(context.Background(), testTurns); !errors.Is(err, ErrUnavailable) || len(*waits) != 2 {
+		t.Errorf("no deadline: %v, waits %v", err, *waits)
+	}
+}
+
 func TestUnreachable(t *testing.T) {
 	s := newChatServer(t, func(n int, w http.ResponseWriter, r *http.Request) {})
 	url := s.URL

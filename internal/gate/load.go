@@ -146,6 +146,7 @@ func Default() Policy {
 		Conflicts: Conflicts{Detect: true, Action: ConflictSupersede, MinSimilarity: 0.5, MaxChangedTerms: 2,
 			Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}},
 		Graph: Graph{ProposedStatus: memory.NodeProvisional, ExtractedStatus: memory.NodeProvisional},
+		MCP:   MCP{ClientTrust: memory.Standard},
 	}
 }
 
@@ -718,6 +719,11 @@ func (p Policy) Validate() error {
 		if g.v != memory.NodeProvisional && g.v != memory.NodeActive {
 			add(g.key, "must be one of %s, %s, got %q", memory.NodeProvisional, memory.NodeActive, g.v)
 		}
+	}
+
+	if !slices.Contains(memory.TrustLevels, p.MCP.ClientTrust) {
+		add("mcp.client_trust", "must be one of %s, %s, %s, %s, got %q",
+			memory.Trusted, memory.Standard, memory.Restricted, memory.ReadOnly, p.MCP.ClientTrust)
 	}
 
 	switch ttl := p.Approvals.TTL.D(); {

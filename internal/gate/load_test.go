@@ -164,6 +164,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"graph status", "p.yaml", "graph:\n  extracted_status: archived\n",
 			[]string{"policy: graph.extracted_status: must be one of provisional, active", "line 2"}},
+		{"mcp client trust", "p.yaml", "mcp:\n  client_trust: operator\n",
+			[]string{"policy: mcp.client_trust: must be one of trusted, standard, restricted, read_only, got \"operator\"", "line 2"}},
 		{"negative rate", "p.yaml", "rate_limit:\n  agent:\n    per_second: -1\n",
 			[]string{"policy: rate_limit.agent.per_second: must be >= 0", "line 3"}},
 		{"negative burst", "p.yaml", "rate_limit:\n  user: {burst: -5}\n",
@@ -219,7 +221,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key json", "p.json", "{\n  \"pii\": {\"enabled\": true, \"mode\": \"strict\"}\n}",
 			[]string{`policy: unknown key "pii.mode"`, "line 2"}},
 		{"unknown key no suggestion", "p.yaml", "storage: {}\n",
-			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts, graph)`}},
+			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts, graph, mcp)`}},
 		{"string for number", "p.yaml", "limits:\n  max_entities: many\n",
 			[]string{`policy: limits.max_entities: expected an integer, got string "many"`, "line 2"}},
 		{"quoted number", "p.json", `{"rate_limit": {"agent": {"burst": "10"}}}`,

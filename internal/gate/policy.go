@@ -21,6 +21,14 @@ type Policy struct {
 	Duplicates Duplicates `yaml:"duplicates" json:"duplicates"`
 	Conflicts  Conflicts  `yaml:"conflicts" json:"conflicts"`
 	Graph      Graph      `yaml:"graph" json:"graph"`
+	MCP        MCP        `yaml:"mcp" json:"mcp"`
+}
+
+// MCP configures `memgate mcp` sessions started without --agent: they act
+// as an agent named after the MCP client (see docs/mcp.md), created on
+// first use with ClientTrust.
+type MCP struct {
+	ClientTrust memory.Trust `yaml:"client_trust" json:"client_trust"`
 }
 
 // Graph configures the nodes writes create for the entities records name

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,6 +182,7 @@ type hitOut struct {
 	Record   recordOut `json:"record"`
 	Score    float64   `json:"score"`
 	Citation string    `json:"citation"`
+	Signals  []string  `json:"signals,omitempty" jsonschema:"which retrieval signals found it: lexical (its words), dense (its meaning), graph, ..."`
 }
 
 type queryOut struct {
@@ -275,13 +278,15 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 		if req.KnownAt, err = parseTime("known_at", in.KnownAt); err != nil {
 			return queryOut{}, err
 		}
+		req.Explain = true // for each hit's signals
 		res, err := s.svc.Search(ctx, p, req)
 		if err != nil {
 			return queryOut{}, err
 		}
 		out := queryOut{Route: res.Route, Results: make([]hitOut, 0, len(res.Results)), Degraded: res.Degraded}
 		for _, h := range res.Results {
-			out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Citation: h.Citation})
+			out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Citation: h.Citation,
+				Signals: slices.Sorted(maps.Keys(h.Explain))})
 		}
 		return out, nil
 	}))

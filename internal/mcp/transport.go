@@ -16,14 +16,43 @@ import (
 
 // ServeStdio serves MCP as newline-delimited JSON-RPC on in and out (the
 // process's stdin and stdout) until the client disconnects or ctx ends,
-// acting as the agent named agent of workspace ws. The agent is looked
-// up on every call, so revoking it takes effect at once.
+// acting as the agent named agent of workspace ws — or, when agent is "",
+// as the MCP client's own agent (core.Service.ClientAgent), created on
+// first use. The agent is looked up on every call, so revoking it takes
+// effect at once.
 func ServeStdio(ctx context.Context, svc *core.Service, ws, agent string, in io.Reader, out io.Writer, o Options) error {
 	who := func(ctx context.Context, _ *sdk.RequestExtra) (memory.Principal, error) {
+		if agent == "" {
+			return svc.ClientAgent(ctx, ws, clientName(ctx))
+		}
 		return svc.LocalAgent(ctx, ws, agent)
 	}
+	srv := NewServer(svc, who, o)
+	srv.AddReceivingMiddleware(withClientName)
 	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	return NewServer(svc, who, o).Run(ctx, t)
+	return srv.Run(ctx, t)
+}
+
+// clientKey carries the MCP client's name (initialize's clientInfo.name)
+// in a request's context.
+type clientKey struct{}
+
+func clientName(ctx context.Context) string {
+	name, _ := ctx.Value(clientKey{}).(string)
+	return name
+}
+
+// withClientName puts the name the client gave at initialize in each
+// request's context, for the principal of a session without --agent.
+func withClientName(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
+			if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+				ctx = context.WithValue(ctx, clientKey{}, ip.ClientInfo.Name)
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -68,6 +68,10 @@ type Engine struct {
 	graph GraphSignal
 
 	changeSeq int64 // change log position applied; guarded by mu
+	// pending holds the keys of documents whose content changed in this
+	// process's view and that have no vector yet (see pending.go);
+	// guarded by mu.
+	pending map[uint32]struct{}
 
 	// sessions lists the episode keys of each conversation session
 	// in turn order, for context expansion; sessBits is the set of those
@@ -200,8 +204,8 @@ func (e *Engine) CatchUp(ctx context.Context, st store.Reader) (int, error) {
 				return n, err // retried from this change next time
 			}
 			e.mu.Lock()
-			if err == nil {
-				e.upsertLocked(ch.Workspace, r)
+			if err == nil && e.upsertLocked(ch.Workspace, r) {
+				e.markPendingLocked(e.keyOfLocked(ch.Workspace, r.ID))
 			}
 			e.changeSeq = max(e.changeSeq, ch.Seq)
 			e.mu.Unlock()
@@ -211,22 +215,6 @@ func (e *Engine) CatchUp(ctx context.Context, st store.Reader) (int, error) {
 			return n, nil
 		}
 		from = chs[len(chs)-1].Seq
-	}
-}
-
-// Follow runs CatchUp every interval until ctx ends.
-func (e *Engine) Follow(ctx context.Context, st store.Reader, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := e.CatchUp(ctx, st); err != nil && ctx.Err() == nil {
-				e.log.Warn("index catch-up failed", "err", err)
-			}
-		}
 	}
 }
 
@@ -263,15 +251,25 @@ func micros(t *time.Time) int64 {
 func (e *Engine) Upsert(ws string, r memory.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.upsertLocked(ws, r)
+	if e.upsertLocked(ws, r) {
+		e.markPendingLocked(e.keyOfLocked(ws, r.ID))
+	}
 }
 
-func (e *Engine) upsertLocked(ws string, r memory.Record) {
+// keyOfLocked is the key of an indexed record; e.mu is held.
+func (e *Engine) keyOfLocked(ws, id string) uint32 {
+	key, _ := e.lookup(ws, id)
+	return key
+}
+
+// upsertLocked indexes r and reports whether its content changed (so it
+// needs a new vector).
+func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 	if r.Status == memory.Forgotten {
 		if key, ok := e.lookup(ws, r.ID); ok {
 			e.forgetLocked(key)
 		}
-		return
+		return false
 	}
 	wc := e.fx.code(ws)
 	key, exists := e.find(wc, r.ID)
@@ -348,6 +346,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) {
 		}
 	}
 	e.compactArenas()
+	return !same
 }
 
 // forgetLocked drops a record from the indexes; its key keeps its name.
@@ -367,6 +366,7 @@ func (e *Engine) forgetLocked(key uint32) {
 	}
 	e.refreshCached(key)
 	e.lex.Remove(key)
+	delete(e.pending, key)
 	if e.vecs != nil {
 		e.vecs.Remove(key)
 	}
@@ -389,6 +389,7 @@ func (e *Engine) SetVector(ws, id, sha string, vec []float32) {
 		e.vecs, e.approx = e.newVectorIndex(0)
 	}
 	e.vecs.Add(key, vec)
+	delete(e.pending, key)
 }
 
 // Stats describes the indexes.

@@ -742,7 +742,15 @@ func appendUUID(b, u []byte) []byte {
 // crash leaves the previous snapshot or the new one, never a torn file.
 // Saves are serialised. Run it after CatchUp, so the file reflects every
 // forget the database has seen.
-func (e *Engine) SaveSnapshot(path string) error {
+func (e *Engine) SaveSnapshot(path string) error { return e.SaveSnapshotIf(path, nil) }
+
+// SaveSnapshotIf is SaveSnapshot with a last word: once the new file is
+// written, and before it replaces the old one, publish (if not nil) is
+// called with the change-log position the file reflects; if it returns an
+// error, the new file is deleted and the error returned. The server uses
+// it to never publish a snapshot that holds a record another process
+// forgot meanwhile.
+func (e *Engine) SaveSnapshotIf(path string, publish func(seq int64) error) error {
 	ps := e.persist()
 	ps.save.Lock()
 	defer ps.save.Unlock()
@@ -776,6 +784,11 @@ func (e *Engine) SaveSnapshot(path string) error {
 	}
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if publish != nil {
+		if err := publish(m.seq); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err

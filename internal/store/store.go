@@ -41,8 +41,9 @@ type Store interface {
 	// from the database files as far as the backend can (SQLite:
 	// secure_delete is always on, and Scrub checkpoints and truncates the
 	// write-ahead log, which still holds the old pages; PostgreSQL: VACUUM
-	// removes the dead row versions, while WAL and backups follow the
-	// operator's retention). Subject forgetting calls it.
+	// FULL rewrites the tables without the dead row versions, while WAL
+	// and backups follow the operator's retention). Every erasure calls
+	// it (core/erase.go).
 	Scrub(ctx context.Context) error
 	Close() error
 }
@@ -283,6 +284,13 @@ type Tx interface {
 	// InsertNode inserts a node; ErrExists if its id or its (label,
 	// natural key) is taken in the workspace.
 	InsertNode(ctx context.Context, ws string, n memory.Node) error
+	// EnsureNode inserts n unless the workspace already has a node with
+	// n's label and natural key, and returns the node stored under that
+	// key and whether this call inserted it. Node creation is idempotent
+	// under concurrency: transactions that introduce the same new key at
+	// the same time all succeed, and all get the one node. ErrExists only
+	// when n's id is taken by another node.
+	EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error)
 	// UpdateNode overwrites a node by id (label and key included);
 	// ErrNotFound if absent, ErrExists if the new key is taken.
 	UpdateNode(ctx context.Context, ws string, n memory.Node) error
@@ -290,6 +298,11 @@ type Tx interface {
 	// of the workspace, ErrExists if a live edge already joins the same
 	// nodes by the same relation.
 	InsertEdge(ctx context.Context, ws string, e memory.Edge) error
+	// EnsureEdge inserts the live edge e unless a live edge already joins
+	// the same nodes by the same relation, and returns the live edge and
+	// whether this call inserted it. Like EnsureNode it is idempotent
+	// under concurrency. e must be live (InvalidatedAt nil).
+	EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error)
 	// UpdateEdge overwrites an edge by id; ErrNotFound if absent.
 	UpdateEdge(ctx context.Context, ws string, e memory.Edge) error
 	// DeleteEdge removes an edge row for good (subject forgetting);

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -186,6 +187,31 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	return nil
 }
 
+func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
+	props, err := jsonObject("properties", n.Properties)
+	if err != nil {
+		return memory.Node{}, false, err
+	}
+	// ON CONFLICT on the natural key waits for a concurrent transaction
+	// that inserted the same key and, once it commits, inserts nothing;
+	// the SELECT that follows (a new snapshot under READ COMMITTED) then
+	// sees its node. A plain INSERT would fail with a unique violation
+	// and abort this transaction.
+	tag, err := t.q.Exec(ctx, "INSERT INTO nodes ("+nodeCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (workspace_id, label, natural_key) DO NOTHING`,
+		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), n.CreatedAt, n.UpdatedAt,
+		string(n.Access), n.Writer, store.EncodeGrants(n.Grants))
+	if err != nil {
+		return memory.Node{}, false, mapErr("postgres: ensure node", err)
+	}
+	if tag.RowsAffected() == 1 {
+		t.logGraphChange(ws, store.GraphNode, n.ID)
+		return n, true, nil
+	}
+	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	return got, false, err
+}
+
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 	props, err := jsonObject("properties", n.Properties)
 	if err != nil {
@@ -215,6 +241,30 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 	}
 	t.logGraphChange(ws, store.GraphEdge, e.ID)
 	return nil
+}
+
+func (t *tx) EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error) {
+	if e.InvalidatedAt != nil {
+		return memory.Edge{}, false, errors.New("postgres: ensure edge: the edge is not live")
+	}
+	props, err := jsonObject("properties", e.Properties)
+	if err != nil {
+		return memory.Edge{}, false, err
+	}
+	// As EnsureNode, on the partial unique index of live edges.
+	tag, err := t.q.Exec(ctx, "INSERT INTO edges ("+edgeCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (workspace_id, from_id, to_id, relation) WHERE invalidated_at IS NULL DO NOTHING`,
+		ws, e.ID, e.From, e.To, e.Relation, e.Weight, props, e.ObservedAt, e.ValidFrom, e.ValidUntil,
+		e.InvalidatedAt, e.CreatedAt, e.UpdatedAt, string(e.Access), e.Writer)
+	if err != nil {
+		return memory.Edge{}, false, mapErr("postgres: ensure edge", err)
+	}
+	if tag.RowsAffected() == 1 {
+		t.logGraphChange(ws, store.GraphEdge, e.ID)
+		return e, true, nil
+	}
+	got, err := t.FindLiveEdge(ctx, ws, e.From, e.To, e.Relation)
+	return got, false, err
 }
 
 func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {

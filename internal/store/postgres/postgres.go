@@ -352,19 +352,50 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// scrubTables hold text that subject forgetting erases.
+// scrubTables hold text (or vectors of it) that erasure removes.
 const scrubTables = "records, record_versions, record_entities, record_vectors, embedding_cache, messages, nodes, edges"
 
-// Scrub vacuums the tables that held erased data, so that the dead row
-// versions left by the erasing transaction are removed from the tables
-// and their indexes: no query, and no page inspection of their rows, can
-// return them. PostgreSQL has no equivalent of SQLite's secure_delete:
-// the bytes may remain in free space inside pages until it is reused, in
-// WAL segments until they are recycled, and in backups and replicas, all
-// of which follow the operator's retention (README, PostgreSQL).
+// Scrub rewrites the tables that held erased data (VACUUM FULL), so the
+// dead row versions the erasing transaction left are gone from the
+// relation files, their TOAST and their indexes. A plain VACUUM is not
+// enough: it frees a dead tuple's line pointer but leaves its bytes in the
+// page's free space until it is reused, where a read of the file finds
+// them (PostgreSQL has no equivalent of SQLite's secure_delete). The
+// rewrite holds an ACCESS EXCLUSIVE lock on each table while it copies
+// the live rows (docs/erasure.md gives the cost). ANALYZE replaces the
+// planner statistics, whose sampled column values may quote erased rows.
+// WAL segments, archives, backups and replicas follow the operator's
+// retention.
+//
+// A dead row version is copied by the rewrite as long as a transaction
+// that may still see it runs, so Scrub first waits (until ctx ends) for
+// every transaction of the database that started before the call.
 func (s *Store) Scrub(ctx context.Context) error {
-	_, err := s.w.Exec(ctx, "VACUUM (INDEX_CLEANUP ON) "+scrubTables, pgx.QueryExecModeSimpleProtocol)
-	return mapErr("postgres: scrub (vacuum)", err)
+	var since time.Time
+	if err := s.w.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&since); err != nil {
+		return mapErr("postgres: scrub", err)
+	}
+	for {
+		var older int
+		err := s.w.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()
+			AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < $1`, since).Scan(&older)
+		if err != nil {
+			return mapErr("postgres: scrub", err)
+		}
+		if older == 0 {
+			break
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("postgres: scrub: %d transactions older than the erasure still run: %w (%w)", older, store.ErrUnavailable, ctx.Err())
+		case <-t.C:
+		}
+	}
+	_, err := s.w.Exec(ctx, "VACUUM (FULL, ANALYZE) "+scrubTables, pgx.QueryExecModeSimpleProtocol)
+	return mapErr("postgres: scrub (vacuum full)", err)
 }
 
 // Close closes both pools. It is safe to call more than once.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -202,6 +203,22 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 	return t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
 }
 
+func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
+	// SQLite has one writer at a time, so the lookup and the insert
+	// cannot interleave with another transaction's.
+	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	switch {
+	case err == nil:
+		return got, false, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return memory.Node{}, false, err
+	}
+	if err := t.InsertNode(ctx, ws, n); err != nil {
+		return memory.Node{}, false, err
+	}
+	return n, true, nil
+}
+
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
 	ctx = t.detach(ctx)
 	props, err := jsonObject("properties", n.Properties)
@@ -245,6 +262,23 @@ func (t *tx) InsertEdge(ctx context.Context, ws string, e memory.Edge) error {
 		return mapErr("sqlite: insert edge", err)
 	}
 	return t.logGraphChange(ctx, ws, store.GraphEdge, e.ID)
+}
+
+func (t *tx) EnsureEdge(ctx context.Context, ws string, e memory.Edge) (memory.Edge, bool, error) {
+	if e.InvalidatedAt != nil {
+		return memory.Edge{}, false, errors.New("sqlite: ensure edge: the edge is not live")
+	}
+	got, err := t.FindLiveEdge(ctx, ws, e.From, e.To, e.Relation)
+	switch {
+	case err == nil:
+		return got, false, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return memory.Edge{}, false, err
+	}
+	if err := t.InsertEdge(ctx, ws, e); err != nil {
+		return memory.Edge{}, false, err
+	}
+	return e, true, nil
 }
 
 func (t *tx) UpdateEdge(ctx context.Context, ws string, e memory.Edge) error {

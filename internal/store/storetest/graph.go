@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +24,9 @@ func graphTests() []struct {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"Nodes", testNodes},
+		{"EnsureNode", testEnsureNode},
+		{"EnsureNodeConcurrent", testEnsureNodeConcurrent},
+		{"EnsureEdge", testEnsureEdge},
 		{"Edges", testEdges},
 		{"ScanGraph", testScanGraph},
 		{"MentioningRecords", testMentioningRecords},
@@ -191,6 +196,160 @@ func testNodes(t *testing.T, s store.Store) {
 	}
 	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.UpdateNode(ctx, "b", bob) }); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("update in another workspace = %v, want ErrNotFound", err)
+	}
+}
+
+func testEnsureNode(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	alice := NewNode("person", "alice")
+	var got memory.Node
+	var created bool
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		got, created, err = tx.EnsureNode(ctx, "a", alice)
+		return err
+	})
+	if !created || !reflect.DeepEqual(got, alice) {
+		t.Fatalf("EnsureNode of a new key = %+v, %v; want %+v, created", got, created, alice)
+	}
+	// The same key again, under another id: the stored node, untouched.
+	again := NewNode("person", "alice")
+	again.Properties = json.RawMessage(`{"name":"other"}`)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		got, created, err = tx.EnsureNode(ctx, "a", again)
+		return err
+	})
+	if created || !reflect.DeepEqual(got, alice) {
+		t.Fatalf("EnsureNode of a taken key = %+v, %v; want the stored %+v", got, created, alice)
+	}
+	if _, err := s.GetNode(ctx, "a", again.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the second id was stored: %v", err)
+	}
+	// Keys are per workspace; the change log names only inserted nodes.
+	head, err := s.GraphChangeHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		got, created, err = tx.EnsureNode(ctx, "b", again)
+		return err
+	})
+	if !created || got.ID != again.ID {
+		t.Fatalf("EnsureNode in another workspace = %+v, %v", got, created)
+	}
+	chs, err := s.ListGraphChanges(ctx, head, 10)
+	if err != nil || len(chs) != 1 || chs[0].ID != again.ID || chs[0].Workspace != "b" {
+		t.Fatalf("graph changes after EnsureNode = %+v, %v; want one, for the inserted node", chs, err)
+	}
+}
+
+// testEnsureNodeConcurrent: transactions that introduce the same new key
+// at once all succeed and agree on one node.
+func testEnsureNodeConcurrent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	const writers = 16
+	ids := make([]string, writers)
+	var created atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				n, ok, err := tx.EnsureNode(ctx, "a", NewNode("technology", "postgresql"))
+				if err != nil {
+					return err
+				}
+				if ok {
+					created.Add(1)
+				}
+				ids[w] = n.ID
+				// Go on writing in the same transaction, as a record
+				// write does after linking its entities.
+				_, err = tx.AppendAudit(ctx, "a", NewAuditEntry("test", `{}`))
+				return err
+			})
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent EnsureNode: %v", err)
+	}
+	ns, err := s.ListNodes(ctx, "a", store.NodeQuery{})
+	if err != nil || len(ns) != 1 || created.Load() != 1 {
+		t.Fatalf("%d nodes (%v), %d created; want 1 and 1", len(ns), err, created.Load())
+	}
+	for w, id := range ids {
+		if id != ns[0].ID {
+			t.Fatalf("writer %d got node %s, want %s", w, id, ns[0].ID)
+		}
+	}
+}
+
+// testEnsureEdge: a live edge is inserted once; the same nodes and
+// relation again, at once from many transactions too, give the live one.
+func testEnsureEdge(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	a, b := NewNode("person", "alice"), NewNode("person", "bob")
+	mustNodes(t, s, "a", a, b)
+	first := NewEdge(a.ID, b.ID, "KNOWS")
+	var got memory.Edge
+	var created bool
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		got, created, err = tx.EnsureEdge(ctx, "a", first)
+		return err
+	})
+	if !created || !reflect.DeepEqual(got, first) {
+		t.Fatalf("EnsureEdge of a new edge = %+v, %v", got, created)
+	}
+	// Invalidated, the edge no longer counts: a new one is inserted.
+	first.InvalidatedAt = &T0
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateEdge(ctx, "a", first) })
+
+	const writers = 16
+	var wg sync.WaitGroup
+	var inserted atomic.Int32
+	ids := make([]string, writers)
+	errs := make(chan error, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				e, ok, err := tx.EnsureEdge(ctx, "a", NewEdge(a.ID, b.ID, "KNOWS"))
+				if ok {
+					inserted.Add(1)
+				}
+				ids[w] = e.ID
+				return err
+			})
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent EnsureEdge: %v", err)
+	}
+	live, err := s.FindLiveEdge(ctx, "a", a.ID, b.ID, "KNOWS")
+	if err != nil || live.ID == first.ID || inserted.Load() != 1 {
+		t.Fatalf("live edge %+v (%v), %d inserted; want one new edge", live, err, inserted.Load())
+	}
+	for w, id := range ids {
+		if id != live.ID {
+			t.Fatalf("writer %d got edge %s, want %s", w, id, live.ID)
+		}
 	}
 }
 
