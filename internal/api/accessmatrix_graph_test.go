@@ -84,6 +84,9 @@ func (e *matrixEnv) graphVisible(a *actor) map[string]bool {
 	}
 	want := map[string]bool{}
 	for _, n := range e.nodes(a.p.Workspace) {
+		if n.Status == memory.NodeArchived { // erased with its last record: default reads skip it
+			continue
+		}
 		if n.EntityKey() == matrixHub { // written directly by the operator, public
 			want[n.ID] = true
 			continue

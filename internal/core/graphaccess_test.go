@@ -263,7 +263,16 @@ func TestGraphVisibilityFollowsRecords(t *testing.T) {
 		if sees(ro, "project:q") || !sees(std, "project:q") || sees(ps["std2"], "project:q") {
 			t.Fatal("after patching to agent, only the writer and operators see the node")
 		}
-		// Forgotten: nothing grants the node any more; operators only.
+		// Forgotten: nothing grants the node any more. A node that holds
+		// only what the record gave it is erased with it (erase.go); one
+		// an operator gave properties of its own stays, for operators
+		// only (an update without access gives it no grant of its own).
+		if _, err := s.UpsertNode(ctx, op, NodeInput{Label: "project", NaturalKey: "q", Properties: json.RawMessage(`{"name":"Q","team":"core"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if sees(ro, "project:q") {
+			t.Fatal("an operator's update without access must not widen who sees the node")
+		}
 		if _, err := s.Forget(ctx, std, w.Record.ID); err != nil {
 			t.Fatal(err)
 		}
