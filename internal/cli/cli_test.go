@@ -146,6 +146,10 @@ func TestGraphCommands(t *testing.T) {
 	}
 	run(t, dir, nil, "graph", "node", "upsert", "--label", "project", "--key", "atlas")
 	run(t, dir, nil, "graph", "node", "upsert", "--label", "system", "--key", "pg")
+	mustJSON(t, run(t, dir, nil, "graph", "node", "upsert", "--label", "store", "--key", "vault", "--access", "sensitive", "--json"), &n)
+	if n.Access != memory.Sensitive {
+		t.Fatalf("--access: node %+v", n)
+	}
 	var e memory.Edge
 	mustJSON(t, run(t, dir, nil, "graph", "edge", "upsert", "--from", "person:alice", "--to", "project:atlas", "--relation", "WORKS_WITH", "--json"), &e)
 	run(t, dir, nil, "graph", "edge", "upsert", "--from", "project:atlas", "--to", "system:pg", "--relation", "USES")

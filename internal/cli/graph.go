@@ -60,10 +60,11 @@ func runGraphNode(env Env, args []string) error {
 	}
 	fs, cfg := flags(env, "graph node "+sub, false)
 	var asJSON, archived bool
-	var label, key, props, status string
+	var label, key, props, status, access string
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	switch sub {
 	case "upsert":
+		fs.StringVar(&access, "access", "", "who may see the node: public (default when created), agent, user, sensitive")
 		fs.StringVar(&label, "label", "", "node label, e.g. person")
 		fs.StringVar(&key, "key", "", "natural key, unique per label")
 		fs.StringVar(&props, "properties", "", `properties as a JSON object, e.g. '{"name":"Alice","aliases":["Ally"]}'`)
@@ -85,7 +86,7 @@ func runGraphNode(env Env, args []string) error {
 		switch sub {
 		case "upsert":
 			res, err := a.svc.UpsertNode(ctx, a.operator(), core.NodeInput{Label: label, NaturalKey: key,
-				Properties: json.RawMessage(props), Status: memory.NodeStatus(status)})
+				Properties: json.RawMessage(props), Status: memory.NodeStatus(status), Access: memory.Access(access)})
 			if err != nil {
 				return err
 			}
@@ -140,7 +141,7 @@ func runGraphEdge(env Env, args []string) error {
 	}
 	fs, cfg := flags(env, "graph edge "+sub, false)
 	var asJSON bool
-	var from, to, rel, props string
+	var from, to, rel, props, access string
 	var weight float64
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	var id string
@@ -150,6 +151,7 @@ func runGraphEdge(env Env, args []string) error {
 		fs.StringVar(&rel, "relation", "", "one of SPEC §8's relations, e.g. USES")
 		fs.Float64Var(&weight, "weight", 0, "weight (default 1)")
 		fs.StringVar(&props, "properties", "", "properties as a JSON object")
+		fs.StringVar(&access, "access", "", "who may see the relation beyond those who see both nodes: public (default when created), agent, user, sensitive")
 		if err := parse(env, fs, cfg, args); err != nil {
 			return err
 		}
@@ -162,7 +164,7 @@ func runGraphEdge(env Env, args []string) error {
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
 		var e memory.Edge
 		if sub == "upsert" {
-			in := core.EdgeInput{From: from, To: to, Relation: rel, Properties: json.RawMessage(props)}
+			in := core.EdgeInput{From: from, To: to, Relation: rel, Properties: json.RawMessage(props), Access: memory.Access(access)}
 			if weight != 0 {
 				in.Weight = &weight
 			}
