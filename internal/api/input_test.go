@@ -392,7 +392,11 @@ func TestReadyzReflectsFailingWrites(t *testing.T) {
 		return resp.StatusCode, out
 	}
 	write := func() int {
-		code, _ := get("/v1/records", strings.NewReader(`{"type":"belief","content":"disk test"}`))
+		code, body := get("/v1/records", strings.NewReader(`{"type":"belief","content":"disk test"}`))
+		if code >= 400 {
+			raw, _ := json.Marshal(body)
+			checkErrorShape(t, raw)
+		}
 		return code
 	}
 	if code, body := get("/readyz", nil); code != 200 || body["writes"] != "ok" {
