@@ -182,6 +182,7 @@ func FuzzMCP(f *testing.F) {
 		call("read_graph", `{"limit":"many"}`),
 		call("open_nodes", `{"names":[1,2,3]}`),
 		call("no_such_tool", `{}`),
+		call("secret-tool-name", `{}`),
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"secret-params-value"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`,
 		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
@@ -210,21 +211,38 @@ func FuzzMCP(f *testing.F) {
 		if !json.Valid(rec.Body.Bytes()) {
 			t.Fatalf("POST /mcp answered %d with a body that is not JSON: %q", rec.Code, rec.Body.Bytes())
 		}
-		// A tool error's text must not repeat the request.
-		var resp struct {
+		// Neither a tool error's text nor a protocol error's message may
+		// repeat the request.
+		type answer struct {
 			Result struct {
 				IsError bool `json:"isError"`
 				Content []struct {
 					Text string `json:"text"`
 				} `json:"content"`
 			} `json:"result"`
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
 		}
-		if json.Unmarshal(rec.Body.Bytes(), &resp) == nil && resp.Result.IsError {
-			for _, c := range resp.Result.Content {
-				checkNoEcho(t, body, c.Text, nil)
-				for _, marker := range []string{"secret-type-value", "secret-relation"} {
-					if bytes.Contains(body, []byte(marker)) && strings.Contains(c.Text, marker) {
-						t.Fatalf("tool error echoes a submitted value: %q", c.Text)
+		var answers []answer
+		var one answer
+		if json.Unmarshal(rec.Body.Bytes(), &one) == nil {
+			answers = append(answers, one)
+		} else {
+			_ = json.Unmarshal(rec.Body.Bytes(), &answers)
+		}
+		for _, a := range answers {
+			texts := []string{a.Error.Message}
+			if a.Result.IsError {
+				for _, c := range a.Result.Content {
+					texts = append(texts, c.Text)
+				}
+			}
+			for _, text := range texts {
+				checkNoEcho(t, body, text, nil)
+				for _, marker := range []string{"secret-type-value", "secret-relation", "secret-params-value", "secret-tool"} {
+					if bytes.Contains(body, []byte(marker)) && strings.Contains(text, marker) {
+						t.Fatalf("error echoes a submitted value: %q", text)
 					}
 				}
 			}

@@ -22,7 +22,7 @@ func ServeStdio(ctx context.Context, svc *core.Service, ws, agent string, in io.
 	who := func(ctx context.Context, _ *sdk.RequestExtra) (memory.Principal, error) {
 		return svc.LocalAgent(ctx, ws, agent)
 	}
-	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{cleanWriter{out}}}
 	return NewServer(svc, who, o).Run(ctx, t)
 }
 
