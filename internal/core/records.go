@@ -207,7 +207,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		}
 
 		if out.Decision != memory.DecisionQuarantined {
-			sim, err := recheck(ctx, tx, p.Workspace, found)
+			sim, err := recheck(ctx, tx, p.Workspace, r.Content, found)
 			if err != nil {
 				return err
 			}
