@@ -17,6 +17,7 @@ func runMCP(env Env, args []string) error {
 	fs, cfg := flags(env, "mcp", false)
 	var agent string
 	fs.StringVar(&agent, "agent", "", "name of the agent the MCP client acts as (env MEMGATE_MCP_AGENT)")
+	dropin := fs.Bool("dropin-only", false, "serve exactly the reference memory server's nine tools, with its names and schemas (docs/mcp-dropin.md)")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
@@ -48,5 +49,5 @@ func runMCP(env Env, args []string) error {
 		stopBG()
 		wg.Wait()
 	}()
-	return mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version})
+	return mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: Version, DropinOnly: *dropin})
 }
