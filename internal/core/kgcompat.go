@@ -482,7 +482,6 @@ func kgEntityType(n memory.Node) string {
 	return props.EntityType
 }
 
-
 // KGCreateEntities creates the entities whose names do not exist yet, each
 // with its observations (all of them, repeats included, as the reference
 // stores them), and returns those it created. Entities whose name exists

@@ -120,7 +120,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 	st := KGImportStats{Lines: lines}
 	// An entity named on several lines is one entity with all their
 	// observations (the first line's type).
-		at := map[string]int{}
+	at := map[string]int{}
 	merged := ents[:0:0]
 	for _, e := range ents {
 		if i, ok := at[e.Name]; ok {

@@ -43,7 +43,7 @@ type WriteRequest struct {
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
-	Path       string `json:"path,omitempty"`
+	Path          string `json:"path,omitempty"`
 	// Origin is set by internal callers (consolidation, maintenance);
 	// adapters leave it empty, which means external.
 	Origin string `json:"-"`
