@@ -38,15 +38,15 @@ type WriteRequest struct {
 	Status memory.Status `json:"status,omitempty"`
 	// Supersedes names an active record this one replaces.
 	Supersedes string `json:"supersedes,omitempty"`
+	Path       string `json:"path,omitempty"`
+	// Origin is set by internal callers (consolidation, maintenance);
+	// adapters leave it empty, which means external.
+	Origin string `json:"-"`
 	// exactByCaller is set by callers that decide duplicates themselves,
 	// exactly, as the knowledge-graph layer does for an entity's
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
-	Path          string `json:"path,omitempty"`
-	// Origin is set by internal callers (consolidation, maintenance);
-	// adapters leave it empty, which means external.
-	Origin string `json:"-"`
 }
 
 // WriteResult is the gate's answer to a write.
