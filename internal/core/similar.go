@@ -30,10 +30,11 @@ type similarity struct {
 
 // nearHit is a near-duplicate candidate; conflictOK says the conflict
 // rule's other conditions (overlap, changed terms, entities) hold, should
-// its meaning differ.
+// its meaning differ, and changed that words differ on both sides (a
+// changed value) rather than only added or only removed.
 type nearHit struct {
-	rec        *memory.Record
-	conflictOK bool
+	rec                 *memory.Record
+	conflictOK, changed bool
 }
 
 // checkSimilar looks for a near-duplicate or a contradicted record among
@@ -67,7 +68,7 @@ func (s *Service) checkSimilar(p memory.Principal, ws string, r memory.Record) s
 			c.OnlyMine <= pol.Conflicts.MaxChangedTerms && c.OnlyOld <= pol.Conflicts.MaxChangedTerms &&
 			sameEntities(r.Entities, c.Entities)
 		if near && jac >= pol.Duplicates.NearThreshold {
-			out.near = append(out.near, nearHit{rec: hit, conflictOK: conflictOK})
+			out.near = append(out.near, nearHit{rec: hit, conflictOK: conflictOK, changed: c.OnlyMine > 0 && c.OnlyOld > 0})
 			continue
 		}
 		if out.conflict == nil && conflictOK && c.OnlyMine > 0 && c.OnlyOld > 0 {
@@ -102,7 +103,9 @@ func conflictOutcome(pol gate.Policy, out gate.Outcome) gate.Outcome {
 // It settles the near-duplicate candidates against the draft's content:
 // the first that says the same thing is the duplicate; one that differs
 // in negation, a number, a date or time or a name is never merged, and
-// becomes the contradicted record when the conflict rule allows.
+// becomes the contradicted record when the conflict rule allows — for a
+// value changed on both sides, or a negation added or removed. (Words only
+// added, "... with Bob", contradict nothing: both records stay.)
 func recheck(ctx context.Context, tx store.Tx, ws, content string, sim similarity) (similarity, error) {
 	live := func(hit *memory.Record) (*memory.Record, error) {
 		cur, err := tx.GetRecord(ctx, ws, hit.ID)
@@ -130,7 +133,7 @@ func recheck(ctx context.Context, tx store.Tx, ws, content string, sim similarit
 			out.duplicate = cur
 			return out, nil
 		}
-		if out.conflict == nil && n.conflictOK {
+		if out.conflict == nil && n.conflictOK && (n.changed || gate.NegationDiffers(content, cur.Content)) {
 			out.conflict = cur
 		}
 	}

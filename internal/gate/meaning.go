@@ -22,6 +22,12 @@ func MeaningDiffers(a, b string) bool {
 	return keyWordMissing(wa, lb) || keyWordMissing(wb, la)
 }
 
+// NegationDiffers reports whether a and b differ in negation: one says
+// "not" (or "never", "don't", ...) where the other does not.
+func NegationDiffers(a, b string) bool {
+	return negations(meaningWords(a)) != negations(meaningWords(b))
+}
+
 // meaningWords splits text into words of letters, digits and the
 // apostrophes of contractions ("don't", "can’t").
 func meaningWords(s string) []string {
