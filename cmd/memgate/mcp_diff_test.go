@@ -47,22 +47,51 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// diffServer is one side of the comparison.
+// diffServer is one side of the comparison. updates receives a value
+// for each notifications/resources/updated of the knowledge graph.
 type diffServer struct {
-	name string
-	cs   *sdk.ClientSession
+	name    string
+	cs      *sdk.ClientSession
+	updates chan struct{}
 }
 
 func connectCommand(t *testing.T, name string, cmd *exec.Cmd) diffServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "memgate-diff", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	d := diffServer{name: name, updates: make(chan struct{}, 1<<16)}
+	c := sdk.NewClient(&sdk.Implementation{Name: "memgate-diff", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if req.Params.URI == "memory://knowledge-graph" {
+				d.updates <- struct{}{}
+			}
+		},
+	})
+	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", name, err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return diffServer{name: name, cs: cs}
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "memory://knowledge-graph"}); err != nil {
+		t.Fatalf("%s: resources/subscribe: %v", name, err)
+	}
+	d.cs = cs
+	return d
+}
+
+// awaitUpdates waits until d has sent n graph updates since the last call,
+// or fails at a deadline.
+func (d diffServer) awaitUpdates(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.NewTimer(nodeTimeout)
+	defer deadline.Stop()
+	for range n {
+		select {
+		case <-d.updates:
+		case <-deadline.C:
+			t.Fatalf("%s: fewer than %d notifications/resources/updated", d.name, n)
+		}
+	}
 }
 
 // diffResult is a call's outcome reduced to what is compared: whether it
@@ -248,7 +277,7 @@ func TestMCPDifferential(t *testing.T) {
 
 	compareTools(t, ref, mg)
 
-	total, diffs := 0, 0
+	total, diffs, writes := 0, 0, 0
 	for i := range sequences {
 		s := uint64(seed + i)
 		r := rand.New(rand.NewPCG(s, s))
@@ -270,6 +299,9 @@ func TestMCPDifferential(t *testing.T) {
 			}
 			if want.Error { // both refused: the wording may differ (allow-listed)
 				continue
+			}
+			if strings.HasPrefix(tool, "create_") || strings.HasPrefix(tool, "add_") || strings.HasPrefix(tool, "delete_") {
+				writes++
 			}
 			if w, g := normalise(tool, want), normalise(tool, got); !reflect.DeepEqual(w, g) {
 				wj, _ := json.Marshal(w)
@@ -307,13 +339,21 @@ func TestMCPDifferential(t *testing.T) {
 			if res := d.call(t, "delete_entities", map[string]any{"entityNames": all}); res.Error {
 				t.Fatalf("%s: reset failed: %s", d.name, res.message)
 			}
+			// Each successful write was announced to the subscriber.
+			d.awaitUpdates(t, writes+1)
 			res := d.call(t, "read_graph", map[string]any{})
 			if b, _ := json.Marshal(res.Structured); string(b) != `{"entities":[],"relations":[]}` {
 				t.Fatalf("%s: graph after the reset: %s", d.name, b)
 			}
 		}
+		writes = 0
 		if diffs > 0 {
 			break
+		}
+	}
+	for _, d := range []diffServer{ref, mg} {
+		if n := len(d.updates); n != 0 {
+			t.Errorf("%s: %d notifications more than successful writes", d.name, n)
 		}
 	}
 	t.Logf("%d sequences, %d calls compared, seeds %d..%d", sequences, total, seed, seed+sequences-1)
