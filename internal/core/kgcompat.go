@@ -382,8 +382,9 @@ var kgStatuses = []memory.Status{memory.Active, memory.Provisional}
 // p may read (of every entity when ref is "", else of the entity whose
 // record entity kgEntityRef gives), oldest first: active and
 // provisional ones, and those the gate holds for review (quarantined) that
-// p wrote, or all of them for an operator — a writer always reads back
-// what a write reported as stored (docs/mcp-dropin.md).
+// p wrote, or all of them for an operator, and p's own sensitive ones (an
+// approved quarantine stays sensitive) — a writer always reads back what
+// a write reported as stored (docs/mcp-dropin.md).
 func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, ref string) ([]memory.Record, error) {
 	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
 		Access: accessFilter(p, false), Limit: store.MaxLimit, Entity: ref}
@@ -410,10 +411,19 @@ func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memo
 		return nil, err
 	}
 	if p.Kind == memory.KindOperator || p.Kind == memory.KindAgent {
+		// An operator's first query read every level but system; an
+		// agent's left out its own sensitive records, which a quarantine
+		// makes of personal data, approved or not.
 		q.Statuses, q.Before = []memory.Status{memory.Quarantined}, ""
+		if p.Kind == memory.KindAgent {
+			q.Statuses = append(q.Statuses, kgStatuses...)
+		}
 		q.Access = store.AccessFilter{Levels: memory.AccessLevels}
 		held, err := list(q, func(rec memory.Record) bool {
-			return rec.Access != memory.System && (p.Kind == memory.KindOperator || rec.Source.Agent == p.Name)
+			if p.Kind == memory.KindOperator {
+				return rec.Access != memory.System
+			}
+			return rec.Source.Agent == p.Name && (rec.Status == memory.Quarantined || rec.Access == memory.Sensitive)
 		})
 		if err != nil {
 			return nil, err

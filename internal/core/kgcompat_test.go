@@ -403,6 +403,22 @@ func TestKGGovernedWrites(t *testing.T) {
 	if len(g.Entities[0].Observations) != 0 {
 		t.Fatalf("quarantined observation visible to another agent: %+v", g.Entities[0])
 	}
+	// Approved, it stays readable by its writer (no longer flagged).
+	page, err := s.ListApprovals(ctx, ps["op"], memory.ApprovalOpen, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(page.Items, func(a ApprovalItem) bool { return a.Kind == memory.ApprovalQuarantine })
+	if i < 0 {
+		t.Fatalf("no quarantine item among %d", len(page.Items))
+	}
+	if _, err := s.Approve(ctx, ps["op"], page.Items[i].ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	g = mustGraph(t)(s.KGOpenNodes(ctx, ps["std"], []string{"Frank"}))
+	if !slices.Equal(g.Entities[0].Observations, []string{"Email frank@example.com"}) || len(g.Entities[0].Held) != 0 {
+		t.Fatalf("the writer lost the approved observation: %+v", g.Entities[0])
+	}
 	// Re-adding it is no addition.
 	added, err := s.KGAddObservations(ctx, ps["std"], []KGObservations{{EntityName: "Frank", Contents: []string{"Email frank@example.com"}}})
 	if err != nil || len(added[0].AddedObservations) != 0 {
