@@ -104,10 +104,16 @@ func TestNearDuplicateTableMCP(t *testing.T) {
 }
 
 // TestNearDuplicateTableGateway sends each sentence as a user's turn to
-// the Memory Gateway, whose model states it as a fact verbatim; the
-// reconciliation model is down, so the deterministic rules and then the
-// gate decide. A pair that differs in meaning is never a no-op.
+// the Memory Gateway, whose model states it as a fact verbatim. Then
+// either the reconciliation model is down, so the deterministic rules and
+// the gate decide, or it calls every fact a repeat of the first similar
+// one. A pair that differs in meaning is never a no-op.
 func TestNearDuplicateTableGateway(t *testing.T) {
+	t.Run("rules", func(t *testing.T) { nearDuplicateTableGateway(t, false) })
+	t.Run("model says no-op", func(t *testing.T) { nearDuplicateTableGateway(t, true) })
+}
+
+func nearDuplicateTableGateway(t *testing.T, modelNoop bool) {
 	pairs := nearPairs(t)
 	entities := map[string][]string{}
 	for _, p := range pairs {
@@ -120,22 +126,36 @@ func TestNearDuplicateTableGateway(t *testing.T) {
 				JSONSchema struct{ Name string } `json:"json_schema"`
 			} `json:"response_format"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 || req.ResponseFormat.JSONSchema.Name == "reconciliation" {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 ||
+			(req.ResponseFormat.JSONSchema.Name == "reconciliation" && !modelNoop) {
 			http.Error(w, "unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		user := req.Messages[len(req.Messages)-1].Content
-		var said string
-		for s := range entities {
-			if strings.Contains(user, s) && len(s) > len(said) {
-				said = s
+		var answer any
+		if req.ResponseFormat.JSONSchema.Name == "reconciliation" {
+			var in struct {
+				Existing []struct{ ID string }
 			}
+			_ = json.Unmarshal([]byte(user), &in)
+			answer = map[string]any{"action": "ADD", "target_id": nil, "reason": "new"}
+			if len(in.Existing) > 0 {
+				answer = map[string]any{"action": "NOOP", "target_id": in.Existing[0].ID, "reason": "repeat"}
+			}
+		} else {
+			var said string
+			for s := range entities {
+				if strings.Contains(user, s) && len(s) > len(said) {
+					said = s
+				}
+			}
+			fs := []map[string]any{}
+			if said != "" {
+				fs = append(fs, map[string]any{"type": "belief", "content": said, "entities": entities[said], "event_time": nil})
+			}
+			answer = map[string]any{"facts": fs}
 		}
-		fs := []map[string]any{}
-		if said != "" {
-			fs = append(fs, map[string]any{"type": "belief", "content": said, "entities": entities[said], "event_time": nil})
-		}
-		content, _ := json.Marshal(map[string]any{"facts": fs})
+		content, _ := json.Marshal(answer)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{
 			{"message": map[string]any{"role": "assistant", "content": string(content)}}}})

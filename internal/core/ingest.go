@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/extract"
+	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
@@ -181,7 +182,10 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 
 // reconcile decides what a candidate fact does to the user's existing
 // facts: the 5 most similar live ones are compared by the model when one
-// is configured, else (or when it fails) by the deterministic rules.
+// is configured, else (or when it fails) by the deterministic rules. A
+// model's no-op against a fact that differs in negation, a number, a date
+// or time or a name would lose what the user said (docs/duplicates.md):
+// the rules decide instead.
 func (s *Service) reconcile(ctx context.Context, p memory.Principal, cv store.Conversation, f extract.Fact) extract.Reconciliation {
 	existing := s.similarFacts(ctx, p, cv, f.Content)
 	if len(existing) == 0 {
@@ -189,7 +193,10 @@ func (s *Service) reconcile(ctx context.Context, p memory.Principal, cv store.Co
 	}
 	if l := s.extract.LLM; l != nil {
 		if r, err := l.Reconcile(ctx, f, existing); err == nil {
-			return r
+			i := slices.IndexFunc(existing, func(e extract.Existing) bool { return e.ID == r.TargetID })
+			if r.Action != extract.ActionNoop || i < 0 || !gate.MeaningDiffers(f.Content, existing[i].Content) {
+				return r
+			}
 		}
 	}
 	return extract.ReconcileRules(f, existing)
