@@ -64,13 +64,10 @@ const KGCategory = "observation"
 // stands for.
 const kgRelationTypes = "relation_types"
 
-// KG read limits. read_graph and search_nodes answer every entity, as the
-// reference server does, unless the caller passes a limit (memgate's own
-// extension); open_nodes takes at most KGMaxNames names.
-const (
-	KGDefaultLimit = 0 // no limit
-	KGMaxNames     = 100000
-)
+// KGMaxNames bounds open_nodes. read_graph and search_nodes answer every
+// entity, as the reference server does, unless the caller passes a limit
+// (memgate's own extension).
+const KGMaxNames = 100000
 
 // kgPlaceholder is the node property marking the node of a name that a
 // relation names but no entity has yet: the reference server stores such
@@ -415,15 +412,13 @@ func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memo
 		// agent's left out its own sensitive records, which a quarantine
 		// makes of personal data, approved or not.
 		q.Statuses, q.Before = []memory.Status{memory.Quarantined}, ""
+		q.Access = store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
 		if p.Kind == memory.KindAgent {
 			q.Statuses = append(q.Statuses, kgStatuses...)
+			q.Access = store.AccessFilter{Levels: []memory.Access{memory.Sensitive}}
 		}
-		q.Access = store.AccessFilter{Levels: memory.AccessLevels}
 		held, err := list(q, func(rec memory.Record) bool {
-			if p.Kind == memory.KindOperator {
-				return rec.Access != memory.System
-			}
-			return rec.Source.Agent == p.Name && (rec.Status == memory.Quarantined || rec.Access == memory.Sensitive)
+			return p.Kind == memory.KindOperator || rec.Source.Agent == p.Name
 		})
 		if err != nil {
 			return nil, err
