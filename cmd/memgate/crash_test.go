@@ -191,7 +191,7 @@ func startServer(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
 	bin := memgateBinary(t)
 	// These tests are about durability, not meaning: no embedder (extra
-	// may name one; the last --embedder wins).
+	// may name one, or "" for the default; the last --embedder wins).
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info", "--embedder", "none"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = childEnv()

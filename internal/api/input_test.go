@@ -392,7 +392,11 @@ func TestReadyzReflectsFailingWrites(t *testing.T) {
 		return resp.StatusCode, out
 	}
 	write := func() int {
-		code, _ := get("/v1/records", strings.NewReader(`{"type":"belief","content":"disk test"}`))
+		code, body := get("/v1/records", strings.NewReader(`{"type":"belief","content":"disk test"}`))
+		if code >= 400 {
+			raw, _ := json.Marshal(body)
+			checkErrorShape(t, raw)
+		}
 		return code
 	}
 	if code, body := get("/readyz", nil); code != 200 || body["writes"] != "ok" {
@@ -413,5 +417,47 @@ func TestReadyzReflectsFailingWrites(t *testing.T) {
 	}
 	if code := write(); code != 201 {
 		t.Fatalf("write after space came back: %d", code)
+	}
+}
+
+// JSON-RPC protocol errors over /mcp carry fixed messages: the SDK's own
+// quote the params or the tool name sent.
+func TestMCPProtocolErrorsDoNotEcho(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"sk-secret-params-value"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sk-secret-tool-name","arguments":{}}}`,
+		`[{"jsonrpc":"2.0","id":6,"method":"tools/call","params":["sk-secret-in-batch"]}]`,
+	} {
+		req, _ := http.NewRequest("POST", h.srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+h.tokens["std"])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := h.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if bytes.Contains(raw, []byte("sk-secret")) {
+			t.Fatalf("answer echoes the request: %d %s", resp.StatusCode, raw)
+		}
+		if resp.StatusCode == 200 {
+			var rpc struct {
+				Error struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			one := bytes.TrimSpace(raw)
+			if len(one) > 0 && one[0] == '[' { // a batch's answers
+				one = bytes.TrimSuffix(bytes.TrimPrefix(one, []byte("[")), []byte("]"))
+			}
+			if err := json.Unmarshal(one, &rpc); err != nil || rpc.Error.Code != -32602 || rpc.Error.Message == "" {
+				t.Fatalf("want an invalid-params error: %s", raw)
+			}
+		} else {
+			checkErrorShape(t, raw)
+		}
 	}
 }

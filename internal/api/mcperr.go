@@ -3,23 +3,28 @@ package api
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/mcp"
 )
 
 // The MCP SDK answers transport-level failures (a malformed JSON-RPC
 // payload, a wrong Content-Type or Accept, a body over the limit, a wrong
 // method) with plain-text http.Error bodies, some of which quote the
-// request. mcpErrors puts every such answer into the one error envelope,
-// with a fixed message per case and never the SDK's text.
+// request. Every such answer is put into the one error envelope, with a
+// fixed message per case and never the SDK's text.
 
-// mcpErrorWriter holds back a non-JSON error answer of the MCP handler
-// so that finish can replace it. Successful and JSON answers pass through.
+// mcpErrorWriter holds back the MCP handler's answers so that finish can
+// rewrite them: a non-JSON error answer becomes the error envelope, and a
+// JSON-RPC answer gets its protocol errors' messages cleaned
+// (mcp.CleanResponseBody). Other answers (event streams) pass through.
 type mcpErrorWriter struct {
 	http.ResponseWriter
-	status  int          // the held-back error status, 0 when passing through
-	body    bytes.Buffer // the SDK's text, read for its reason only
+	status  int          // the held-back error status, 0 when not held back
+	jsonOK  int          // the held-back status of a JSON-RPC answer
+	body    bytes.Buffer // the held-back body
 	started bool
 }
 
@@ -28,29 +33,36 @@ func (w *mcpErrorWriter) WriteHeader(code int) {
 		return
 	}
 	w.started = true
-	if code >= 400 && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+	isJSON := strings.HasPrefix(w.Header().Get("Content-Type"), "application/json")
+	switch {
+	case code >= 400 && !isJSON:
 		w.status = code
-		return
+	case code < 300 && isJSON:
+		w.jsonOK = code
+	default:
+		w.ResponseWriter.WriteHeader(code)
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *mcpErrorWriter) Write(b []byte) (int, error) {
 	if !w.started {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.status != 0 {
+	switch {
+	case w.status != 0:
 		if w.body.Len() < 512 {
-			w.body.Write(b[:min(len(b), 512)])
+			w.body.Write(b[:min(len(b), 512)]) // read for its reason only
 		}
 		return len(b), nil
+	case w.jsonOK != 0:
+		return w.body.Write(b)
 	}
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush passes through for streamed answers.
 func (w *mcpErrorWriter) Flush() {
-	if w.status == 0 {
+	if w.status == 0 && w.jsonOK == 0 {
 		if f, ok := w.ResponseWriter.(http.Flusher); ok {
 			f.Flush()
 		}
@@ -59,15 +71,19 @@ func (w *mcpErrorWriter) Flush() {
 
 func (w *mcpErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes the held-back error, if any, in the error envelope.
+// finish writes what was held back.
 func (w *mcpErrorWriter) finish(maxBody int64) {
-	if w.status == 0 {
-		return
+	switch {
+	case w.jsonOK != 0:
+		body := mcp.CleanResponseBody(w.body.Bytes())
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.ResponseWriter.WriteHeader(w.jsonOK)
+		_, _ = w.ResponseWriter.Write(body)
+	case w.status != 0:
+		w.Header().Del("Content-Length")
+		fe := mcpTransportError(w.status, w.body.String(), maxBody)
+		_ = writeJSON(w.ResponseWriter, w.status, errorOf(fe.Code, fe.Message, fe.Details))
 	}
-	h := w.Header()
-	h.Del("Content-Length")
-	fe := mcpTransportError(w.status, w.body.String(), maxBody)
-	_ = writeJSON(w.ResponseWriter, w.status, errorOf(fe.Code, fe.Message, fe.Details))
 }
 
 // mcpTransportError is the fault for an MCP transport failure: the code

@@ -23,7 +23,9 @@ func waitPast(t time.Time) {
 	<-time.After(time.Until(t))
 }
 
-func streamServer(t *testing.T, svc *core.Service, tweak func(*Server)) (string, string) {
+// streamServer starts s on loopback with short timeouts; its own client
+// keeps no connections shared with other tests.
+func streamServer(t *testing.T, svc *core.Service, tweak func(*Server)) (*httptest.Server, string) {
 	t.Helper()
 	tok, _, err := svc.Bootstrap(context.Background())
 	if err != nil {
@@ -37,7 +39,7 @@ func streamServer(t *testing.T, svc *core.Service, tweak func(*Server)) (string,
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = serverTimeout, serverTimeout
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv.URL, tok
+	return srv, tok
 }
 
 // An export that takes longer than the server's WriteTimeout arrives
@@ -46,7 +48,7 @@ func TestExportOutlivesWriteTimeout(t *testing.T) {
 	svc := oaService(t)
 	ctx := context.Background()
 	var start time.Time
-	url, tok := streamServer(t, svc, func(s *Server) {
+	srv, tok := streamServer(t, svc, func(s *Server) {
 		s.exportProgress = func(done int) {
 			if done == 1 { // a slow export: past the server's timeout after the first record
 				waitPast(start.Add(3 * serverTimeout))
@@ -59,10 +61,10 @@ func TestExportOutlivesWriteTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	req, _ := http.NewRequest("GET", url+"/v1/export", nil)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/export", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	start = time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestImportOutlivesReadTimeout(t *testing.T) {
 	if _, err := src.Export(ctx, op, &exp, nil); err != nil {
 		t.Fatal(err)
 	}
-	url, tok := streamServer(t, oaService(t), nil)
+	srv, tok := streamServer(t, oaService(t), nil)
 	pr, pw := io.Pipe()
 	start := time.Now()
 	go func() {
@@ -107,9 +109,9 @@ func TestImportOutlivesReadTimeout(t *testing.T) {
 		_, _ = pw.Write(exp.Bytes()[half:])
 		pw.Close()
 	}()
-	req, _ := http.NewRequest("POST", url+"/v1/import", pr)
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/import", pr)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -168,10 +169,27 @@ func mismatchError(cfg *config.Config, stored embedderSetting, asked string) err
 	if cfg.DatabaseURL != "" {
 		where = "the database"
 	}
+	cmd := "memgate reembed --embedder " + cfg.Embedder
+	if cfg.Embedder == "" {
+		cmd += stored.Kind
+	}
+	for _, f := range []struct{ flag, v string }{
+		{"--embedder-path", cfg.EmbedderPath}, {"--embedder-url", cfg.EmbedderURL}, {"--embedder-model", cfg.EmbedderModel},
+	} {
+		if u, err := url.Parse(f.v); f.flag == "--embedder-url" && (err != nil || u.User != nil) {
+			f.v = "URL" // never echo credentials
+		}
+		if f.v != "" {
+			cmd += " " + f.flag + " " + f.v
+		}
+	}
+	if cfg.EmbedderDim > 0 {
+		cmd += fmt.Sprintf(" --embedder-dim %d", cfg.EmbedderDim)
+	}
 	return fault.New(fault.Conflict, fmt.Sprintf(
 		"%s was created with the embedder %s; this command asks for %s. Drop --embedder (and MEMGATE_EMBEDDER) to use the directory's embedder, "+
-			"or switch the directory to the new one with: memgate reembed --embedder ... (the same embedder flags; it can be interrupted and resumed)",
-		where, stored.describe(), asked))
+			"or switch the directory to the new one with: %s (resumable)",
+		where, stored.describe(), asked, cmd))
 }
 
 // buildEmbedder makes the embedder s describes. A remote embedder whose

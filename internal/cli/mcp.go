@@ -16,6 +16,7 @@ func runMCP(env Env, args []string) error {
 	fs, cfg := flags(env, "mcp", false)
 	var agent string
 	fs.StringVar(&agent, "agent", "", "name of the agent the MCP client acts as (env MEMGATE_MCP_AGENT); default: mcp-<client name>, created on first use")
+	dropin := fs.Bool("dropin-only", false, "serve exactly the reference memory server's nine tools, with its names and schemas (docs/mcp-dropin.md)")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runMCP(env Env, args []string) error {
 
 	// The loops run until a.Close, after the session ends.
 	go a.svc.Run(context.Background())
-	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version()})
+	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version(), DropinOnly: *dropin})
 	if ctx.Err() != nil {
 		return nil // stopped by a signal: a graceful end, not a failure
 	}

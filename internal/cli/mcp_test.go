@@ -140,7 +140,7 @@ func TestImportFromMCPMemoryBadLine(t *testing.T) {
 		{"not JSON", `{"type":"entity","name":"A","entityType":"t","observations":[]}` + "\n" + `{"type":"entity","name":"B","entityType":"t","observations":["x"]}` + "\nnot json\n", "line 3"},
 		{"unknown type", `{"type":"entity","name":"A","entityType":"t","observations":[]}` + "\n" + `{"type":"node","name":"B"}`, "line 2"},
 		{"entity without observations", `{"type":"entity","name":"A","entityType":"t"}`, "line 1"},
-		{"relation to nobody", `{"type":"entity","name":"A","entityType":"t","observations":["x"]}` + "\n" + `{"type":"relation","from":"A","to":"Ghost","relationType":"knows"}`, "neither in the file nor in the graph"},
+		{"relation without to", `{"type":"entity","name":"A","entityType":"t","observations":["x"]}` + "\n" + `{"type":"relation","from":"A","relationType":"knows"}`, "line 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()

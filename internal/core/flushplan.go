@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/extract"
+	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
@@ -143,14 +144,19 @@ func sharedWords(a, b []uint32) int {
 
 // reconcile decides what a candidate fact does to the existing ones: the
 // model decides when useLLM and it answers within ctx, else the
-// deterministic rules do.
+// deterministic rules do. A model's no-op against a fact that differs in
+// negation, a number, a date or time or a name would lose what the user
+// said (docs/duplicates.md): the rules decide instead.
 func (s *Service) reconcile(ctx context.Context, useLLM bool, f extract.Fact, existing []extract.Existing) extract.Reconciliation {
 	if len(existing) == 0 {
 		return extract.Reconciliation{Action: extract.ActionAdd, Reason: "no similar fact"}
 	}
 	if l := s.extract.LLM; l != nil && useLLM && ctx.Err() == nil {
 		if r, err := l.Reconcile(ctx, f, existing); err == nil {
-			return r
+			i := slices.IndexFunc(existing, func(e extract.Existing) bool { return e.ID == r.TargetID })
+			if r.Action != extract.ActionNoop || i < 0 || !gate.MeaningDiffers(f.Content, existing[i].Content) {
+				return r
+			}
 		}
 	}
 	return extract.ReconcileRules(f, existing)

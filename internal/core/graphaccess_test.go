@@ -186,6 +186,16 @@ func TestGraphVisibility(t *testing.T) {
 				t.Errorf("%s sees relations of a hidden entity: %+v %+v %+v", who, kg.Relations, found.Relations, opened.Relations)
 			}
 		}
+		// The drop-in's writes treat a hidden entity as taken: no
+		// relation to it, no takeover by create_entities.
+		_, err := s.KGCreateRelations(ctx, ps["std"], []KGRelation{{From: "Someone", To: "Secret Person", RelationType: "knows"}})
+		if fe := fault.As(err); fe.Code != fault.Conflict || fe.Details["field"] != "relations[0].to" {
+			t.Errorf("relation to a hidden entity: %v, want conflict on relations[0].to", err)
+		}
+		created, err := s.KGCreateEntities(ctx, ps["std"], []KGEntity{{Name: "Secret Person", EntityType: "person"}})
+		if err != nil || len(created) != 0 {
+			t.Errorf("create_entities over a hidden entity: %+v %v, want it skipped", created, err)
+		}
 		// Every path agrees with the one visibility function the
 		// access-matrix test calls.
 		for who, p := range ps {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -63,18 +64,34 @@ const KGCategory = "observation"
 // stands for.
 const kgRelationTypes = "relation_types"
 
-// KG read limits: read_graph and search_nodes answer at most this many
-// entities.
-const (
-	KGDefaultLimit = 100
-	KGMaxLimit     = 1000
-)
+// KGMaxNames bounds open_nodes. read_graph and search_nodes answer every
+// entity, as the reference server does, unless the caller passes a limit
+// (memgate's own extension).
+const KGMaxNames = 100000
+
+// kgPlaceholder is the node property marking the node of a name that a
+// relation names but no entity has yet: the reference server stores such
+// relations, so memgate keeps their end as a node that reads do not list
+// as an entity until create_entities creates it.
+const kgPlaceholder = "kg_placeholder"
+
+// kgSeq is the node property that orders entities as the reference server
+// does: by when each was (last) created, so a re-created entity comes last.
+const kgSeq = "kg_seq"
+
+// kgRelationIDs is the edge property parallel to relation_types holding an
+// ordering id per relationType, so relations read back in creation order.
+const kgRelationIDs = "relation_ids"
 
 // KGEntity is an entity of the reference memory server's graph.
 type KGEntity struct {
 	Name         string   `json:"name"`
 	EntityType   string   `json:"entityType"`
 	Observations []string `json:"observations"`
+	// Held lists the observations among Observations that the gate holds
+	// for review (personal data): shown to their writer and operators
+	// only, flagged by the transports outside the reference's shape.
+	Held []string `json:"-"`
 }
 
 // KGRelation is a directed, typed relation between two entities, by name.
@@ -89,6 +106,9 @@ type KGRelation struct {
 type KGGraph struct {
 	Entities  []KGEntity   `json:"entities"`
 	Relations []KGRelation `json:"relations"`
+	// Omitted counts the entities a caller's limit left out (0 when
+	// nothing was cut); the transports say so next to the result.
+	Omitted int `json:"-"`
 }
 
 // KGObservations adds or deletes observations of one entity.
@@ -101,6 +121,8 @@ type KGObservations struct {
 type KGAdded struct {
 	EntityName        string   `json:"entityName"`
 	AddedObservations []string `json:"addedObservations"`
+	// Held lists the added observations the gate holds for review.
+	Held []string `json:"-"`
 }
 
 // KGNodeKey returns the natural key of the node of the entity named name:
@@ -108,6 +130,9 @@ type KGAdded struct {
 // control characters percent-encoded, so that distinct names have
 // distinct keys ("John Smith" is entity:John_Smith).
 func KGNodeKey(name string) string {
+	if name == "" {
+		return "%" // a lone '%' is no encoding of any other name
+	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -125,6 +150,9 @@ func KGNodeKey(name string) string {
 
 // KGEntityName is the inverse of KGNodeKey.
 func KGEntityName(key string) string {
+	if key == "%" {
+		return ""
+	}
 	var b []byte
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -148,11 +176,10 @@ func KGEntityName(key string) string {
 // kgEntityRef is the record entity ("label:key") naming an entity's node.
 func kgEntityRef(name string) string { return KGLabel + ":" + KGNodeKey(name) }
 
-// checkKGName validates an entity name; field names it in errors.
+// checkKGName validates an entity name; field names it in errors. Any
+// string the reference accepts is a name, the empty one included, up to
+// the length a node key holds.
 func checkKGName(name, field string) error {
-	if strings.TrimSpace(name) == "" {
-		return fault.Field(field, "must not be empty")
-	}
 	if !utf8.ValidString(name) {
 		return fault.Field(field, "must be valid UTF-8")
 	}
@@ -227,8 +254,9 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 	return nil
 }
 
-// node returns the live (not archived) entity node of name, or found
-// false; a node the principal may not see is not found.
+// node returns the live (not archived) node of name, an entity's or a
+// placeholder's (kgIsPlaceholder tells which), or found false;
+// a node the principal may not see is not found.
 func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
 	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
 	switch {
@@ -247,10 +275,56 @@ func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node
 // create_entities skips it, as it skips names that exist.
 var errKGTaken = errors.New("kg: entity name taken by an entity the principal may not see")
 
-// createNode creates the entity's node, or revives its archived node
-// with the new type.
+// kgTakenField turns errKGTaken into a conflict naming field; other
+// errors pass unchanged.
+func kgTakenField(err error, field string) error {
+	if errors.Is(err, errKGTaken) {
+		return fault.New(fault.Conflict, field+": an entity of this name exists that this principal may not see").With("field", field)
+	}
+	return err
+}
+
+// entity returns the live entity node of name; a placeholder is no entity.
+func (k *kgRun) entity(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
+	n, ok, err := k.node(ctx, tx, name)
+	return n, ok && !kgIsPlaceholder(n), err
+}
+
+// kgIsPlaceholder reports whether n stands for a name only relations name.
+func kgIsPlaceholder(n memory.Node) bool {
+	var props map[string]json.RawMessage
+	_ = json.Unmarshal(n.Properties, &props)
+	_, ok := props[kgPlaceholder]
+	return ok
+}
+
+// kgOrder is the key that orders entity nodes: when each was last
+// created (kgSeq), else the node id (both are time-ordered ids).
+func kgOrder(n memory.Node) string {
+	var props struct {
+		Seq string `json:"kg_seq"`
+	}
+	_ = json.Unmarshal(n.Properties, &props)
+	if props.Seq != "" {
+		return props.Seq
+	}
+	return n.ID
+}
+
+// createNode creates the entity's node, or revives its archived node (or
+// turns its placeholder into an entity) with the new type.
 func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType string) (memory.Node, error) {
-	props, _ := json.Marshal(map[string]string{"name": name, "entity_type": entityType})
+	props, _ := json.Marshal(map[string]string{"name": name, "entity_type": entityType, kgSeq: memory.NewID()})
+	return k.putNode(ctx, tx, name, props)
+}
+
+// placeholderNode makes sure a node exists for a name a relation names.
+func (k *kgRun) placeholderNode(ctx context.Context, tx store.Tx, name string) (memory.Node, error) {
+	props, _ := json.Marshal(map[string]any{"name": name, kgPlaceholder: true})
+	return k.putNode(ctx, tx, name, props)
+}
+
+func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props json.RawMessage) (memory.Node, error) {
 	prov, status := k.s.nodeOrigin(k.p, "")
 	if k.p.Kind == memory.KindAgent && k.p.Trust == memory.Trusted {
 		status = memory.NodeActive
@@ -292,86 +366,143 @@ func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType st
 	return n, err
 }
 
-// observe writes one observation of an entity through the gate; stored is
-// false when the gate found it a duplicate of a live record.
-func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation string) (stored bool, err error) {
+// observe writes one observation of an entity through the gate. The
+// caller has already decided, exactly and within the entity as the
+// reference does, that it is new, so the gate does not deduplicate it.
+// held is true when the gate holds it for review (personal data): it is
+// stored and its writer and operators read it back, flagged. A credential
+// or secret is refused, failing the call with an error naming field, and
+// so is anything else the gate refuses: nothing is silently dropped.
+func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, field string) (held bool, err error) {
 	req := WriteRequest{Type: memory.Entity, Category: KGCategory, Content: kgContent(name, observation),
-		Entities: []string{kgEntityRef(name)}}
+		Entities: []string{kgEntityRef(name)}, exactByCaller: true}
+	refused := func(err error) error {
+		k.refused = &memory.Record{Type: req.Type, ContentSHA256: memory.SHA256Hex(req.Content)}
+		fe := *fault.As(err)
+		fe.Message = field + ": " + strings.TrimPrefix(fe.Message, "content: ")
+		fe.Details = maps.Clone(fe.Details)
+		if fe.Details == nil {
+			fe.Details = map[string]any{}
+		}
+		fe.Details["field"] = field
+		return &fe
+	}
 	res, changed, err := k.s.writeIn(ctx, tx, k.p, req, k.now)
 	if err != nil {
 		if isRefusal(err) {
-			k.refused = &memory.Record{Type: req.Type, ContentSHA256: memory.SHA256Hex(req.Content)}
+			return false, refused(err)
 		}
 		return false, err
 	}
+	if res.Decision == memory.DecisionQuarantined && slices.Contains(res.PIIKinds, gate.PIISecret) {
+		return false, refused(fault.New(fault.GateRejected, "looks like a credential or secret; the knowledge-graph tools do not store secrets").
+			With("reason", gate.ReasonPII).With("pii_kinds", res.PIIKinds))
+	}
 	k.changed = append(k.changed, changed...)
 	k.fx.add(res.graph)
-	return res.Decision != memory.DecisionDuplicate, nil
+	return res.Decision == memory.DecisionQuarantined, nil
 }
 
 // kgStatuses are the record statuses compatibility reads show.
 var kgStatuses = []memory.Status{memory.Active, memory.Provisional}
 
 // observationRecords lists the live observation records of an entity that
-// p may read (of every entity when name is ""), oldest first.
-func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]memory.Record, error) {
+// p may read (of every entity when ref is "", else of the entity whose
+// record entity kgEntityRef gives), oldest first: active and
+// provisional ones, and those the gate holds for review (quarantined) that
+// p wrote, or all of them for an operator, and p's own sensitive ones (an
+// approved quarantine stays sensitive) — a writer always reads back what
+// a write reported as stored (docs/mcp-dropin.md).
+func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, ref string) ([]memory.Record, error) {
 	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
-		Access: accessFilter(p, false), Limit: store.MaxLimit}
-	if name != "" {
-		q.Entity = kgEntityRef(name)
-	}
-	var out []memory.Record
-	for {
-		page, err := r.ListRecords(ctx, p.Workspace, q)
-		if err != nil {
-			return nil, err
+		Access: accessFilter(p, false), Limit: store.MaxLimit, Entity: ref}
+	list := func(q store.RecordQuery, keep func(memory.Record) bool) ([]memory.Record, error) {
+		var out []memory.Record
+		for {
+			page, err := r.ListRecords(ctx, p.Workspace, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, rec := range page {
+				if keep(rec) {
+					out = append(out, rec)
+				}
+			}
+			if len(page) < q.Limit {
+				return out, nil
+			}
+			q.Before = page[len(page)-1].ID
 		}
-		out = append(out, page...)
-		if len(page) < q.Limit {
-			break
-		}
-		q.Before = page[len(page)-1].ID
 	}
-	slices.Reverse(out)
-	return out, nil
-}
-
-// addObservation appends an observation record's text to obs unless it
-// is there already.
-func addObservation(obs []string, name, content string) []string {
-	if o := kgObservationText(name, content); !slices.Contains(obs, o) {
-		obs = append(obs, o)
-	}
-	return obs
-}
-
-// observationTexts returns an entity's observations, oldest first, once
-// each.
-func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory.Principal, name string) ([]string, error) {
-	recs, err := s.observationRecords(ctx, r, p, name)
+	out, err := list(q, func(memory.Record) bool { return true })
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(recs))
+	if p.Kind == memory.KindOperator || p.Kind == memory.KindAgent {
+		// An operator's first query read every level but system; an
+		// agent's left out its own sensitive records, which a quarantine
+		// makes of personal data, approved or not.
+		q.Statuses, q.Before = []memory.Status{memory.Quarantined}, ""
+		q.Access = store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
+		if p.Kind == memory.KindAgent {
+			q.Statuses = append(q.Statuses, kgStatuses...)
+			q.Access = store.AccessFilter{Levels: []memory.Access{memory.Sensitive}}
+		}
+		held, err := list(q, func(rec memory.Record) bool {
+			return p.Kind == memory.KindOperator || rec.Source.Agent == p.Name
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, held...)
+	}
+	slices.SortFunc(out, func(a, b memory.Record) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// kgObs collects an entity's observations in order, every one (the
+// reference keeps repeats), noting those held for review.
+type kgObs struct {
+	texts, held []string
+}
+
+func (o *kgObs) add(name string, rec memory.Record) {
+	t := kgObservationText(name, rec.Content)
+	o.texts = append(o.texts, t)
+	if rec.Status == memory.Quarantined {
+		o.held = append(o.held, t)
+	}
+}
+
+// observationTexts returns an entity's observations, oldest first.
+func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory.Principal, name string) (kgObs, error) {
+	recs, err := s.observationRecords(ctx, r, p, kgEntityRef(name))
+	if err != nil {
+		return kgObs{}, err
+	}
+	out := kgObs{texts: make([]string, 0, len(recs))}
 	for _, rec := range recs {
-		out = addObservation(out, name, rec.Content)
+		out.add(name, rec)
 	}
 	return out, nil
 }
 
 // allObservations returns the observations of every entity p may read, by
-// the entity's node ("entity:<key>"), oldest first, once each: one scan of
-// the observation records instead of a query per entity.
-func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string][]string, error) {
+// the entity's node ("entity:<key>"), oldest first: one scan of the
+// observation records instead of a query per entity.
+func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string]*kgObs, error) {
 	recs, err := s.observationRecords(ctx, s.store, p, "")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]string{}
+	out := map[string]*kgObs{}
 	for _, r := range recs {
 		for _, ent := range r.Entities {
 			if label, key, _ := strings.Cut(ent, ":"); label == KGLabel {
-				out[ent] = addObservation(out[ent], KGEntityName(key), r.Content)
+				if out[ent] == nil {
+					out[ent] = &kgObs{}
+				}
+				out[ent].add(KGEntityName(key), r)
 			}
 		}
 	}
@@ -387,19 +518,11 @@ func kgEntityType(n memory.Node) string {
 	return props.EntityType
 }
 
-func checkObservations(obs []string, field string) error {
-	for j, o := range obs {
-		if strings.TrimSpace(o) == "" {
-			return fault.Field(field+"["+strconv.Itoa(j)+"]", "must not be empty")
-		}
-	}
-	return nil
-}
-
 // KGCreateEntities creates the entities whose names do not exist yet, each
-// with its observations, and returns those it created (with the
-// observations stored). Entities whose name exists are skipped, as are
-// repeats of a name within the call.
+// with its observations (all of them, repeats included, as the reference
+// stores them), and returns those it created. Entities whose name exists
+// are skipped, as are repeats of a name within the call (the reference
+// would keep two entities of one name).
 func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents []KGEntity) ([]KGEntity, error) {
 	if err := graphWriter(p); err != nil {
 		return nil, err
@@ -412,9 +535,6 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 		if len(e.EntityType) > 256 {
 			return nil, fault.Field(f+".entityType", "at most 256 bytes")
 		}
-		if err := checkObservations(e.Observations, f+".observations"); err != nil {
-			return nil, err
-		}
 		// The name is the node's key and the type its property: screened
 		// as graph writes (observations are records, screened by the gate).
 		if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", f+".name", e.Name, f+".entityType", []byte(e.EntityType)); err != nil {
@@ -425,12 +545,12 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
 		out = []KGEntity{}
 		seen := map[string]bool{}
-		for _, e := range ents {
+		for i, e := range ents {
 			if seen[e.Name] {
 				continue
 			}
 			seen[e.Name] = true
-			if _, live, err := k.node(ctx, tx, e.Name); err != nil || live {
+			if _, live, err := k.entity(ctx, tx, e.Name); err != nil || live {
 				if err != nil {
 					return err
 				}
@@ -442,16 +562,14 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 				return err
 			}
 			got := KGEntity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
-			for _, o := range e.Observations {
-				if slices.Contains(got.Observations, o) {
-					continue
-				}
-				stored, err := k.observe(ctx, tx, e.Name, o)
+			for j, o := range e.Observations {
+				held, err := k.observe(ctx, tx, e.Name, o, fmt.Sprintf("entities[%d].observations[%d]", i, j))
 				if err != nil {
 					return err
 				}
-				if stored {
-					got.Observations = append(got.Observations, o)
+				got.Observations = append(got.Observations, o)
+				if held {
+					got.Held = append(got.Held, o)
 				}
 			}
 			out = append(out, got)
@@ -466,7 +584,9 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 
 // KGCreateRelations creates the relations that do not exist yet and
 // returns them; existing (from, to, relationType) triples and repeats
-// within the call are skipped. Both ends must be existing entities.
+// within the call are skipped. As in the reference, an end need not be an
+// entity yet (its name is kept as a placeholder node until an entity of
+// that name is created) and an entity may relate to itself.
 func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rels []KGRelation) ([]KGRelation, error) {
 	if err := graphWriter(p); err != nil {
 		return nil, err
@@ -479,11 +599,8 @@ func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rel
 		if err := checkKGName(r.To, f+".to"); err != nil {
 			return nil, err
 		}
-		if strings.TrimSpace(r.RelationType) == "" || len(r.RelationType) > 256 {
-			return nil, fault.Field(f+".relationType", "must be 1 to 256 bytes")
-		}
-		if r.From == r.To {
-			return nil, fault.Field(f+".to", "a relation joins two different entities")
+		if len(r.RelationType) > 1024 || !utf8.ValidString(r.RelationType) {
+			return nil, fault.Field(f+".relationType", "must be valid UTF-8 of at most 1024 bytes")
 		}
 		if err := s.screenGraphWrite(ctx, p, "graph.edge.upsert", "", "", f+".relationType", []byte(r.RelationType)); err != nil {
 			return nil, err
@@ -492,21 +609,21 @@ func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rel
 	var out []KGRelation
 	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
 		out = []KGRelation{}
+		end := func(name string) (memory.Node, error) {
+			n, ok, err := k.node(ctx, tx, name)
+			if err != nil || ok {
+				return n, err
+			}
+			return k.placeholderNode(ctx, tx, name)
+		}
 		for i, r := range rels {
-			f := "relations[" + strconv.Itoa(i) + "]"
-			from, ok, err := k.node(ctx, tx, r.From)
+			from, err := end(r.From)
 			if err != nil {
-				return err
+				return kgTakenField(err, "relations["+strconv.Itoa(i)+"].from")
 			}
-			if !ok {
-				return fault.New(fault.NotFound, f+".from: no entity with this name; create it with create_entities first").With("field", f+".from")
-			}
-			to, ok, err := k.node(ctx, tx, r.To)
+			to, err := end(r.To)
 			if err != nil {
-				return err
-			}
-			if !ok {
-				return fault.New(fault.NotFound, f+".to: no entity with this name; create it with create_entities first").With("field", f+".to")
+				return kgTakenField(err, "relations["+strconv.Itoa(i)+"].to")
 			}
 			added, err := k.relate(ctx, tx, from, to, r.RelationType)
 			if err != nil {
@@ -537,9 +654,26 @@ func edgeRelationTypes(e memory.Edge) []string {
 	return []string{e.Relation}
 }
 
-// withRelationTypes returns e's properties with relation_types set to rts,
-// keeping every other property.
-func withRelationTypes(e memory.Edge, rts []string) json.RawMessage {
+// edgeRelationIDs returns the ordering ids of an edge's relationTypes
+// (parallel to edgeRelationTypes); an edge without them orders by its id.
+func edgeRelationIDs(e memory.Edge, n int) []string {
+	var props struct {
+		IDs []string `json:"relation_ids"`
+	}
+	_ = json.Unmarshal(e.Properties, &props)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = e.ID
+		if i < len(props.IDs) {
+			ids[i] = props.IDs[i]
+		}
+	}
+	return ids
+}
+
+// withRelationTypes returns e's properties with relation_types set to rts
+// and relation_ids to ids, keeping every other property.
+func withRelationTypes(e memory.Edge, rts, ids []string) json.RawMessage {
 	props := map[string]json.RawMessage{}
 	_ = json.Unmarshal(e.Properties, &props)
 	if props == nil {
@@ -547,6 +681,8 @@ func withRelationTypes(e memory.Edge, rts []string) json.RawMessage {
 	}
 	raw, _ := json.Marshal(rts)
 	props[kgRelationTypes] = raw
+	raw, _ = json.Marshal(ids)
+	props[kgRelationIDs] = raw
 	out, _ := json.Marshal(props)
 	return out
 }
@@ -562,7 +698,7 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	if errors.Is(err, store.ErrNotFound) {
 		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
 			CreatedAt: k.now, UpdatedAt: k.now, Access: memory.Public, Writer: ownerKey(k.p)}
-		e.Properties = withRelationTypes(e, []string{relationType})
+		e.Properties = withRelationTypes(e, []string{relationType}, []string{memory.NewID()})
 		// EnsureEdge: a concurrent create of the same relation is not a
 		// conflict; this call then adds its type to that edge.
 		e, created, err = tx.EnsureEdge(ctx, ws, e)
@@ -579,7 +715,8 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 		if slices.Contains(rts, relationType) {
 			return false, nil
 		}
-		e.Properties = withRelationTypes(e, append(rts, relationType))
+		ids := edgeRelationIDs(e, len(rts))
+		e.Properties = withRelationTypes(e, append(rts, relationType), append(ids, memory.NewID()))
 		e.ObservedAt, e.UpdatedAt = k.now, k.now
 		err = tx.UpdateEdge(ctx, ws, e)
 	}
@@ -593,8 +730,10 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 }
 
 // KGAddObservations adds observations to existing entities and reports,
-// per input item, the ones that were new. An entity that does not exist
-// fails the whole call, which then stores nothing.
+// per input item, the ones that were new: as in the reference, those the
+// entity did not have before the item (a repeat within one item is added
+// twice). An entity that does not exist fails the whole call, which then
+// stores nothing.
 func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs []KGObservations) ([]KGAdded, error) {
 	if err := graphWriter(p); err != nil {
 		return nil, err
@@ -604,9 +743,6 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 		if err := checkKGName(o.EntityName, f+".entityName"); err != nil {
 			return nil, err
 		}
-		if err := checkObservations(o.Contents, f+".contents"); err != nil {
-			return nil, err
-		}
 	}
 	var out []KGAdded
 	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
@@ -614,7 +750,7 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 		have := map[string][]string{}
 		for i, o := range obs {
 			f := "observations[" + strconv.Itoa(i) + "].entityName"
-			if _, ok, err := k.node(ctx, tx, o.EntityName); err != nil || !ok {
+			if _, ok, err := k.entity(ctx, tx, o.EntityName); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -622,27 +758,28 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 			}
 			cur, ok := have[o.EntityName]
 			if !ok {
-				var err error
-				if cur, err = s.observationTexts(ctx, tx, p, o.EntityName); err != nil {
-					return err
-				}
-			}
-			added := []string{}
-			for _, c := range o.Contents {
-				if slices.Contains(cur, c) {
-					continue
-				}
-				stored, err := k.observe(ctx, tx, o.EntityName, c)
+				obs, err := s.observationTexts(ctx, tx, p, o.EntityName)
 				if err != nil {
 					return err
 				}
-				cur = append(cur, c) // a near-duplicate is not offered twice either
-				if stored {
-					added = append(added, c)
+				cur = obs.texts
+			}
+			res := KGAdded{EntityName: o.EntityName, AddedObservations: []string{}}
+			for j, c := range o.Contents {
+				if slices.Contains(cur, c) {
+					continue
+				}
+				held, err := k.observe(ctx, tx, o.EntityName, c, fmt.Sprintf("observations[%d].contents[%d]", i, j))
+				if err != nil {
+					return err
+				}
+				res.AddedObservations = append(res.AddedObservations, c)
+				if held {
+					res.Held = append(res.Held, c)
 				}
 			}
-			have[o.EntityName] = cur
-			out = append(out, KGAdded{EntityName: o.EntityName, AddedObservations: added})
+			have[o.EntityName] = append(cur, res.AddedObservations...)
+			out = append(out, res)
 		}
 		return nil
 	})
@@ -711,8 +848,9 @@ func liveEdges(ctx context.Context, r store.Reader, ws, nodeID string) ([]memory
 }
 
 // KGDeleteEntities deletes the named entities: their observations and
-// the edges at either end are invalidated and their nodes archived.
-// Names that do not exist are ignored.
+// the edges at either end are invalidated and their nodes archived. As in
+// the reference, the relations of a name that is no entity (a
+// placeholder) are deleted too. Names that do not exist are ignored.
 func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, names []string) error {
 	if err := kgModifier(p); err != nil {
 		return err
@@ -729,7 +867,7 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 			if !ok {
 				continue
 			}
-			recs, err := s.observationRecords(ctx, tx, p, name)
+			recs, err := s.observationRecords(ctx, tx, p, kgEntityRef(name))
 			if err != nil {
 				return err
 			}
@@ -780,7 +918,7 @@ func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, 
 				}
 				continue
 			}
-			recs, err := s.observationRecords(ctx, tx, p, d.EntityName)
+			recs, err := s.observationRecords(ctx, tx, p, kgEntityRef(d.EntityName))
 			if err != nil {
 				return err
 			}
@@ -831,14 +969,15 @@ func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rel
 			if i < 0 {
 				continue
 			}
-			rts = slices.Delete(rts, i, i+1)
+			ids := edgeRelationIDs(e, len(rts))
+			rts, ids = slices.Delete(rts, i, i+1), slices.Delete(ids, i, i+1)
 			if len(rts) == 0 {
 				if err := k.invalidateEdge(ctx, tx, e); err != nil {
 					return err
 				}
 				continue
 			}
-			e.Properties = withRelationTypes(e, rts)
+			e.Properties = withRelationTypes(e, rts, ids)
 			e.UpdatedAt = k.now
 			if err := tx.UpdateEdge(ctx, p.Workspace, e); err != nil {
 				return err
@@ -853,7 +992,8 @@ func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rel
 	})
 }
 
-// kgLive reports whether n is a compatibility entity node that reads show.
+// kgLive reports whether n is a compatibility node (an entity's or a
+// placeholder's) that reads show.
 func kgLive(n memory.Node) bool {
 	return n.Label == KGLabel && n.Status != memory.NodeArchived && !strings.HasPrefix(n.NaturalKey, "forgotten-")
 }
@@ -865,12 +1005,12 @@ func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.N
 	if err != nil {
 		return KGEntity{}, err
 	}
-	return KGEntity{Name: name, EntityType: kgEntityType(n), Observations: obs}, nil
+	return KGEntity{Name: name, EntityType: kgEntityType(n), Observations: obs.texts, Held: obs.held}, nil
 }
 
 // kgRelationsOf returns the relations p may see at either end of nodes
-// whose other end is a live entity p sees too, in the order the edges
-// were created.
+// whose other end is a live entity or placeholder p sees too, in the
+// order they were created.
 func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes []memory.Node) ([]KGRelation, error) {
 	ws := p.Workspace
 	seen := map[string]bool{}
@@ -888,49 +1028,66 @@ func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes [
 		}
 	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].ID < edges[j].ID })
-	names := map[string]string{} // node id -> entity name, "" when not a live entity p sees
-	nameOf := func(id string) (string, error) {
+	type named struct {
+		name string
+		ok   bool // a live entity or placeholder
+	}
+	names := map[string]named{} // node id -> name
+	nameOf := func(id string) (string, bool, error) {
 		if v, ok := names[id]; ok {
-			return v, nil
+			return v.name, v.ok, nil
 		}
 		n, err := s.store.GetNode(ctx, ws, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return "", err
+			return "", false, err
 		}
-		v := ""
+		var v named
 		if err == nil && kgLive(n) {
 			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
-				return "", err
+				return "", false, err
 			}
 			if nodeVisible(p, n) {
-				v = KGEntityName(n.NaturalKey)
+				v = named{KGEntityName(n.NaturalKey), true}
 			}
 		}
 		names[id] = v
-		return v, nil
+		return v.name, v.ok, nil
 	}
-	out := []KGRelation{}
+	type ordered struct {
+		rel KGRelation
+		key string
+	}
+	var all []ordered
 	for _, e := range edges {
-		from, err := nameOf(e.From)
+		from, ok1, err := nameOf(e.From)
 		if err != nil {
 			return nil, err
 		}
-		to, err := nameOf(e.To)
+		to, ok2, err := nameOf(e.To)
 		if err != nil {
 			return nil, err
 		}
-		if from == "" || to == "" || (e.Access != "" && !grantVisible(p, memory.Grant{Access: e.Access, Writer: e.Writer})) {
+		if !ok1 || !ok2 || (e.Access != "" && !grantVisible(p, memory.Grant{Access: e.Access, Writer: e.Writer})) {
 			continue
 		}
-		for _, rt := range edgeRelationTypes(e) {
-			out = append(out, KGRelation{From: from, To: to, RelationType: rt})
+		rts := edgeRelationTypes(e)
+		ids := edgeRelationIDs(e, len(rts))
+		for i, rt := range rts {
+			all = append(all, ordered{KGRelation{From: from, To: to, RelationType: rt}, ids[i]})
 		}
+	}
+	slices.SortStableFunc(all, func(a, b ordered) int { return strings.Compare(a.key, b.key) })
+	out := make([]KGRelation, len(all))
+	for i, o := range all {
+		out[i] = o.rel
 	}
 	return out, nil
 }
 
-// kgView assembles the view of nodes (in the given order).
-func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes []memory.Node) (KGGraph, error) {
+// kgView assembles the view of nodes (in the given order) with the
+// relations touching them or, for a whole graph, touching extra (the
+// placeholders) as well.
+func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes, extra []memory.Node) (KGGraph, error) {
 	g := KGGraph{Entities: make([]KGEntity, 0, len(nodes))}
 	for _, n := range nodes {
 		e, err := s.kgEntityOf(ctx, p, n)
@@ -939,7 +1096,7 @@ func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes []memory
 		}
 		g.Entities = append(g.Entities, e)
 	}
-	rels, err := s.kgRelationsOf(ctx, p, nodes)
+	rels, err := s.kgRelationsOf(ctx, p, append(slices.Clip(nodes), extra...))
 	if err != nil {
 		return KGGraph{}, storeErr(err, "relations")
 	}
@@ -948,67 +1105,75 @@ func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes []memory
 }
 
 func kgLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return KGDefaultLimit, nil
-	case limit < 0 || limit > KGMaxLimit:
-		return 0, fault.Field("limit", "must be between 1 and "+strconv.Itoa(KGMaxLimit))
+	if limit < 0 {
+		return 0, fault.Field("limit", "must be positive (or 0 for every entity)")
 	}
 	return limit, nil
 }
 
-// kgNodes lists the live entity nodes p may see in creation order, at
-// most limit (0 for all).
-func (s *Service) kgNodes(ctx context.Context, p memory.Principal, limit int) ([]memory.Node, error) {
+// kgNodes lists the live entity nodes p may see in the reference's
+// order (by when each was last created), and the live placeholder nodes
+// p may see.
+func (s *Service) kgNodes(ctx context.Context, p memory.Principal) (entities, placeholders []memory.Node, err error) {
 	ws := p.Workspace
 	q := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
 		Limit: store.MaxLimit}
-	var out []memory.Node
 	for {
 		page, err := s.store.ListNodes(ctx, ws, q)
 		if err != nil {
-			return nil, storeErr(err, "nodes")
+			return nil, nil, storeErr(err, "nodes")
 		}
 		for _, n := range page {
-			if !kgLive(n) {
-				continue
-			}
-			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
-				return nil, storeErr(err, "nodes")
-			}
-			if nodeVisible(p, n) {
-				out = append(out, n)
-				if limit > 0 && len(out) == limit {
-					return out, nil
+			if kgLive(n) {
+				if n, err = withGrants(ctx, s.store, ws, n); err != nil {
+					return nil, nil, storeErr(err, "nodes")
 				}
+			}
+			switch {
+			case !kgLive(n), !nodeVisible(p, n):
+			case kgIsPlaceholder(n):
+				placeholders = append(placeholders, n)
+			default:
+				entities = append(entities, n)
 			}
 		}
 		if len(page) < q.Limit {
-			return out, nil
+			break
 		}
 		q.After = page[len(page)-1].ID
 	}
+	slices.SortStableFunc(entities, func(a, b memory.Node) int { return strings.Compare(kgOrder(a), kgOrder(b)) })
+	return entities, placeholders, nil
 }
 
-// KGReadGraph returns the entities, in creation order, at most limit
-// (0 for KGDefaultLimit), with the relations that touch them.
+// KGReadGraph returns every entity, in the reference's order, and every
+// relation — or, with a limit (memgate's extension; 0 for all), the first
+// limit entities with the relations touching them, Omitted saying how many
+// were left out.
 func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int) (KGGraph, error) {
 	limit, err := kgLimit(limit)
 	if err != nil {
 		return KGGraph{}, err
 	}
-	nodes, err := s.kgNodes(ctx, p, limit)
+	nodes, placeholders, err := s.kgNodes(ctx, p)
 	if err != nil {
 		return KGGraph{}, err
 	}
-	return s.kgView(ctx, p, nodes)
+	omitted := 0
+	if limit > 0 && len(nodes) > limit {
+		omitted, nodes, placeholders = len(nodes)-limit, nodes[:limit], nil
+	}
+	g, err := s.kgView(ctx, p, nodes, placeholders)
+	g.Omitted = omitted
+	return g, err
 }
 
 // KGSearchNodes returns the entities whose name, type or an observation
-// contains query (case-insensitively), best first — the name equal to the
-// query, then names containing it, then types, then observations, more
-// matching observations first — at most limit (0 for KGDefaultLimit), with
-// the relations that touch them.
+// contains query, both lowercased as JavaScript's toLowerCase does (the
+// reference's matching), best first — the name equal to the query, then
+// names containing it, then types, then observations, more matching
+// observations first, ties in the reference's order — at most limit (0
+// for all; Omitted counts the rest), with the relations that touch them.
 func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
 	limit, err := kgLimit(limit)
 	if err != nil {
@@ -1017,7 +1182,7 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	if len(query) > 4096 {
 		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
 	}
-	nodes, err := s.kgNodes(ctx, p, 0)
+	nodes, _, err := s.kgNodes(ctx, p)
 	if err != nil {
 		return KGGraph{}, err
 	}
@@ -1025,7 +1190,7 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	if err != nil {
 		return KGGraph{}, storeErr(err, "observations")
 	}
-	q := strings.ToLower(query)
+	q := jsLower(query)
 	type hit struct {
 		node        memory.Node
 		entity      KGEntity
@@ -1033,22 +1198,22 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	}
 	var hits []hit
 	for _, n := range nodes {
-		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: kgEntityType(n), Observations: obs[n.EntityKey()]}
-		if e.Observations == nil {
-			e.Observations = []string{}
+		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: kgEntityType(n), Observations: []string{}}
+		if o := obs[n.EntityKey()]; o != nil {
+			e.Observations, e.Held = o.texts, o.held
 		}
 		h := hit{node: n, entity: e}
-		name := strings.ToLower(e.Name)
+		name := jsLower(e.Name)
 		switch {
 		case name == q:
 			h.tier = 4
 		case strings.Contains(name, q):
 			h.tier = 3
-		case strings.Contains(strings.ToLower(e.EntityType), q):
+		case strings.Contains(jsLower(e.EntityType), q):
 			h.tier = 2
 		}
 		for _, o := range e.Observations {
-			if strings.Contains(strings.ToLower(o), q) {
+			if strings.Contains(jsLower(o), q) {
 				h.count++
 			}
 		}
@@ -1065,10 +1230,10 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 		}
 		return hits[i].count > hits[j].count
 	})
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
 	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
+	if limit > 0 && len(hits) > limit {
+		g.Omitted, hits = len(hits)-limit, hits[:limit]
+	}
 	matched := make([]memory.Node, 0, len(hits))
 	for _, h := range hits {
 		g.Entities = append(g.Entities, h.entity)
@@ -1080,11 +1245,11 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 	return g, nil
 }
 
-// KGOpenNodes returns the named entities that exist, in creation order,
-// with the relations that touch them.
+// KGOpenNodes returns the named entities that exist, in the reference's
+// order, with the relations that touch them.
 func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
-	if len(names) > KGMaxLimit {
-		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxLimit)+" names")
+	if len(names) > KGMaxNames {
+		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxNames)+" names")
 	}
 	var nodes []memory.Node
 	seen := map[string]bool{}
@@ -1103,10 +1268,10 @@ func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []s
 		if err != nil {
 			return KGGraph{}, storeErr(err, "node")
 		}
-		if kgLive(n) && nodeVisible(p, n) {
+		if kgLive(n) && !kgIsPlaceholder(n) && nodeVisible(p, n) {
 			nodes = append(nodes, n)
 		}
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
-	return s.kgView(ctx, p, nodes)
+	slices.SortStableFunc(nodes, func(a, b memory.Node) int { return strings.Compare(kgOrder(a), kgOrder(b)) })
+	return s.kgView(ctx, p, nodes, nil)
 }

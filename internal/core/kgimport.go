@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strconv"
+	"slices"
 
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
@@ -74,9 +74,6 @@ func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
 			if len(e.EntityType) > 256 {
 				return nil, nil, n, lineErr(n, nil, "%s", "entityType: at most 256 bytes")
 			}
-			if err := checkObservations(e.Observations, "observations"); err != nil {
-				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
-			}
 			if e.Observations == nil {
 				e.Observations = []string{}
 			}
@@ -92,11 +89,8 @@ func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
 			if err := checkKGName(rel.To, "to"); err != nil {
 				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
 			}
-			if rel.RelationType == "" || len(rel.RelationType) > 256 {
-				return nil, nil, n, lineErr(n, nil, "%s", "relationType: must be 1 to 256 bytes")
-			}
-			if rel.From == rel.To {
-				return nil, nil, n, lineErr(n, nil, "%s", "a relation joins two different entities")
+			if len(rel.RelationType) > 1024 {
+				return nil, nil, n, lineErr(n, nil, "%s", "relationType: at most 1024 bytes")
 			}
 			rels = append(rels, rel)
 		default:
@@ -126,36 +120,24 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 	st := KGImportStats{Lines: lines}
 	// An entity named on several lines is one entity with all their
 	// observations (the first line's type).
-	inFile := map[string]bool{}
 	at := map[string]int{}
 	merged := ents[:0:0]
 	for _, e := range ents {
 		if i, ok := at[e.Name]; ok {
-			merged[i].Observations = append(merged[i].Observations, e.Observations...)
+			for _, o := range e.Observations {
+				if !slices.Contains(merged[i].Observations, o) {
+					merged[i].Observations = append(merged[i].Observations, o)
+				}
+			}
 			continue
 		}
 		at[e.Name] = len(merged)
 		merged = append(merged, e)
-		inFile[e.Name] = true
 	}
 	ents = merged
-	// Every relation's ends must be entities of the file or of the graph.
-	for i, rel := range rels {
-		for _, name := range []string{rel.From, rel.To} {
-			if inFile[name] {
-				continue
-			}
-			g, err := s.KGOpenNodes(ctx, p, []string{name})
-			if err != nil {
-				return KGImportStats{}, err
-			}
-			if len(g.Entities) == 0 {
-				return KGImportStats{}, fault.New(fault.InvalidArgument, "relation "+strconv.Itoa(i+1)+
-					" of the file names an entity that is neither in the file nor in the graph; nothing was imported")
-			}
-			inFile[name] = true
-		}
-	}
+	// A relation may name an entity that is neither in the file nor in the
+	// graph: the reference keeps such relations, and so does
+	// KGCreateRelations.
 	for len(ents) > 0 {
 		batch := ents[:min(kgImportBatch, len(ents))]
 		ents = ents[len(batch):]
@@ -172,7 +154,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 		var more []KGObservations
 		for _, e := range batch {
 			if isNew[e.Name] {
-				st.ObservationsSkipped += len(dedupe(e.Observations)) - countOf(created, e.Name)
+				st.ObservationsSkipped += len(e.Observations) - countOf(created, e.Name)
 				continue
 			}
 			st.EntitiesExisting++
@@ -187,7 +169,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 			}
 			for i, a := range added {
 				st.ObservationsAdded += len(a.AddedObservations)
-				st.ObservationsSkipped += len(dedupe(more[i].Contents)) - len(a.AddedObservations)
+				st.ObservationsSkipped += len(more[i].Contents) - len(a.AddedObservations)
 			}
 		}
 	}
@@ -212,16 +194,4 @@ func countOf(created []KGEntity, name string) int {
 		}
 	}
 	return 0
-}
-
-func dedupe(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

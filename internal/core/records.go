@@ -42,6 +42,11 @@ type WriteRequest struct {
 	// Origin is set by internal callers (consolidation, maintenance);
 	// adapters leave it empty, which means external.
 	Origin string `json:"-"`
+	// exactByCaller is set by callers that decide duplicates themselves,
+	// exactly, as the knowledge-graph layer does for an entity's
+	// observations (the reference server's rule): the gate then neither
+	// merges near-duplicates nor exact ones.
+	exactByCaller bool
 }
 
 // WriteResult is the gate's answer to a write.
@@ -194,7 +199,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		r.Gate.Decision = out.Decision
 
 		// Step 5: exact duplicates of live records are no-ops.
-		dedup := !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type)
+		dedup := !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) && !req.exactByCaller
 		if dedup && s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
 			dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
 			if err == nil && canRead(p, dup, false) {
@@ -211,7 +216,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		}
 
 		if out.Decision != memory.DecisionQuarantined {
-			sim, err := recheck(ctx, tx, p.Workspace, found)
+			sim, err := recheck(ctx, tx, p.Workspace, r.Content, found)
 			if err != nil {
 				return err
 			}
@@ -377,7 +382,11 @@ func (s *Service) writeIn(ctx context.Context, tx store.Tx, p memory.Principal, 
 	var res WriteResult
 	var changed []memory.Record
 	if err == nil {
-		res, changed, err = s.writeTx(ctx, tx, p, r, req, s.checkSimilar(p, p.Workspace, r), decisionID, now)
+		var found similarity
+		if !req.exactByCaller {
+			found = s.checkSimilar(p, p.Workspace, r)
+		}
+		res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
 	}
 	if err != nil {
 		if isRefusal(err) {

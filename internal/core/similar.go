@@ -21,6 +21,20 @@ const (
 type similarity struct {
 	duplicate *memory.Record // a near-identical live record
 	conflict  *memory.Record // a live record the draft contradicts
+	// near are the live records whose words overlap the draft's at least
+	// the near-duplicate threshold, best first. recheck reads their
+	// content: one that says the same is the duplicate; one that differs
+	// in meaning (gate.MeaningDiffers) goes to the conflict rule instead.
+	near []nearHit
+}
+
+// nearHit is a near-duplicate candidate; conflictOK says the conflict
+// rule's other conditions (overlap, changed terms, entities) hold, should
+// its meaning differ, and changed that words differ on both sides (a
+// changed value) rather than only added or only removed.
+type nearHit struct {
+	rec                 *memory.Record
+	conflictOK, changed bool
 }
 
 // checkSimilar looks for a near-duplicate or a contradicted record among
@@ -50,13 +64,14 @@ func (s *Service) checkSimilar(p memory.Principal, ws string, r memory.Record) s
 		}
 		jac := float64(c.Shared) / float64(union)
 		hit := &memory.Record{ID: c.ID, Version: c.Version}
-		if near && jac >= pol.Duplicates.NearThreshold {
-			out.duplicate = hit
-			return out
-		}
-		if out.conflict == nil && conflicts && jac >= pol.Conflicts.MinSimilarity && c.OnlyMine > 0 && c.OnlyOld > 0 &&
+		conflictOK := conflicts && jac >= pol.Conflicts.MinSimilarity &&
 			c.OnlyMine <= pol.Conflicts.MaxChangedTerms && c.OnlyOld <= pol.Conflicts.MaxChangedTerms &&
-			sameEntities(r.Entities, c.Entities) {
+			sameEntities(r.Entities, c.Entities)
+		if near && jac >= pol.Duplicates.NearThreshold {
+			out.near = append(out.near, nearHit{rec: hit, conflictOK: conflictOK, changed: c.OnlyMine > 0 && c.OnlyOld > 0})
+			continue
+		}
+		if out.conflict == nil && conflictOK && c.OnlyMine > 0 && c.OnlyOld > 0 {
 			out.conflict = hit
 		}
 	}
@@ -85,24 +100,49 @@ func conflictOutcome(pol gate.Policy, out gate.Outcome) gate.Outcome {
 // recheck loads, inside the write transaction, the records found by
 // checkSimilar and confirms they are still live at the version seen; a
 // hit that changed meanwhile is dropped (the write then proceeds as new).
-func recheck(ctx context.Context, tx store.Tx, ws string, sim similarity) (similarity, error) {
-	for _, pp := range []**memory.Record{&sim.duplicate, &sim.conflict} {
-		if *pp == nil {
-			continue
-		}
-		cur, err := tx.GetRecord(ctx, ws, (*pp).ID)
+// It settles the near-duplicate candidates against the draft's content:
+// the first that says the same thing is the duplicate; one that differs
+// in negation, a number, a date or time or a name is never merged, and
+// becomes the contradicted record when the conflict rule allows — for a
+// value changed on both sides, or a negation added or removed. (Words only
+// added, "... with Bob", contradict nothing: both records stay.)
+func recheck(ctx context.Context, tx store.Tx, ws, content string, sim similarity) (similarity, error) {
+	live := func(hit *memory.Record) (*memory.Record, error) {
+		cur, err := tx.GetRecord(ctx, ws, hit.ID)
 		if errors.Is(err, store.ErrNotFound) {
-			*pp = nil
-			continue
+			return nil, nil
 		}
+		if err != nil {
+			return nil, err
+		}
+		if cur.Version != hit.Version || cur.Status != memory.Active {
+			return nil, nil
+		}
+		return &cur, nil
+	}
+	var out similarity
+	for _, n := range sim.near {
+		cur, err := live(n.rec)
 		if err != nil {
 			return similarity{}, err
 		}
-		if cur.Version != (*pp).Version || cur.Status != memory.Active {
-			*pp = nil
+		if cur == nil {
 			continue
 		}
-		*pp = &cur
+		if !gate.MeaningDiffers(content, cur.Content) {
+			out.duplicate = cur
+			return out, nil
+		}
+		if out.conflict == nil && n.conflictOK && (n.changed || gate.NegationDiffers(content, cur.Content)) {
+			out.conflict = cur
+		}
 	}
-	return sim, nil
+	if out.conflict == nil && sim.conflict != nil {
+		cur, err := live(sim.conflict)
+		if err != nil {
+			return similarity{}, err
+		}
+		out.conflict = cur
+	}
+	return out, nil
 }

@@ -3,6 +3,8 @@ package extract
 import (
 	"slices"
 	"strings"
+
+	"github.com/memgate/memgate/internal/gate"
 )
 
 // ReconcileRules is the deterministic reconciliation used when no model is
@@ -12,7 +14,8 @@ import (
 //
 //  1. NOOP: the normalised content equals an existing fact's, or has the
 //     same type and a word-set Jaccard similarity ≥ 0.85 with no differing
-//     entity and no change of polarity.
+//     entity, no change of polarity and nothing gate.MeaningDiffers sees
+//     (negation, a number, a date or time, a name).
 //  2. INVALIDATE: the candidate negates an existing positive fact of the
 //     same subject and predicate about the same object ("u1 no longer uses
 //     redis", "u1 does not use Redis" against "u1 uses Redis for caching").
@@ -39,7 +42,7 @@ func ReconcileRules(candidate Fact, existing []Existing) Reconciliation {
 	for i, e := range existing {
 		p := parsed[i]
 		if e.Type == candidate.Type && c.negated == p.negated && c.antonym == p.antonym &&
-			jaccard(c.words, p.words) >= 0.85 && !differingEntity(c, p) {
+			jaccard(c.words, p.words) >= 0.85 && !differingEntity(c, p) && !gate.MeaningDiffers(candidate.Content, e.Content) {
 			return Reconciliation{Action: ActionNoop, TargetID: e.ID, Reason: "repeats an existing fact in other words"}
 		}
 	}

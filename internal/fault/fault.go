@@ -152,7 +152,7 @@ func ExitCode(c Code) int {
 	case Unavailable:
 		return 11
 	case MethodNotAllowed:
-		return 12
+		return 13 // 12 is the CLI's "audit chain broken"
 	default:
 		return 1
 	}

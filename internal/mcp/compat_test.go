@@ -163,13 +163,10 @@ func TestCompatErrors(t *testing.T) {
 	}{
 		{"entities missing (schema)", "create_entities", map[string]any{}, "invalid_argument"},
 		{"entity without type (schema)", "create_entities", map[string]any{"entities": []any{map[string]any{"name": "B", "observations": []string{}}}}, "invalid_argument"},
-		{"empty name", "create_entities", map[string]any{"entities": []any{map[string]any{"name": " ", "entityType": "t", "observations": []string{}}}}, "invalid_argument"},
-		{"relation to missing entity", "create_relations", map[string]any{"relations": []any{map[string]any{"from": "A", "to": "B", "relationType": "knows"}}}, "not_found"},
-		{"self relation", "create_relations", map[string]any{"relations": []any{map[string]any{"from": "A", "to": "A", "relationType": "knows"}}}, "invalid_argument"},
 		{"observation to missing entity", "add_observations", map[string]any{"observations": []any{map[string]any{"entityName": "B", "contents": []string{"x"}}}}, "not_found"},
-		{"empty observation", "add_observations", map[string]any{"observations": []any{map[string]any{"entityName": "A", "contents": []string{""}}}}, "invalid_argument"},
 		{"search without query (schema)", "search_nodes", map[string]any{}, "invalid_argument"},
-		{"read_graph limit", "read_graph", map[string]any{"limit": 5000}, "invalid_argument"},
+		{"read_graph limit", "read_graph", map[string]any{"limit": -1}, "invalid_argument"},
+		{"credential", "add_observations", map[string]any{"observations": []any{map[string]any{"entityName": "A", "contents": []string{"password: hunter2hunter2"}}}}, "gate_rejected"},
 	} {
 		t.Run(c.name, func(t *testing.T) { fails(t, cs, c.tool, c.args, c.code) })
 	}

@@ -1,9 +1,15 @@
 package mcp_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/memgate/memgate/internal/mcp"
+	"github.com/memgate/memgate/internal/memory"
 )
 
 // Tool errors name the argument at fault and never repeat what was sent:
@@ -38,5 +44,52 @@ func TestToolErrorsNameTheArgumentNotTheValue(t *testing.T) {
 		if strings.Contains(got, "secretvalue") {
 			t.Errorf("%s: error echoes the value: %q", c.tool, got)
 		}
+	}
+}
+
+// Over stdio too, protocol errors carry fixed messages, never the params
+// or the tool name sent.
+func TestStdioProtocolErrorsDoNotEcho(t *testing.T) {
+	h := newHarness(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- mcp.ServeStdio(ctx, h.svc, memory.DefaultWorkspace, "std", inR, outW, mcp.Options{})
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		<-done
+	})
+	lines := bufio.NewScanner(outR)
+	send := func(msg string) string {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"sk-secret-params-value"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sk-secret-tool-name","arguments":{}}}`,
+	} {
+		got := send(msg)
+		if strings.Contains(got, "sk-secret") || !strings.Contains(got, `"code":-32602`) {
+			t.Fatalf("answer to %s: %s", msg, got)
+		}
+	}
+	// Ordinary answers pass unchanged.
+	if got := send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`); !strings.Contains(got, "memory_write") {
+		t.Fatalf("tools/list: %s", got)
 	}
 }

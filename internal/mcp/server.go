@@ -39,13 +39,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients in the initialize result.
 	Version string
+	// DropinOnly serves exactly the reference memory server's nine tools
+	// (and its knowledge-graph resource), with its names and schemas, for
+	// clients that want a pure drop-in replacement.
+	DropinOnly bool
 }
 
 // server binds the tools to the service.
 type server struct {
-	svc *core.Service
-	who Who
-	log *slog.Logger
+	svc    *core.Service
+	who    Who
+	log    *slog.Logger
+	dropin bool
 }
 
 // NewServer returns an MCP server with every memgate tool and the
@@ -57,14 +62,21 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &server{svc: svc, who: who, log: o.Logger}
+	s := &server{svc: svc, who: who, log: o.Logger, dropin: o.DropinOnly}
+	// Any resource may be subscribed to, as with the reference; the
+	// knowledge graph's subscribers hear of every change a tool call makes.
+	accept := func(context.Context, *sdk.SubscribeRequest) error { return nil }
 	srv := sdk.NewServer(&sdk.Implementation{Name: "memgate", Title: "memgate memory", Version: o.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Logger:       o.Logger,
+		Instructions:       instructions,
+		Logger:             o.Logger,
+		SubscribeHandler:   accept,
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
 	srv.AddReceivingMiddleware(argumentErrors)
-	s.addMemoryTools(srv)
-	s.addGraphTools(srv)
+	if !o.DropinOnly {
+		s.addMemoryTools(srv)
+		s.addGraphTools(srv)
+	}
 	s.addCompatTools(srv)
 	s.addResources(srv)
 	return srv

@@ -29,7 +29,7 @@ func ServeStdio(ctx context.Context, svc *core.Service, ws, agent string, in io.
 	}
 	srv := NewServer(svc, who, o)
 	srv.AddReceivingMiddleware(withClientName)
-	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{cleanWriter{out}}}
 	return srv.Run(ctx, t)
 }
 
