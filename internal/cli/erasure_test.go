@@ -170,7 +170,11 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	srv.callTool(srv.mcp(op), "memory_forget", map[string]any{"subject": "person:" + mkMCPSubject})
 	srv.do("POST", "/memories/delete", "", map[string]any{"user_id": "alice", "user_key": user["user_key"], "memory_id": ids[mkGateway]},
 		http.StatusOK, nil)
-	mustRun(t, run(t, dir, env, "forget", ids[mkCLILive]))
+	if pgURL != "" {
+		forgetBesideOlderTransaction(t, dir, env, pgURL, mkCLILive, "forget", ids[mkCLILive])
+	} else {
+		mustRun(t, run(t, dir, env, "forget", ids[mkCLILive]))
+	}
 	mustRun(t, run(t, dir, env, "forget", "--subject", "person:"+mkCLILiveSubj))
 	// Each forget returned after its scrub: nothing waits for a timer.
 	assertErased(t, dir, pgURL, erased...)
@@ -206,6 +210,84 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	}
 	if events["record.forget"] != 5 || events["subject.forget"] != 4 || events["approval.reject"] != 1 || events["approval.expire"] != 1 {
 		t.Errorf("audit events %v", events)
+	}
+}
+
+// forgetBesideOlderTransaction runs the CLI with args, erasing marker,
+// while a transaction of another database of the server, begun before
+// the erasure, still runs, as another test's or application's under
+// load. Until it ends every snapshot, VACUUM FULL's own included, has an
+// xmin older than the erasure, and the rewrite keeps the dead rows: the
+// forget must not return meanwhile. The test waits until the forget's
+// scrub has polled the horizon a few times (a session of the database
+// querying pg_stat_activity), ends the transaction, and expects the forget
+// to finish then.
+func forgetBesideOlderTransaction(t *testing.T, dir string, env map[string]string, pgURL, marker string, args ...string) {
+	t.Helper()
+	ctx := t.Context()
+	other, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	older, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Rollback(context.Background())
+	if _, err := older.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- run(t, dir, env, args...) }()
+
+	probe, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close(context.Background())
+	var since time.Time
+	if err := probe.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&since); err != nil {
+		t.Fatal(err)
+	}
+	polls := map[time.Time]bool{}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for {
+		rows, err := probe.Query(ctx, `SELECT query_start FROM pg_stat_activity /* erasure probe */
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND query_start > $1
+			AND query ILIKE '%pg_stat_activity%' AND query NOT LIKE '%erasure probe%'`, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range starts {
+			polls[st] = true
+		}
+		if len(polls) >= 3 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("%v returned (exit %d: %s) while a transaction older than the erasure ran; %s is in %v",
+				args, r.code, r.stderr, marker, leftovers(t, dir, pgURL, marker))
+		case <-deadline:
+			t.Fatalf("%v neither returned nor waited for the older transaction within a minute", args)
+		case <-tick.C:
+		}
+	}
+	if err := older.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		mustRun(t, r)
+	case <-time.After(time.Minute):
+		t.Fatalf("%v did not end within a minute of the older transaction's end", args)
 	}
 }
 

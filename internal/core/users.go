@@ -126,12 +126,9 @@ func (s *Service) RotateUserKey(ctx context.Context, by memory.Principal, userID
 	}
 	var out CreatedUser
 	err := s.tx(ctx, "user", func(tx store.Tx) error {
-		p, err := tx.GetPrincipalByName(ctx, by.Workspace, userNamePrefix+userID)
+		p, err := gatewayUser(ctx, tx, by.Workspace, userID)
 		if err != nil {
 			return err
-		}
-		if p.Kind != memory.KindUser {
-			return store.ErrNotFound
 		}
 		key, hash := newUserKey(p.ID)
 		if err := tx.SetCredential(ctx, by.Workspace, p.ID, hash); err != nil {
@@ -171,12 +168,9 @@ func (s *Service) RevokeUser(ctx context.Context, by memory.Principal, userID st
 	}
 	var out GatewayUser
 	err := s.tx(ctx, "user", func(tx store.Tx) error {
-		p, err := tx.GetPrincipalByName(ctx, by.Workspace, userNamePrefix+userID)
+		p, err := gatewayUser(ctx, tx, by.Workspace, userID)
 		if err != nil {
 			return err
-		}
-		if p.Kind != memory.KindUser {
-			return store.ErrNotFound
 		}
 		out = GatewayUser{UserID: userID, CreatedAt: p.CreatedAt, RevokedAt: p.RevokedAt}
 		if p.Revoked() {
@@ -219,5 +213,18 @@ func (s *Service) AuthenticateUser(ctx context.Context, ws, userID, key string) 
 		return memory.Principal{}, errBadUser
 	}
 	p.TokenHash = nil
+	return p, nil
+}
+
+// gatewayUser finds the principal of gateway user userID; a principal of
+// another kind under that name is not found.
+func gatewayUser(ctx context.Context, tx store.Tx, ws, userID string) (memory.Principal, error) {
+	p, err := tx.GetPrincipalByName(ctx, ws, userNamePrefix+userID)
+	if err != nil {
+		return memory.Principal{}, err
+	}
+	if p.Kind != memory.KindUser {
+		return memory.Principal{}, store.ErrNotFound
+	}
 	return p, nil
 }

@@ -22,6 +22,7 @@ import (
 	"hash/fnv"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,36 +368,62 @@ const scrubTables = "records, record_versions, record_entities, record_vectors, 
 // WAL segments, archives, backups and replicas follow the operator's
 // retention.
 //
-// A dead row version is copied by the rewrite as long as a transaction
-// that may still see it runs, so Scrub first waits (until ctx ends) for
-// every transaction of the database that started before the call.
+// The rewrite copies a dead row version, bytes and all, unless its
+// deleting transaction precedes the database's xmin horizon: the oldest
+// xid or snapshot xmin of this database's sessions (the rewrite's own
+// included) and of replication slots. So Scrub first waits (until ctx
+// ends) for the horizon to pass every transaction that had begun when it
+// was called, the erasures among them (scrubHorizon). Waiting for the
+// transactions that had started by then is not enough: a snapshot taken
+// later still has an xmin before the erasure while any older transaction,
+// in any database of the cluster, runs.
 func (s *Store) Scrub(ctx context.Context) error {
-	var since time.Time
-	if err := s.w.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&since); err != nil {
+	var next string
+	if err := s.w.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text").Scan(&next); err != nil {
 		return mapErr("postgres: scrub", err)
 	}
+	full, err := strconv.ParseUint(next, 10, 64)
+	if err != nil {
+		return fmt.Errorf("postgres: scrub: next transaction id %q: %w", next, err)
+	}
 	for {
-		var older int
-		err := s.w.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()
-			AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND xact_start < $1`, since).Scan(&older)
+		var running bool
+		var sessions, slots int
+		err := s.w.QueryRow(ctx, sqlScrubHorizon, next, int64(full%(1<<32))).Scan(&running, &sessions, &slots)
 		if err != nil {
 			return mapErr("postgres: scrub", err)
 		}
-		if older == 0 {
+		if !running && sessions == 0 && slots == 0 {
 			break
 		}
 		t := time.NewTimer(5 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("postgres: scrub: %d transactions older than the erasure still run: %w (%w)", older, store.ErrUnavailable, ctx.Err())
+			return fmt.Errorf("postgres: scrub: the erasure is not older than every open snapshot yet (transactions of the cluster older than it still run: %t; sessions of the database with an older snapshot: %d; replication slots holding an older xmin: %d): %w (%w)",
+				running, sessions, slots, store.ErrUnavailable, ctx.Err())
 		case <-t.C:
 		}
 	}
-	_, err := s.w.Exec(ctx, "VACUUM (FULL, ANALYZE) "+scrubTables, pgx.QueryExecModeSimpleProtocol)
+	_, err = s.w.Exec(ctx, "VACUUM (FULL, ANALYZE) "+scrubTables, pgx.QueryExecModeSimpleProtocol)
 	return mapErr("postgres: scrub (vacuum full)", err)
 }
+
+// sqlScrubHorizon tells, for the transaction id $1 (xid8; $2 is it modulo
+// 2^32, as the 32-bit xids of the views are), whether a transaction that
+// began before it still runs anywhere in the cluster (then any new
+// snapshot's xmin precedes $1: xids are cluster-wide), how many other
+// sessions of this database hold an xid or snapshot xmin before it, and
+// how many replication slots hold an xmin before it. A 32-bit xid x
+// precedes $2 when ($2 - x) mod 2^32 is in [1, 2^31), as PostgreSQL
+// compares xids. backend_xid and backend_xmin are shown to every role.
+const sqlScrubHorizon = `
+	SELECT pg_snapshot_xmin(pg_current_snapshot()) < $1::xid8,
+		(SELECT count(DISTINCT a.pid) FROM pg_stat_activity a, LATERAL (VALUES (a.backend_xid), (a.backend_xmin)) AS v(x)
+			WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND v.x IS NOT NULL
+			AND ($2::bigint - v.x::text::bigint + 4294967296) % 4294967296 BETWEEN 1 AND 2147483647),
+		(SELECT count(*) FROM pg_replication_slots r
+			WHERE r.xmin IS NOT NULL AND ($2::bigint - r.xmin::text::bigint + 4294967296) % 4294967296 BETWEEN 1 AND 2147483647)`
 
 // Close closes both pools. It is safe to call more than once.
 func (s *Store) Close() error {

@@ -414,32 +414,7 @@ func TestScrubRemovesDeadRows(t *testing.T) {
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.InsertRecord(ctx, "a", storetest.NewRecord("a later record", func(*memory.Record) {}))
 	})
-	holding := func() []string {
-		t.Helper()
-		var out []string
-		rows, err := s.r.Query(ctx, `SELECT c.relname FROM pg_class c
-			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
-			AND c.relname LIKE ANY (ARRAY['records%', 'record_versions%', 'record_entities%']) ORDER BY 1`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rels, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rel := range rels {
-			var n int
-			err := s.r.QueryRow(ctx, `SELECT count(*) FROM generate_series(0, pg_relation_size($1::text::regclass) / current_setting('block_size')::int - 1) AS b
-				WHERE position(convert_to($2, 'UTF8') IN get_raw_page($1::text, b::int)) > 0`, rel, secret).Scan(&n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n > 0 {
-				out = append(out, fmt.Sprintf("%s: %d pages", rel, n))
-			}
-		}
-		return out
-	}
+	holding := func() []string { return pagesHolding(t, s, secret) }
 	if h := holding(); len(h) < 3 {
 		t.Fatalf("test is broken: the content is not in every table: %v", h)
 	}
@@ -452,4 +427,36 @@ func TestScrubRemovesDeadRows(t *testing.T) {
 	if h := holding(); len(h) > 0 {
 		t.Fatalf("after purge and Scrub, rows still hold the content: %v", h)
 	}
+}
+
+// pagesHolding names the relations of records, record_versions and
+// record_entities (tables and indexes) with a page holding secret, read
+// with pageinspect's get_raw_page (a superuser's): live and dead row
+// versions and free space alike.
+func pagesHolding(t *testing.T, s *Store, secret string) []string {
+	t.Helper()
+	ctx := t.Context()
+	var out []string
+	rows, err := s.r.Query(ctx, `SELECT c.relname FROM pg_class c
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
+		AND c.relname LIKE ANY (ARRAY['records%', 'record_versions%', 'record_entities%']) ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range rels {
+		var n int
+		err := s.r.QueryRow(ctx, `SELECT count(*) FROM generate_series(0, pg_relation_size($1::text::regclass) / current_setting('block_size')::int - 1) AS b
+			WHERE position(convert_to($2, 'UTF8') IN get_raw_page($1::text, b::int)) > 0`, rel, secret).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d pages", rel, n))
+		}
+	}
+	return out
 }

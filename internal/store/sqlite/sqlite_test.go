@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
@@ -270,6 +271,76 @@ func TestWorkListQueriesUseAnIndex(t *testing.T) {
 			if strings.Contains(d, "TEMP B-TREE") {
 				t.Fatalf("query sorts in a temporary b-tree: %v", plan)
 			}
+		}
+	}
+}
+
+// TestScrubWaitsForOlderReaders is PostgreSQL's horizon case
+// (TestScrubWaitsForTheHorizon) on SQLite: a reader of another store (as
+// serve beside a CLI forget) holds a snapshot from before the erasure, so
+// the database file must keep the page that holds the content until it
+// ends. Scrub must not report success meanwhile, and succeeds, leaving
+// nothing, once it ended.
+func TestScrubWaitsForOlderReaders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memgate.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx := t.Context()
+	secret := "xyzzy-reader-" + memory.NewID()
+	r := storetest.NewRecord(secret)
+	err = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.CreateWorkspace(ctx, memory.Workspace{ID: "a", CreatedAt: storetest.T0}); err != nil {
+			return err
+		}
+		return tx.InsertRecord(ctx, "a", r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx); err != nil || !fileContains(t, path, secret) {
+		t.Fatalf("test is broken: the content is not in the database file (checkpoint: %v)", err)
+	}
+	older, err := other.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Rollback()
+	var content string
+	if err := older.QueryRowContext(ctx, "SELECT content FROM records WHERE id = ?", r.ID).Scan(&content); err != nil || content != secret {
+		t.Fatalf("the older reader read %q, %v", content, err)
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.PurgeRecord(ctx, "a", r.ID, storetest.T0) }); err != nil {
+		t.Fatal(err)
+	}
+	// The checkpoint reports the reader after 20ms instead of the busy
+	// timeout's 10s (the writer pool is one connection): Scrub sees
+	// "blocked" and retries until ctx ends, then fails.
+	if _, err := s.w.ExecContext(ctx, "PRAGMA busy_timeout = 20"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = s.Scrub(short)
+	cancel()
+	if err == nil {
+		t.Fatalf("Scrub succeeded while a reader older than the erasure is open (file holds the content: %t)", fileContains(t, path, secret))
+	}
+	if err := older.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scrub(ctx); err != nil {
+		t.Fatalf("Scrub after the older reader ended: %v", err)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		if fileContains(t, f, secret) {
+			t.Errorf("%s still holds purged content", filepath.Base(f))
 		}
 	}
 }
