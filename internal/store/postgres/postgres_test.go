@@ -460,3 +460,63 @@ func pagesHolding(t *testing.T, s *Store, secret string) []string {
 	}
 	return out
 }
+
+// TestScrubLeavesNoStatistics: ANALYZE (autovacuum's or the scrub's own)
+// samples column values into pg_statistic, a catalog that only a superuser
+// could rewrite, so a sampled word would outlive every scrub there as a
+// dead catalog row. Migration 0011 keeps erasable text out of the
+// statistics altogether.
+func TestScrubLeavesNoStatistics(t *testing.T) {
+	s := openTest(t)
+	ctx := t.Context()
+	if _, err := s.w.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pageinspect"); err != nil {
+		t.Skipf("pageinspect is not available: %v", err)
+	}
+	mustWorkspace(t, s, "a")
+	secret := "statsample-" + memory.NewID()
+	var ids []string
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		for range 20 {
+			r := storetest.NewRecord(secret, func(r *memory.Record) {
+				r.Metadata = []byte(`{"note":"` + secret + `"}`)
+				r.Entities = []string{"secret:" + secret}
+			})
+			ids = append(ids, r.ID)
+			if err := tx.InsertRecord(ctx, "a", r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if _, err := s.w.Exec(ctx, "ANALYZE records, record_versions, record_entities"); err != nil {
+		t.Fatal(err)
+	}
+	var sampled int
+	if err := s.r.QueryRow(ctx, `SELECT count(*) FROM pg_stats WHERE schemaname = current_schema()
+		AND (coalesce(most_common_vals::text, '') LIKE '%' || $1 || '%' OR coalesce(histogram_bounds::text, '') LIKE '%' || $1 || '%')`,
+		secret).Scan(&sampled); err != nil {
+		t.Fatal(err)
+	}
+	if sampled > 0 {
+		t.Fatalf("planner statistics sampled the text of %d columns", sampled)
+	}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		for _, id := range ids {
+			if err := tx.PurgeRecord(ctx, "a", id, storetest.T0.Add(time.Hour)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := s.Scrub(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := s.r.QueryRow(ctx, `SELECT count(*) FROM generate_series(0, pg_relation_size('pg_statistic') / current_setting('block_size')::int - 1) AS b
+		WHERE position(convert_to($1, 'UTF8') IN get_raw_page('pg_statistic', b::int)) > 0`, secret).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages > 0 {
+		t.Fatalf("pg_statistic holds the erased text in %d pages", pages)
+	}
+}
