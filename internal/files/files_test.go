@@ -1,0 +1,303 @@
+package files_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/files"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/store/postgres"
+	"github.com/memgate/memgate/internal/store/postgres/pgtest"
+	"github.com/memgate/memgate/internal/store/sqlite"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// env is a files service over a real store, with an operator and one
+// agent per trust level.
+type env struct {
+	svc   *core.Service
+	files *files.Service
+	st    store.Store
+	who   map[string]memory.Principal
+}
+
+func backends(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		fn(t, newEnv(t, st))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		st, err := postgres.Open(t.Context(), pgtest.URL(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		fn(t, newEnv(t, st))
+	})
+}
+
+func newEnv(t testing.TB, st store.Store) *env {
+	t.Helper()
+	return newEnvPolicy(t, st, gate.Default())
+}
+
+func newEnvPolicy(t testing.TB, st store.Store, pol gate.Policy) *env {
+	t.Helper()
+	ctx := context.Background()
+	ix := retrieve.New(retrieve.Options{})
+	if _, err := ix.Load(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	svc := core.New(core.Options{Store: st, Policy: pol, Now: clk.Now, Index: ix})
+	tok, _, err := svc.Bootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := svc.Authenticate(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{svc: svc, files: files.New(svc, files.Options{}), st: st, who: map[string]memory.Principal{"op": op}}
+	for _, a := range []struct {
+		name  string
+		trust memory.Trust
+	}{{"trusted", memory.Trusted}, {"std", memory.Standard}, {"std2", memory.Standard}, {"restricted", memory.Restricted}, {"ro", memory.ReadOnly}} {
+		c, err := svc.CreateAgent(ctx, op, a.name, a.trust)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := svc.Authenticate(ctx, c.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.who[a.name] = p
+	}
+	return e
+}
+
+func wantCode(t *testing.T, err error, code fault.Code) {
+	t.Helper()
+	if fault.CodeOf(err) != code {
+		t.Fatalf("error %v, want code %s", err, code)
+	}
+}
+
+func TestFileLifecycle(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		std := e.who["std"]
+		res, err := e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/MEMORY.md", Content: "# Notes\n- likes tea\n", Pinned: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Decision != memory.DecisionAccepted || res.File.Version != 1 || !res.File.Pinned || res.File.Author != std.ID {
+			t.Fatalf("create: %+v", res)
+		}
+		// The same path again is a conflict; identical text at another path is another file.
+		_, err = e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/MEMORY.md", Content: "x"})
+		wantCode(t, err, fault.Conflict)
+		other, err := e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/copy.md", Content: "# Notes\n- likes tea\n"})
+		if err != nil || other.File.ID == res.File.ID || other.Decision != memory.DecisionAccepted {
+			t.Fatalf("copy: %+v %v", other, err)
+		}
+		// Update with a stale hash: 409, nothing written.
+		next := "# Notes\n- likes coffee\n"
+		_, err = e.files.Update(ctx, std, memory.Scope{}, "/memories/MEMORY.md", files.UpdateRequest{Content: &next, ExpectedSHA256: memory.SHA256Hex("stale")})
+		wantCode(t, err, fault.Conflict)
+		up, err := e.files.Update(ctx, std, memory.Scope{}, "/memories/MEMORY.md", files.UpdateRequest{Content: &next, ExpectedSHA256: res.File.ContentSHA256})
+		if err != nil || up.File.Version != 2 || up.File.Content != next {
+			t.Fatalf("update: %+v %v", up, err)
+		}
+		// Another standard agent may read but not change it.
+		if _, err := e.files.Read(ctx, e.who["std2"], memory.Scope{}, "/memories/MEMORY.md"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.files.Update(ctx, e.who["std2"], memory.Scope{}, "/memories/MEMORY.md", files.UpdateRequest{Content: &next})
+		wantCode(t, err, fault.PermissionDenied)
+		// read_only cannot write at all.
+		_, err = e.files.Create(ctx, e.who["ro"], files.CreateRequest{Path: "/memories/ro.md", Content: "hi"})
+		wantCode(t, err, fault.PermissionDenied)
+		// Rename, then history follows the file.
+		if _, err := e.files.Rename(ctx, std, memory.Scope{}, "/memories/MEMORY.md", "/memories/notes/MEMORY.md"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.files.Read(ctx, std, memory.Scope{}, "/memories/MEMORY.md")
+		wantCode(t, err, fault.NotFound)
+		hist, err := e.files.History(ctx, std, memory.Scope{}, "/memories/notes/MEMORY.md")
+		if err != nil || len(hist) != 3 || hist[0].Path != "/memories/MEMORY.md" || hist[2].Path != "/memories/notes/MEMORY.md" {
+			t.Fatalf("history: %+v %v", hist, err)
+		}
+		pinned, err := e.files.Pinned(ctx, std, memory.Scope{})
+		if err != nil || len(pinned) != 1 || pinned[0].Path != "/memories/notes/MEMORY.md" {
+			t.Fatalf("pinned: %+v %v", pinned, err)
+		}
+		list, err := e.files.List(ctx, std, files.ListRequest{Prefix: "/memories/notes"})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		// Delete with a stale hash: 409; then delete, and the path is free again.
+		_, err = e.files.Delete(ctx, std, memory.Scope{}, "/memories/notes/MEMORY.md", memory.SHA256Hex("stale"))
+		wantCode(t, err, fault.Conflict)
+		del, err := e.files.Delete(ctx, std, memory.Scope{}, "/memories/notes/MEMORY.md", memory.SHA256Hex(next))
+		if err != nil || !del.File.Deleted || del.File.Version != 4 {
+			t.Fatalf("delete: %+v %v", del, err)
+		}
+		_, err = e.files.Read(ctx, std, memory.Scope{}, "/memories/notes/MEMORY.md")
+		wantCode(t, err, fault.NotFound)
+		if _, err := e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/notes/MEMORY.md", Content: "again"}); err != nil {
+			t.Fatal(err)
+		}
+		// Every change is audited.
+		entries, err := e.st.ListAudit(ctx, std.Workspace, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, en := range entries {
+			if en.ActorID == std.ID && (en.Event == "record.write" || en.Event == "record.patch") {
+				n++
+			}
+		}
+		if n < 6 {
+			t.Fatalf("audit entries by the writer: %d", n)
+		}
+	})
+}
+
+func TestFilePaths(t *testing.T) {
+	for _, bad := range []string{"", "MEMORY.md", "/memories", "/memories/", "/memories//a", "/memories/./a", "/memories/../etc/passwd",
+		"/memories/a/", "/other/a", "/memories/a\nb", "/memories/" + strings.Repeat("a", 1020)} {
+		if _, err := files.CleanPath(bad); fault.CodeOf(err) != fault.InvalidArgument {
+			t.Errorf("CleanPath(%q) = %v, want invalid_argument", bad, err)
+		}
+	}
+	// NFC: a decomposed é is the same path as the composed one.
+	got, err := files.CleanPath("/memories/caf\u0065\u0301.md")
+	if err != nil || got != "/memories/caf\u00e9.md" {
+		t.Fatalf("NFC: %q %v", got, err)
+	}
+	// Case-sensitive.
+	a, _ := files.CleanPath("/memories/A.md")
+	b, _ := files.CleanPath("/memories/a.md")
+	if a == b {
+		t.Fatal("paths must be case-sensitive")
+	}
+}
+
+func TestFileGovernance(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := newEnv(t, st)
+	ctx := t.Context()
+	// A restricted agent's file waits in the approval queue.
+	res, err := e.files.Create(ctx, e.who["restricted"], files.CreateRequest{Path: "/memories/r.md", Content: "restricted note"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision != memory.DecisionQueued || res.ApprovalID == "" {
+		t.Fatalf("restricted: %+v", res)
+	}
+	page, err := e.svc.ListApprovals(ctx, e.who["op"], memory.ApprovalOpen, "", 10)
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("approvals: %+v %v", page, err)
+	}
+	// A secret pasted into a file is quarantined, and hidden from agents.
+	secret := "my key is AKIAIOSFODNN7EXAMPLE ok"
+	res, err = e.files.Create(ctx, e.who["std"], files.CreateRequest{Path: "/memories/s.md", Content: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Decision != memory.DecisionQuarantined || res.File.Status != memory.Quarantined {
+		t.Fatalf("secret: %+v", res)
+	}
+	_, err = e.files.Read(ctx, e.who["std2"], memory.Scope{}, "/memories/s.md")
+	wantCode(t, err, fault.NotFound)
+	// Too large.
+	_, err = e.files.Create(ctx, e.who["std"], files.CreateRequest{Path: "/memories/big.md", Content: strings.Repeat("a", files.DefaultMaxBytes+1)})
+	wantCode(t, err, fault.TooLarge)
+}
+
+// Two updates from the same version: one wins, the other is a conflict.
+func TestFileConcurrentUpdates(t *testing.T) {
+	backends(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		std := e.who["std"]
+		res, err := e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/c.md", Content: "v1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := []string{"left", "right"}[i]
+				_, errs[i] = e.files.Update(ctx, std, memory.Scope{}, "/memories/c.md", files.UpdateRequest{Content: &c, ExpectedSHA256: res.File.ContentSHA256})
+			}()
+		}
+		wg.Wait()
+		ok, conflict := 0, 0
+		for _, err := range errs {
+			switch fault.CodeOf(err) {
+			case "":
+				ok++
+			case fault.Conflict, fault.VersionConflict:
+				conflict++
+			default:
+				t.Fatalf("unexpected: %v", err)
+			}
+		}
+		if ok != 1 || conflict != 1 {
+			t.Fatalf("ok %d conflict %d", ok, conflict)
+		}
+	})
+}
+
+// A file scoped to a user is forgotten with the user.
+func TestFileForgetSubject(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := newEnv(t, st)
+	ctx := t.Context()
+	sc := memory.Scope{UserID: "alice"}
+	if _, err := e.files.Create(ctx, e.who["std"], files.CreateRequest{Path: "/memories/USER.md", Content: "Alice prefers window seats", Scope: sc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.ForgetSubject(ctx, e.who["op"], "user:alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.files.Read(ctx, e.who["std"], sc, "/memories/USER.md")
+	wantCode(t, err, fault.NotFound)
+}
