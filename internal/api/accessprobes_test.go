@@ -65,6 +65,28 @@ var readProbes = []readProbe{
 	perRecord("MCP memory_history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		return e.toolFound(a, "memory_history", map[string]any{"id": id})
 	}, noSensitive(headRule)),
+	perRecord("REST file get", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.restFound(a, "/v1/files/"+id)
+	}, fileRule(noSensitive(headRule))),
+	perRecord("REST file history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.restFound(a, "/v1/files/"+id+"/history")
+	}, fileRule(noSensitive(headRule))),
+	{name: "REST files list", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		var out struct {
+			Files []struct {
+				ID string `json:"id"`
+			} `json:"files"`
+		}
+		e.restJSON(a, "/v1/files?path_prefix=/memories", &out)
+		shown := map[string]bool{}
+		for _, f := range out.Files {
+			shown[f.ID] = true
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool {
+			return accessRules.read(a.p, h, false) && isFileRecord(h) && h.InvalidatedAt == nil &&
+				slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status)
+		})
+	}},
 	{name: "core list (every status)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
 		sens := e.rng.IntN(2) == 0
 		shown := map[string]bool{}
@@ -149,6 +171,21 @@ func headRule(e *matrixEnv, a *actor, id string, sens bool) bool {
 func versionRule(n int) recordRule {
 	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
 		return accessRules.readVersion(a.p, e.head(id), e.version(id, n), sens)
+	}
+}
+
+// isFileRecord reports whether a head is a memory file (internal/files).
+func isFileRecord(h memory.Record) bool {
+	var m struct {
+		Path string `json:"file_path"`
+	}
+	return h.Type == memory.Resource && h.Category == "file" && json.Unmarshal(h.Metadata, &m) == nil && m.Path != ""
+}
+
+// fileRule is rule for a path that shows memory files only.
+func fileRule(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return isFileRecord(e.head(id)) && rule(e, a, id, sens)
 	}
 }
 

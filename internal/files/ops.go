@@ -23,6 +23,8 @@ type CreateRequest struct {
 type UpdateRequest struct {
 	Content *string `json:"content,omitempty"`
 	Pinned  *bool   `json:"pinned,omitempty"`
+	// Path, when set, moves the file (the destination must be free).
+	Path *string `json:"path,omitempty"`
 	// ExpectedSHA256, when set, must be the current content's sha256;
 	// otherwise the update is a conflict (HTTP 409) and writes nothing.
 	ExpectedSHA256 string `json:"expected_content_sha256,omitempty"`
@@ -58,8 +60,9 @@ func (s *Service) Create(ctx context.Context, p memory.Principal, req CreateRequ
 }
 
 // head returns the current version of the live file at path, read under
-// the principal's access.
-func (s *Service) head(ctx context.Context, p memory.Principal, sc memory.Scope, rawPath string) (memory.Record, error) {
+// the principal's access; sensitive files only for a change, which core
+// checks again (as for records, a read never shows a sensitive file).
+func (s *Service) head(ctx context.Context, p memory.Principal, sc memory.Scope, rawPath string, write bool) (memory.Record, error) {
 	path, err := CleanPath(rawPath)
 	if err != nil {
 		return memory.Record{}, err
@@ -71,7 +74,7 @@ func (s *Service) head(ctx context.Context, p memory.Principal, sc memory.Scope,
 	if id == "" {
 		return memory.Record{}, notFound()
 	}
-	r, err := s.core.Get(ctx, p, id, core.GetOptions{IncludeSensitive: true})
+	r, err := s.core.Get(ctx, p, id, core.GetOptions{IncludeSensitive: write})
 	if err != nil {
 		if fault.CodeOf(err) == fault.NotFound {
 			return memory.Record{}, notFound()
@@ -83,7 +86,7 @@ func (s *Service) head(ctx context.Context, p memory.Principal, sc memory.Scope,
 
 // Read returns the current version of a file.
 func (s *Service) Read(ctx context.Context, p memory.Principal, sc memory.Scope, path string) (File, error) {
-	r, err := s.head(ctx, p, sc, path)
+	r, err := s.head(ctx, p, sc, path, false)
 	if err != nil {
 		return File{}, err
 	}
@@ -92,11 +95,11 @@ func (s *Service) Read(ctx context.Context, p memory.Principal, sc memory.Scope,
 
 // ReadID returns a file by record id at a version (0: current).
 func (s *Service) ReadID(ctx context.Context, p memory.Principal, id string, version int) (File, error) {
-	r, err := s.core.Get(ctx, p, id, core.GetOptions{Version: version, IncludeSensitive: true})
+	r, err := s.core.Get(ctx, p, id, core.GetOptions{Version: version})
 	if err != nil {
 		return File{}, err
 	}
-	if _, ok := isFile(r); !ok && r.Status != memory.Forgotten {
+	if _, ok := isFile(r); !ok {
 		return File{}, notFound()
 	}
 	return toFile(r), nil
@@ -124,7 +127,50 @@ func (s *Service) patch(ctx context.Context, p memory.Principal, head memory.Rec
 
 // Update writes a new version of a file.
 func (s *Service) Update(ctx context.Context, p memory.Principal, sc memory.Scope, path string, req UpdateRequest) (Result, error) {
-	if req.Content == nil && req.Pinned == nil {
+	head, err := s.head(ctx, p, sc, path, true)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.UpdateRecord(ctx, p, head, req)
+}
+
+// liveByID returns the head of the live file with record id id, for a
+// change.
+func (s *Service) liveByID(ctx context.Context, p memory.Principal, id string) (memory.Record, error) {
+	head, err := s.core.Get(ctx, p, id, getSensitive)
+	if fault.CodeOf(err) == fault.NotFound {
+		return memory.Record{}, notFound()
+	}
+	if err != nil {
+		return memory.Record{}, err
+	}
+	if m, ok := isFile(head); !ok || !live(head, m) {
+		return memory.Record{}, notFound()
+	}
+	return head, nil
+}
+
+// UpdateID is Update by record id.
+func (s *Service) UpdateID(ctx context.Context, p memory.Principal, id string, req UpdateRequest) (Result, error) {
+	head, err := s.liveByID(ctx, p, id)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.UpdateRecord(ctx, p, head, req)
+}
+
+// DeleteID is Delete by record id.
+func (s *Service) DeleteID(ctx context.Context, p memory.Principal, id, expectedSHA string) (Result, error) {
+	head, err := s.liveByID(ctx, p, id)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.DeleteRecord(ctx, p, head, expectedSHA)
+}
+
+// UpdateRecord is Update of a file already read.
+func (s *Service) UpdateRecord(ctx context.Context, p memory.Principal, head memory.Record, req UpdateRequest) (Result, error) {
+	if req.Content == nil && req.Pinned == nil && req.Path == nil {
 		return Result{}, fault.Field("body", "names no field to change")
 	}
 	if req.Content != nil {
@@ -132,15 +178,6 @@ func (s *Service) Update(ctx context.Context, p memory.Principal, sc memory.Scop
 			return Result{}, err
 		}
 	}
-	head, err := s.head(ctx, p, sc, path)
-	if err != nil {
-		return Result{}, err
-	}
-	return s.UpdateRecord(ctx, p, head, req)
-}
-
-// UpdateRecord is Update of a file already read.
-func (s *Service) UpdateRecord(ctx context.Context, p memory.Principal, head memory.Record, req UpdateRequest) (Result, error) {
 	if req.ExpectedSHA256 != "" && req.ExpectedSHA256 != head.ContentSHA256 {
 		return Result{}, conflictSHA(head.ContentSHA256)
 	}
@@ -148,13 +185,32 @@ func (s *Service) UpdateRecord(ctx context.Context, p memory.Principal, head mem
 	if req.Pinned != nil {
 		m.Pinned = *req.Pinned
 	}
+	if req.Path != nil {
+		dst, err := CleanPath(*req.Path)
+		if err != nil {
+			return Result{}, err
+		}
+		if dst != m.Path {
+			s.mu.Lock()
+			err := s.syncLocked(ctx)
+			_, taken := s.ix[p.Workspace][key{head.Scope, dst}]
+			s.mu.Unlock()
+			if err != nil {
+				return Result{}, err
+			}
+			if taken {
+				return Result{}, fault.New(fault.Conflict, "a file already exists at the destination").With("field", "path")
+			}
+			m.Path = dst
+		}
+	}
 	return s.patch(ctx, p, head, req.Content, m, false)
 }
 
 // Delete ends a file: a last version marks it deleted, and its history
 // stays. expectedSHA, when set, must match the current content.
 func (s *Service) Delete(ctx context.Context, p memory.Principal, sc memory.Scope, path, expectedSHA string) (Result, error) {
-	head, err := s.head(ctx, p, sc, path)
+	head, err := s.head(ctx, p, sc, path, true)
 	if err != nil {
 		return Result{}, err
 	}
@@ -174,33 +230,17 @@ func (s *Service) DeleteRecord(ctx context.Context, p memory.Principal, head mem
 // Rename moves a file to a new path (a new version). The destination
 // must be free.
 func (s *Service) Rename(ctx context.Context, p memory.Principal, sc memory.Scope, from, to string) (Result, error) {
-	dst, err := CleanPath(to)
-	if err != nil {
-		return Result{}, fault.Field("new_path", "must be a file under "+Root+"/ without empty, '.' or '..' segments")
-	}
-	head, err := s.head(ctx, p, sc, from)
+	head, err := s.head(ctx, p, sc, from, true)
 	if err != nil {
 		return Result{}, err
 	}
-	s.mu.Lock()
-	if err := s.syncLocked(ctx); err != nil {
-		s.mu.Unlock()
-		return Result{}, err
-	}
-	_, taken := s.ix[p.Workspace][key{sc, dst}]
-	s.mu.Unlock()
-	if taken {
-		return Result{}, fault.New(fault.Conflict, "a file already exists at the destination").With("field", "new_path")
-	}
-	m, _ := isFile(head)
-	m.Path = dst
-	return s.patch(ctx, p, head, nil, m, false)
+	return s.UpdateRecord(ctx, p, head, UpdateRequest{Path: &to})
 }
 
 // History returns every version of a file, oldest first, each under the
 // principal's access.
 func (s *Service) History(ctx context.Context, p memory.Principal, sc memory.Scope, path string) ([]File, error) {
-	head, err := s.head(ctx, p, sc, path)
+	head, err := s.head(ctx, p, sc, path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +249,14 @@ func (s *Service) History(ctx context.Context, p memory.Principal, sc memory.Sco
 
 // HistoryID is History by record id (deleted files included).
 func (s *Service) HistoryID(ctx context.Context, p memory.Principal, id string) ([]File, error) {
-	vs, err := s.core.History(ctx, p, id, true)
+	head, err := s.core.Get(ctx, p, id, core.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := isFile(head); !ok {
+		return nil, notFound()
+	}
+	vs, err := s.core.History(ctx, p, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +295,7 @@ func (s *Service) List(ctx context.Context, p memory.Principal, req ListRequest)
 	slices.Sort(names)
 	out := make([]File, 0, len(names))
 	for _, path := range names {
-		r, err := s.core.Get(ctx, p, ids[path], core.GetOptions{IncludeSensitive: true})
+		r, err := s.core.Get(ctx, p, ids[path], core.GetOptions{})
 		if fault.CodeOf(err) == fault.NotFound {
 			continue // not readable by p, or gone since the index saw it
 		}
@@ -269,4 +316,5 @@ func (s *Service) List(ctx context.Context, p memory.Principal, req ListRequest)
 func (s *Service) Pinned(ctx context.Context, p memory.Principal, sc memory.Scope) ([]File, error) {
 	return s.List(ctx, p, ListRequest{Scope: sc, PinnedOnly: true})
 }
+
 var getSensitive = core.GetOptions{IncludeSensitive: true}
