@@ -135,6 +135,7 @@ func (s *Server) Routes() []Route {
 		{"PATCH", "/v1/files/{id}", anyToken, "Write a new version of a memory file: content, pinned or path, with an optional expected_content_sha256", s.patchFile},
 		{"DELETE", "/v1/files/{id}", anyToken, "Delete a memory file; its versions stay", s.deleteFile},
 		{"GET", "/v1/files/{id}/history", anyToken, "Every version of a memory file", s.fileHistory},
+		{"POST", "/v1/files/{id}/versions/{version}/redact", anyToken, "Erase a past version's content for good; its hash stays", s.redactFileVersion},
 		{"POST", "/v1/memory-tool", anyToken, "Run a Claude memory tool call (memory_20250818) and return its tool_result", s.memoryTool},
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},

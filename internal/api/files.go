@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
@@ -145,4 +146,16 @@ func (s *Server) memoryTool(w http.ResponseWriter, r *http.Request, p memory.Pri
 		return err
 	}
 	return writeJSON(w, http.StatusOK, memoryToolResult{Type: "tool_result", ToolUseID: req.ID, Content: res.Content, IsError: res.IsError})
+}
+
+func (s *Server) redactFileVersion(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	v, err := strconv.Atoi(r.PathValue("version"))
+	if err != nil || v < 1 {
+		return fault.Field("version", "must be a positive integer")
+	}
+	f, err := s.files.Redact(r.Context(), p, r.PathValue("id"), v)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"file": f})
 }

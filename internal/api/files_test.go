@@ -127,3 +127,31 @@ func TestMemoryToolREST(t *testing.T) {
 	}
 	h.wantError("POST", "/v1/memory-tool", "", map[string]any{"command": "view", "path": "/memories"}, http.StatusUnauthorized, "unauthenticated")
 }
+
+func TestFilesRedactREST(t *testing.T) {
+	h := newHarness(t, nil)
+	var c fileResult
+	h.mustDo("POST", "/v1/files", "std", map[string]any{"path": "/memories/a.md", "content": "v1 text"}, http.StatusCreated, &c)
+	h.mustDo("PATCH", "/v1/files/"+c.File.ID, "std", map[string]any{"content": "v2 text"}, http.StatusOK, nil)
+	h.wantError("POST", "/v1/files/"+c.File.ID+"/versions/2/redact", "std", nil, http.StatusConflict, "conflict")
+	h.wantError("POST", "/v1/files/"+c.File.ID+"/versions/1/redact", "std2", nil, http.StatusForbidden, "permission_denied")
+	h.wantError("POST", "/v1/files/"+c.File.ID+"/versions/x/redact", "std", nil, http.StatusBadRequest, "invalid_argument")
+	var got struct {
+		File struct {
+			Content       string `json:"content"`
+			ContentSHA256 string `json:"content_sha256"`
+			Redacted      bool   `json:"redacted"`
+		} `json:"file"`
+	}
+	h.mustDo("POST", "/v1/files/"+c.File.ID+"/versions/1/redact", "std", nil, http.StatusOK, &got)
+	if !got.File.Redacted || got.File.Content != "" || got.File.ContentSHA256 != c.File.ContentSHA256 {
+		t.Fatalf("redact: %+v", got)
+	}
+	var rep struct {
+		OK bool `json:"ok"`
+	}
+	h.mustDo("GET", "/v1/audit/verify", "op", nil, http.StatusOK, &rep)
+	if !rep.OK {
+		t.Fatal("audit chain broken after redaction")
+	}
+}

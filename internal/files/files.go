@@ -44,17 +44,19 @@ const MaxPathBytes = 1024
 
 // File is one memory file at one version.
 type File struct {
-	ID            string        `json:"id"`
-	Path          string        `json:"path"`
-	Content       string        `json:"content"`
-	ContentSHA256 string        `json:"content_sha256"`
-	SizeBytes     int           `json:"size_bytes"`
-	Version       int           `json:"version"`
-	Pinned        bool          `json:"pinned"`
-	Deleted       bool          `json:"deleted,omitempty"`
-	Scope         memory.Scope  `json:"scope"`
-	Status        memory.Status `json:"status"`
-	Access        memory.Access `json:"access"`
+	ID            string `json:"id"`
+	Path          string `json:"path"`
+	Content       string `json:"content"`
+	ContentSHA256 string `json:"content_sha256"`
+	SizeBytes     int    `json:"size_bytes"`
+	Version       int    `json:"version"`
+	Pinned        bool   `json:"pinned"`
+	Deleted       bool   `json:"deleted,omitempty"`
+	// Redacted marks a version whose content was erased (its hash stays).
+	Redacted bool          `json:"redacted,omitempty"`
+	Scope    memory.Scope  `json:"scope"`
+	Status   memory.Status `json:"status"`
+	Access   memory.Access `json:"access"`
 	// Author is the principal id that wrote this version.
 	Author    string    `json:"author"`
 	CreatedAt time.Time `json:"created_at"`
@@ -186,7 +188,8 @@ func live(r memory.Record, m meta) bool {
 
 func toFile(r memory.Record) File {
 	m, _ := isFile(r)
-	return File{
+	redacted := r.Status == memory.Forgotten && r.Content == ""
+	return File{Redacted: redacted,
 		ID: r.ID, Path: m.Path, Content: r.Content, ContentSHA256: r.ContentSHA256, SizeBytes: len(r.Content),
 		Version: r.Version, Pinned: m.Pinned, Deleted: m.Deleted || r.InvalidatedAt != nil, Scope: r.Scope, Status: r.Status,
 		Access: r.Access, Author: r.ModifiedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Citation: r.Citation(),

@@ -1,7 +1,9 @@
 package files_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -300,4 +302,82 @@ func TestFileForgetSubject(t *testing.T) {
 	}
 	_, err = e.files.Read(ctx, e.who["std"], sc, "/memories/USER.md")
 	wantCode(t, err, fault.NotFound)
+}
+
+// Redacting a past version erases its text from the data directory and
+// keeps the audit chain verifiable.
+func TestFileRedact(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(t.Context(), filepath.Join(dir, "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, st)
+	ctx := t.Context()
+	std := e.who["std"]
+	marker := "zebracorn-4711-redactme"
+	res, err := e.files.Create(ctx, std, files.CreateRequest{Path: "/memories/r.md", Content: "the door code is " + marker + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := "the door code was changed\n"
+	if _, err := e.files.Update(ctx, std, memory.Scope{}, "/memories/r.md", files.UpdateRequest{Content: &next}); err != nil {
+		t.Fatal(err)
+	}
+	if !holdsBytes(t, dir, marker) {
+		t.Fatal("control: the text is not on disk before redaction")
+	}
+	// The head cannot be redacted; others may not redact.
+	_, err = e.files.Redact(ctx, std, res.File.ID, 2)
+	wantCode(t, err, fault.Conflict)
+	_, err = e.files.Redact(ctx, e.who["std2"], res.File.ID, 1)
+	wantCode(t, err, fault.PermissionDenied)
+	f, err := e.files.Redact(ctx, std, res.File.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Redacted || f.Content != "" || f.ContentSHA256 != res.File.ContentSHA256 || f.Path != "/memories/r.md" {
+		t.Fatalf("redacted: %+v", f)
+	}
+	hist, err := e.files.HistoryID(ctx, std, res.File.ID)
+	if err != nil || len(hist) != 2 || !hist[0].Redacted || hist[1].Content != next {
+		t.Fatalf("history: %+v %v", hist, err)
+	}
+	rep, err := e.svc.VerifyAudit(ctx, std.Workspace)
+	if err != nil || !rep.OK {
+		t.Fatalf("audit chain: %+v %v", rep, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoBytes(t, dir, marker)
+}
+
+// assertNoBytes fails if any file under dir holds needle.
+func assertNoBytes(t *testing.T, dir, needle string) {
+	t.Helper()
+	if holdsBytes(t, dir, needle) {
+		t.Error("the redacted text is still in the data directory")
+	}
+}
+
+// holdsBytes reports whether any file under dir holds needle.
+func holdsBytes(t *testing.T, dir, needle string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		found = found || bytes.Contains(raw, []byte(needle))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }

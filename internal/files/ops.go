@@ -318,3 +318,17 @@ func (s *Service) Pinned(ctx context.Context, p memory.Principal, sc memory.Scop
 }
 
 var getSensitive = core.GetOptions{IncludeSensitive: true}
+
+// Redact erases the content of one past version of a file for good,
+// keeping its hash (core.RedactVersion). The current version cannot be
+// redacted.
+func (s *Service) Redact(ctx context.Context, p memory.Principal, id string, version int) (File, error) {
+	if _, err := s.HistoryID(ctx, p, id); err != nil {
+		return File{}, err
+	}
+	r, err := s.core.RedactVersion(ctx, p, id, version)
+	if err != nil {
+		return File{}, err
+	}
+	return toFile(r), nil
+}
