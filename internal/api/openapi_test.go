@@ -446,6 +446,12 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"FileCreateRequest", files.CreateRequest{}, false},
 		{"FileUpdateRequest", files.UpdateRequest{}, false},
 		{"MemoryToolResult", memoryToolResult{}, true},
+		{"MemoryStore", files.Store{}, true},
+		{"StoreMemory", files.Memory{}, true},
+		{"MemoryVersion", files.MemoryVersion{}, true},
+		{"MemoryStoreRequest", storeBody{}, false},
+		{"StoreMemoryCreate", memoryCreateBody{}, false},
+		{"StoreMemoryUpdate", files.MemoryUpdate{}, false},
 	}
 	for _, c := range cases {
 		ref := "#/components/schemas/" + c.schema
