@@ -66,7 +66,9 @@ func TestMemoryStoresAPI(t *testing.T) {
 		t.Fatalf("retrieve: %+v", got)
 	}
 	// Precondition: a stale hash is 409 memory_precondition_failed_error...
-	pc := func(sha string) map[string]any { return map[string]any{"type": "content_sha256", "content_sha256": sha} }
+	pc := func(sha string) map[string]any {
+		return map[string]any{"type": "content_sha256", "content_sha256": sha}
+	}
 	e = h.wantError("POST", base+"/memories/"+m.ID, "std", map[string]any{"content": "coffee", "precondition": pc(memory.SHA256Hex("stale"))}, http.StatusConflict, "conflict")
 	if e.Error.Details["type"] != "memory_precondition_failed_error" {
 		t.Fatalf("precondition: %+v", e)
