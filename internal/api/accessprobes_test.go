@@ -71,6 +71,34 @@ var readProbes = []readProbe{
 	perRecord("REST file history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		return e.restFound(a, "/v1/files/"+id+"/history")
 	}, fileRule(noSensitive(headRule))),
+	perRecord("REST memory-tool view", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		path := filePath(e.head(id))
+		if path == "" {
+			return false
+		}
+		code, raw := e.rest(a, "POST", "/v1/memory-tool", map[string]any{"command": "view", "path": path})
+		var res struct {
+			IsError bool `json:"is_error"`
+		}
+		if code != http.StatusOK || json.Unmarshal(raw, &res) != nil {
+			e.t.Fatalf("seed %d: memory-tool view as %s: %d %s", e.seed, a, code, raw)
+		}
+		return !res.IsError
+	}, fileRule(liveFileRule(noSensitive(headRule)))),
+	perRecord("MCP block_read", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		path := filePath(e.head(id))
+		if path == "" {
+			return false
+		}
+		raw, code := e.callTool(a, "block_read", map[string]any{"name": path})
+		var res struct {
+			Exists bool `json:"exists"`
+		}
+		if code != http.StatusOK || json.Unmarshal(raw, &res) != nil {
+			e.t.Fatalf("seed %d: block_read as %s: %d %s", e.seed, a, code, raw)
+		}
+		return res.Exists
+	}, fileRule(liveFileRule(noSensitive(headRule)))),
 	{name: "REST files list", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
 		var out struct {
 			Files []struct {
@@ -180,6 +208,27 @@ func isFileRecord(h memory.Record) bool {
 		Path string `json:"file_path"`
 	}
 	return h.Type == memory.Resource && h.Category == "file" && json.Unmarshal(h.Metadata, &m) == nil && m.Path != ""
+}
+
+// filePath is a memory file's path, "" for other records.
+func filePath(h memory.Record) string {
+	var m struct {
+		Path string `json:"file_path"`
+	}
+	if !isFileRecord(h) || json.Unmarshal(h.Metadata, &m) != nil {
+		return ""
+	}
+	return m.Path
+}
+
+// liveFileRule is rule for a path that shows only files that currently
+// hold their path (not superseded, forgotten or deleted).
+func liveFileRule(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		h := e.head(id)
+		return h.InvalidatedAt == nil && slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status) &&
+			rule(e, a, id, sens)
+	}
 }
 
 // fileRule is rule for a path that shows memory files only.
