@@ -245,6 +245,10 @@ func (e *matrixEnv) populate(ws string, n int) {
 	for i, req := range plan {
 		w := by[i]
 		req.Type = types[e.rng.IntN(len(types))]
+		if i%3 == 0 { // a memory file (internal/files), for the file read probes
+			req.Type, req.Category, req.Addressed = memory.Resource, "file", true
+			req.Metadata = json.RawMessage(fmt.Sprintf(`{"file_path":"/memories/%s/%d.md"}`, ws, i))
+		}
 		req.Content = fmt.Sprintf("matrixnote %s %s item %d", ws, marker(), i) + req.Content
 		req.Entities = e.matrixEntities(req.Content)
 		if req.Supersedes == "first" {

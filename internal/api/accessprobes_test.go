@@ -65,6 +65,56 @@ var readProbes = []readProbe{
 	perRecord("MCP memory_history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		return e.toolFound(a, "memory_history", map[string]any{"id": id})
 	}, noSensitive(headRule)),
+	perRecord("REST file get", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.restFound(a, "/v1/files/"+id)
+	}, fileRule(noSensitive(headRule))),
+	perRecord("REST file history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		return e.restFound(a, "/v1/files/"+id+"/history")
+	}, fileRule(noSensitive(headRule))),
+	perRecord("REST memory-tool view", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		path := filePath(e.head(id))
+		if path == "" {
+			return false
+		}
+		code, raw := e.rest(a, "POST", "/v1/memory-tool", map[string]any{"command": "view", "path": path})
+		var res struct {
+			IsError bool `json:"is_error"`
+		}
+		if code != http.StatusOK || json.Unmarshal(raw, &res) != nil {
+			e.t.Fatalf("seed %d: memory-tool view as %s: %d %s", e.seed, a, code, raw)
+		}
+		return !res.IsError
+	}, fileRule(liveFileRule(noSensitive(headRule)))),
+	perRecord("MCP block_read", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		path := filePath(e.head(id))
+		if path == "" {
+			return false
+		}
+		raw, code := e.callTool(a, "block_read", map[string]any{"name": path})
+		var res struct {
+			Exists bool `json:"exists"`
+		}
+		if code != http.StatusOK || json.Unmarshal(raw, &res) != nil {
+			e.t.Fatalf("seed %d: block_read as %s: %d %s", e.seed, a, code, raw)
+		}
+		return res.Exists
+	}, fileRule(liveFileRule(noSensitive(headRule)))),
+	{name: "REST files list", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		var out struct {
+			Files []struct {
+				ID string `json:"id"`
+			} `json:"files"`
+		}
+		e.restJSON(a, "/v1/files?path_prefix=/memories", &out)
+		shown := map[string]bool{}
+		for _, f := range out.Files {
+			shown[f.ID] = true
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool {
+			return accessRules.read(a.p, h, false) && isFileRecord(h) && h.InvalidatedAt == nil &&
+				slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status)
+		})
+	}},
 	{name: "core list (every status)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
 		sens := e.rng.IntN(2) == 0
 		shown := map[string]bool{}
@@ -149,6 +199,42 @@ func headRule(e *matrixEnv, a *actor, id string, sens bool) bool {
 func versionRule(n int) recordRule {
 	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
 		return accessRules.readVersion(a.p, e.head(id), e.version(id, n), sens)
+	}
+}
+
+// isFileRecord reports whether a head is a memory file (internal/files).
+func isFileRecord(h memory.Record) bool {
+	var m struct {
+		Path string `json:"file_path"`
+	}
+	return h.Type == memory.Resource && h.Category == "file" && json.Unmarshal(h.Metadata, &m) == nil && m.Path != ""
+}
+
+// filePath is a memory file's path, "" for other records.
+func filePath(h memory.Record) string {
+	var m struct {
+		Path string `json:"file_path"`
+	}
+	if !isFileRecord(h) || json.Unmarshal(h.Metadata, &m) != nil {
+		return ""
+	}
+	return m.Path
+}
+
+// liveFileRule is rule for a path that shows only files that currently
+// hold their path (not superseded, forgotten or deleted).
+func liveFileRule(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		h := e.head(id)
+		return h.InvalidatedAt == nil && slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status) &&
+			rule(e, a, id, sens)
+	}
+}
+
+// fileRule is rule for a path that shows memory files only.
+func fileRule(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		return isFileRecord(e.head(id)) && rule(e, a, id, sens)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
@@ -25,6 +26,7 @@ import (
 // Server serves REST v1 over a core service.
 type Server struct {
 	svc     *core.Service
+	files   *files.Service
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	// MaxBodyBytes bounds request bodies; larger bodies get 413.
@@ -49,7 +51,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
+	return &Server{svc: svc, files: files.New(svc, files.Options{}), log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
 		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow}
 }
 
@@ -126,6 +128,29 @@ func (s *Server) Routes() []Route {
 
 		{"GET", "/v1/export", operator, "Export the workspace as canonical NDJSON (export_all); the same bytes as memgate export", s.exportWorkspace},
 		{"POST", importPath, operator, "Import an export into this workspace, which must hold only operators (import_all); atomic", s.importWorkspace},
+
+		{"POST", "/v1/files", anyToken, "Create a memory file through the gate", s.createFile},
+		{"GET", "/v1/files", anyToken, "List memory files by path prefix (or one by exact path)", s.listFiles},
+		{"GET", "/v1/files/{id}", anyToken, "A memory file, or one of its versions", s.getFile},
+		{"PATCH", "/v1/files/{id}", anyToken, "Write a new version of a memory file: content, pinned or path, with an optional expected_content_sha256", s.patchFile},
+		{"DELETE", "/v1/files/{id}", anyToken, "Delete a memory file; its versions stay", s.deleteFile},
+		{"GET", "/v1/files/{id}/history", anyToken, "Every version of a memory file", s.fileHistory},
+		{"POST", "/v1/files/{id}/versions/{version}/redact", anyToken, "Erase a past version's content for good; its hash stays", s.redactFileVersion},
+		{"POST", "/v1/memory_stores", anyToken, "Memory stores API: create a store", s.createMemoryStore},
+		{"GET", "/v1/memory_stores", anyToken, "Memory stores API: list stores", s.listMemoryStores},
+		{"GET", "/v1/memory_stores/{store}", anyToken, "Memory stores API: a store", s.getMemoryStore},
+		{"POST", "/v1/memory_stores/{store}", anyToken, "Memory stores API: update a store", s.updateMemoryStore},
+		{"DELETE", "/v1/memory_stores/{store}", anyToken, "Memory stores API: delete a store and its memories (their versions stay)", s.deleteMemoryStore},
+		{"POST", "/v1/memory_stores/{store}/archive", anyToken, "Memory stores API: archive a store (read-only)", s.archiveMemoryStore},
+		{"POST", "/v1/memory_stores/{store}/memories", anyToken, "Memory stores API: create a memory through the gate", s.createStoreMemory},
+		{"GET", "/v1/memory_stores/{store}/memories", anyToken, "Memory stores API: list memories by path_prefix and depth", s.listStoreMemories},
+		{"GET", "/v1/memory_stores/{store}/memories/{memory}", anyToken, "Memory stores API: a memory", s.getStoreMemory},
+		{"POST", "/v1/memory_stores/{store}/memories/{memory}", anyToken, "Memory stores API: update a memory (content, path, precondition)", s.updateStoreMemory},
+		{"DELETE", "/v1/memory_stores/{store}/memories/{memory}", anyToken, "Memory stores API: delete a memory (expected_content_sha256)", s.deleteStoreMemory},
+		{"GET", "/v1/memory_stores/{store}/memory_versions", anyToken, "Memory stores API: list versions, newest first", s.listMemoryVersions},
+		{"GET", "/v1/memory_stores/{store}/memory_versions/{version}", anyToken, "Memory stores API: a version", s.getMemoryVersion},
+		{"POST", "/v1/memory_stores/{store}/memory_versions/{version}/redact", anyToken, "Memory stores API: redact a version's content", s.redactMemoryVersion},
+		{"POST", "/v1/memory-tool", anyToken, "Run a Claude memory tool call (memory_20250818) and return its tool_result", s.memoryTool},
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},

@@ -18,6 +18,7 @@ import (
 	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/graph"
 	"github.com/memgate/memgate/internal/memory"
@@ -440,6 +441,17 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"ApprovalEdit", core.ApprovalEdit{}, false},
 		{"RejectRequest", rejectRequest{}, false},
 		{"SearchRequest", core.SearchRequest{}, false},
+		{"File", files.File{}, true},
+		{"FileResult", files.Result{}, true},
+		{"FileCreateRequest", files.CreateRequest{}, false},
+		{"FileUpdateRequest", files.UpdateRequest{}, false},
+		{"MemoryToolResult", memoryToolResult{}, true},
+		{"MemoryStore", files.Store{}, true},
+		{"StoreMemory", files.Memory{}, true},
+		{"MemoryVersion", files.MemoryVersion{}, true},
+		{"MemoryStoreRequest", storeBody{}, false},
+		{"StoreMemoryCreate", memoryCreateBody{}, false},
+		{"StoreMemoryUpdate", files.MemoryUpdate{}, false},
 	}
 	for _, c := range cases {
 		ref := "#/components/schemas/" + c.schema

@@ -31,7 +31,10 @@ var groups = map[string][]helpEntry{
 		{"rotate-key", "give a user a new key (prints it once); the old one stops working"}},
 	"approvals": {{"list", "list queued writes"}, {"approve", "approve a queued write, optionally edited"},
 		{"reject", "reject a queued write"}, {"expire", "expire approvals past their TTL now"}},
-	"audit":     {{"verify", "verify the audit chain"}},
+	"audit": {{"verify", "verify the audit chain"}},
+	"files": {{"ls", "list memory files"}, {"cat", "print a file"}, {"edit", "edit a file in $EDITOR (a new version)"},
+		{"history", "every version of a file"}, {"import", "write a directory's files as memory files"},
+		{"export", "write the memory files into a directory, byte for byte"}},
 	"operators": {{"create", "create an operator token"}},
 	"graph": {{"node", "upsert, get or archive a node"}, {"nodes", "list nodes"}, {"edge", "upsert or invalidate an edge"},
 		{"neighbors", "nodes within some hops of a node"}, {"path", "shortest path between two nodes"}, {"health", "check the graph index"}},
@@ -58,6 +61,11 @@ var leafArgs = map[string]string{
 	"graph edge invalidate": "<edge id>",
 	"graph neighbors":       "<node id or label:key>",
 	"graph path":            "<from> <to>",
+	"files cat":             "</memories/path>",
+	"files edit":            "</memories/path>",
+	"files history":         "</memories/path>",
+	"files import":          "<directory>",
+	"files export":          "<directory>",
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }

@@ -47,6 +47,11 @@ type WriteRequest struct {
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
+	// Addressed is set by callers that address records by a key of their
+	// own (memory files by path, internal/files): identical or similar
+	// text at two keys is two records, so the write skips duplicate and
+	// conflict detection, which would merge or supersede them.
+	Addressed bool `json:"-"`
 }
 
 // WriteResult is the gate's answer to a write.
@@ -145,7 +150,10 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 
 	// Step 5's similarity search runs before the transaction, on the read
 	// pool; only a hit is re-verified under the writer.
-	found := s.checkSimilar(p, p.Workspace, r)
+	var found similarity
+	if !req.Addressed {
+		found = s.checkSimilar(p, p.Workspace, r)
+	}
 
 	var res WriteResult
 	var changed []memory.Record
@@ -199,7 +207,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		r.Gate.Decision = out.Decision
 
 		// Step 5: exact duplicates of live records are no-ops.
-		dedup := !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) && !req.exactByCaller
+		dedup := !req.Addressed && !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) && !req.exactByCaller
 		if dedup && s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
 			dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
 			if err == nil && canRead(p, dup, false) {
@@ -215,7 +223,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			}
 		}
 
-		if out.Decision != memory.DecisionQuarantined {
+		if out.Decision != memory.DecisionQuarantined && !req.Addressed {
 			sim, err := recheck(ctx, tx, p.Workspace, r.Content, found)
 			if err != nil {
 				return err

@@ -76,6 +76,7 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	if !o.DropinOnly {
 		s.addMemoryTools(srv)
 		s.addGraphTools(srv)
+		s.addFileTools(srv)
 	}
 	s.addCompatTools(srv)
 	s.addResources(srv)

@@ -309,19 +309,20 @@ func TestToolList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"add_observations", "create_entities", "create_relations", "delete_entities", "delete_observations",
-		"delete_relations", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory_forget",
+	want := []string{"add_observations", "block_append", "block_read", "block_replace", "create_entities", "create_relations", "delete_entities", "delete_observations",
+		"delete_relations", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory", "memory_forget",
 		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "read_graph", "search_nodes"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 		a := tool.Annotations
-		if a == nil || tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
+		// memory answers with text only, as Claude's memory tool does.
+		if a == nil || tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil && tool.Name != "memory" {
 			t.Errorf("%s: missing description, annotations or schemas", tool.Name)
 			continue
 		}
 		read := slices.Contains([]string{"memory_query", "memory_get", "memory_history", "graph_neighbors", "graph_path",
-			"read_graph", "search_nodes", "open_nodes"}, tool.Name)
+			"read_graph", "search_nodes", "open_nodes", "block_read"}, tool.Name)
 		destructive := strings.HasPrefix(tool.Name, "delete_") || tool.Name == "memory_forget"
 		if a.ReadOnlyHint != read || a.DestructiveHint == nil || *a.DestructiveHint != destructive {
 			t.Errorf("%s: readOnly %v destructive %v, want %v %v", tool.Name, a.ReadOnlyHint, a.DestructiveHint, read, destructive)

@@ -239,6 +239,13 @@ type Tx interface {
 	// version number plus one and status forgotten; each older version
 	// keeps its own version number, UpdatedAt and content hash.
 	PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
+	// RedactVersion erases the content of one past version of a record
+	// (not the head): its content becomes empty and its status forgotten,
+	// keeping its content hash, metadata and times, so history shows that
+	// a version existed and the audit chain still names its hash. It also
+	// deletes the cached embeddings of that content. ErrNotFound if the
+	// version does not exist; ErrVersionConflict if it is the head.
+	RedactVersion(ctx context.Context, ws, id string, version int) error
 	// PutVectors stores vectors of model, replacing earlier ones of the
 	// same record. A vector whose ContentSHA256 no longer matches its
 	// record's current content (the record changed meanwhile, or was

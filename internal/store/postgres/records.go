@@ -442,6 +442,29 @@ func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 	return t.writeVersion(ctx, op, ws, &tomb, head.Version, head.Entities)
 }
 
+func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) error {
+	op := "postgres: redact version"
+	head, err := scanRecord(t.q.QueryRow(ctx, `SELECT `+recordSelect+` FROM records WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, ws, id))
+	if err != nil {
+		return mapErr(op, err)
+	}
+	if version == head.Version {
+		return fmt.Errorf("%s: version %d is the head: %w", op, version, store.ErrVersionConflict)
+	}
+	var sha string
+	err = t.q.QueryRow(ctx, `UPDATE record_versions SET content = '', status = $4 WHERE workspace_id = $1 AND id = $2 AND version = $3
+		RETURNING content_sha256`, ws, id, version, string(memory.Forgotten)).Scan(&sha)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	if sha != head.ContentSHA256 {
+		if _, err := t.q.Exec(ctx, `DELETE FROM embedding_cache WHERE content_sha256 = $1`, sha); err != nil {
+			return mapErr(op, err)
+		}
+	}
+	return nil
+}
+
 func (t *tx) TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error {
 	if len(ids) == 0 {
 		return nil

@@ -414,6 +414,32 @@ func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error
 	return t.writeVersion(ctx, op, ws, &tomb, head.Version, head.Entities)
 }
 
+func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) error {
+	ctx = t.detach(ctx)
+	op := "sqlite: redact version"
+	head, err := t.GetRecord(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	if version == head.Version {
+		return fmt.Errorf("%s: version %d is the head: %w", op, version, store.ErrVersionConflict)
+	}
+	v, err := t.GetRecordVersion(ctx, ws, id, version)
+	if err != nil {
+		return err
+	}
+	if _, err := t.db.ExecContext(ctx, `UPDATE record_versions SET content = '', status = ? WHERE workspace_id = ? AND id = ? AND version = ?`,
+		string(memory.Forgotten), ws, id, version); err != nil {
+		return mapErr(op, err)
+	}
+	if head.ContentSHA256 != v.ContentSHA256 {
+		if _, err := t.db.ExecContext(ctx, `DELETE FROM embedding_cache WHERE content_sha256 = ?`, v.ContentSHA256); err != nil {
+			return mapErr(op, err)
+		}
+	}
+	return nil
+}
+
 // touchChunk bounds the ids bound in one TouchRecords statement.
 const touchChunk = 500
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -220,4 +221,38 @@ func testTouchRecords(t *testing.T, s store.Store) {
 		}
 		assertRecord(t, "version after touch", vs[0], c.r)
 	}
+}
+
+func testRedactVersion(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	v1 := fullRecord("the code word is swordfish")
+	v1.Status = memory.Active
+	v1.InvalidatedAt = nil
+	mustInsert(t, s, "a", v1)
+	v2 := NextVersion(v1, T0.Add(time.Hour), func(r *memory.Record) {
+		r.Content = "the code word changed"
+		r.ContentSHA256 = memory.SHA256Hex(r.Content)
+	})
+	mustUpdate(t, s, "a", v2)
+
+	// The head cannot be redacted; a missing version is not found.
+	err := s.Tx(ctx, func(tx store.Tx) error { return tx.RedactVersion(ctx, "a", v1.ID, 2) })
+	if !errors.Is(err, store.ErrVersionConflict) {
+		t.Fatalf("RedactVersion(head) = %v, want ErrVersionConflict", err)
+	}
+	err = s.Tx(ctx, func(tx store.Tx) error { return tx.RedactVersion(ctx, "a", v1.ID, 7) })
+	assertNotFound(t, "RedactVersion(missing)", err)
+
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RedactVersion(ctx, "a", v1.ID, 1) })
+	got, err := s.GetRecordVersion(ctx, "a", v1.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Content != "" || got.Status != memory.Forgotten || got.ContentSHA256 != v1.ContentSHA256 || len(got.Metadata) <= 2 {
+		t.Fatalf("redacted version: %s", dump(got))
+	}
+	assertRecord(t, "head after redaction", mustGet(t, s, "a", v1.ID), v2)
+	// Idempotent.
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RedactVersion(ctx, "a", v1.ID, 1) })
 }

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WorkspaceIsolation", testWorkspaceIsolation},
 		{"FindDuplicate", testFindDuplicate},
 		{"PurgeRecord", testPurgeRecord},
+		{"RedactVersion", testRedactVersion},
 		{"TouchRecords", testTouchRecords},
 		{"Approvals", testApprovals},
 		{"ExpiredApprovals", testExpiredApprovals},
