@@ -1,8 +1,0 @@
--- Settings of the whole database (not of one workspace), such as the
--- embedder the data directory was created with: every later command reads
--- them instead of taking them from flags again.
-CREATE TABLE settings (
-    key        text COLLATE "C" PRIMARY KEY,
-    value      text   NOT NULL,
-    updated_at bigint NOT NULL
-);
