@@ -129,6 +129,7 @@ func (s *Server) Routes() []Route {
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
+		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
 	}
 }
 

@@ -233,6 +233,24 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Prin
 	return writeJSON(w, http.StatusOK, page)
 }
 
+func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryPositive(r, "limit")
+	if err != nil {
+		return err
+	}
+	since, err := queryTime(r, "since")
+	if err != nil {
+		return err
+	}
+	qv := r.URL.Query()
+	page, err := s.svc.ListDecisions(r.Context(), p, core.DecisionQuery{Source: qv.Get("source"), RecordID: qv.Get("record_id"),
+		Event: qv.Get("event"), Decision: qv.Get("decision"), JobID: qv.Get("job_id"), Since: since, Cursor: qv.Get("cursor"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
 func (s *Server) verifyAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	rep, err := s.svc.VerifyAudit(r.Context(), p.Workspace)
 	if err != nil {

@@ -401,6 +401,8 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"ApprovalPage", core.ApprovalPage{}, true},
 		{"AuditEntry", audit.Entry{}, true},
 		{"AuditPage", core.AuditPage{}, true},
+		{"DecisionEntry", core.Decision{}, true},
+		{"DecisionPage", core.DecisionPage{}, true},
 		{"VerifyReport", core.VerifyReport{}, true},
 		{"BrokenLink", audit.BrokenError{}, true},
 		{"AuditStatus", core.AuditStatus{}, true},

@@ -87,6 +87,7 @@ func commands() []command {
 		{"users", "create, list, revoke or rotate-key Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
+		{"decisions", "list gate and extraction decisions with their reasons", runDecisions},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},
