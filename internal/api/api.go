@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/mcp"
@@ -42,6 +43,9 @@ type Server struct {
 	// exportProgress, when set (by tests), is called after each exported
 	// record.
 	exportProgress func(done int)
+	// assembler builds context envelopes (POST /v1/context, the
+	// gateway's search on request).
+	assembler *contextpack.Assembler
 }
 
 // New returns a server. m may be nil.
@@ -50,7 +54,10 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{svc: svc, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow}
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow,
+		// No pinned memory files yet: they come with the memory files
+		// of issue 15, which implement contextpack.PinnedSource.
+		assembler: contextpack.New(svc, nil)}
 }
 
 // auth says who may call a route.
@@ -88,6 +95,7 @@ func (s *Server) Routes() []Route {
 		{"DELETE", "/v1/records/{id}", anyToken, "Forget a record, keeping a tombstone", s.forgetRecord},
 		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
 		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},
+		{"POST", "/v1/context", anyToken, "Assemble one bounded, sectioned context for a task: constraints, procedures, knowledge, graph facts, recent activity", s.assembleContext},
 		{"GET", "/v1/index", anyToken, "Search index sizes and embedding progress", s.indexStatus},
 
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
@@ -442,6 +443,10 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"ApprovalEdit", core.ApprovalEdit{}, false},
 		{"RejectRequest", rejectRequest{}, false},
 		{"SearchRequest", core.SearchRequest{}, false},
+		{"ContextRequest", contextpack.Request{}, false},
+		{"ContextEnvelope", contextpack.Envelope{}, true},
+		{"ContextSection", contextpack.Section{}, true},
+		{"ContextItem", contextpack.Item{}, true},
 	}
 	for _, c := range cases {
 		ref := "#/components/schemas/" + c.schema
