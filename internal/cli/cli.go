@@ -81,6 +81,7 @@ func commands() []command {
 		{"forget", "forget a record, or a whole subject with --subject (keeps tombstones)", runForget},
 		{"graph", "the memory graph: nodes, edges, neighbors, path", runGraph},
 		{"query", "hybrid search", runQuery},
+		{"context", "the bounded context memory holds for a task (Markdown, or --json)", runContext},
 		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list, revoke or rotate (new token) agents", runAgents},

@@ -37,3 +37,26 @@ func TestDecisionsCommand(t *testing.T) {
 		t.Fatalf("bad --source: exit %d %q", r.code, r.stderr)
 	}
 }
+
+func TestContextCommand(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, "write", "--type", "belief", "--category", "rule", "--content", "Never push to main without review", "--scope", "project_id=p")
+	run(t, dir, nil, "write", "--type", "decision", "--content", "Pushes to main go through the merge queue", "--scope", "project_id=p")
+	r := run(t, dir, nil, "context", "how do I push to main", "--scope", "project_id=p", "--budget", "200")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "## Constraints\n- Never push to main without review (mem://") ||
+		!strings.Contains(r.stdout, "## Knowledge\n- Pushes to main go through the merge queue") {
+		t.Fatalf("context: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var env struct {
+		Tokens       int `json:"tokens"`
+		BudgetTokens int `json:"budget_tokens"`
+		Sections     []struct{ Name string }
+	}
+	mustJSON(t, run(t, dir, nil, "context", "push to main", "--json", "--budget", "30"), &env)
+	if len(env.Sections) != 5 || env.BudgetTokens != 30 || env.Tokens > 30 || env.Tokens == 0 {
+		t.Fatalf("envelope %+v", env)
+	}
+	if r := run(t, dir, nil, "context", "x", "--budget", "-1"); r.code != 3 || !strings.Contains(r.stderr, "budget_tokens") {
+		t.Fatalf("budget -1: exit %d %q", r.code, r.stderr)
+	}
+}
