@@ -112,7 +112,7 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 	// Recent activity: the session's newest records.
 	if req.Scope.SessionID != "" {
 		lr, err := a.r.List(ctx, p, core.ListRequest{Scope: req.Scope, Statuses: []memory.Status{memory.Active},
-			Limit: req.MaxRecent + 1})
+			Limit: req.MaxRecent})
 		if err != nil {
 			return c, err
 		}

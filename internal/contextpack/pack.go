@@ -25,59 +25,73 @@ var sectionTitles = map[string]string{
 	SectionRecent:      "Recent activity",
 }
 
-// pack fills the sections in envelope order under the budget: each item
-// is cut to MaxItemTokens and to what is left; an item that cannot fit
-// even cut is omitted (a later, smaller one may still fit).
+// packOrder is the order sections draw on the budget: hard rules and
+// pinned files first, then the session's few recent items (so knowledge
+// does not repeat them), procedures, knowledge, facts. Sections are shown
+// in envelope order all the same.
+var packOrder = []string{SectionConstraints, SectionRecent, SectionProcedures, SectionKnowledge, SectionFacts}
+
+// showOrder is the envelope order.
+var showOrder = []string{SectionConstraints, SectionProcedures, SectionKnowledge, SectionFacts, SectionRecent}
+
+// pack fills the sections under the budget: each item is cut to
+// MaxItemTokens and to what is left; an item that cannot fit even cut is
+// omitted (a later, smaller one may still fit), and so is a record
+// already placed in another section.
 func pack(req Request, c candidates) Envelope {
 	env := Envelope{Query: req.Query, BudgetTokens: req.BudgetTokens}
+	input := map[string][]Item{SectionConstraints: c.constraints, SectionProcedures: c.procedures,
+		SectionKnowledge: c.knowledge, SectionFacts: c.facts, SectionRecent: c.recent}
+	bound := map[string]int{SectionConstraints: req.MaxConstraints, SectionProcedures: req.MaxProcedures,
+		SectionKnowledge: req.MaxChunks, SectionFacts: req.MaxFacts, SectionRecent: req.MaxRecent}
+	packed := map[string]Section{}
+	placed := map[string]bool{}
 	remaining := req.BudgetTokens
-	var md strings.Builder
-	for _, s := range []struct {
-		name  string
-		items []Item
-		bound int
-	}{
-		{SectionConstraints, c.constraints, req.MaxConstraints},
-		{SectionProcedures, c.procedures, req.MaxProcedures},
-		{SectionKnowledge, c.knowledge, req.MaxChunks},
-		{SectionFacts, c.facts, req.MaxFacts},
-		{SectionRecent, c.recent, req.MaxRecent},
-	} {
-		sec := Section{Name: s.name, Items: []Item{}}
-		header := "## " + sectionTitles[s.name] + "\n"
-		if md.Len() > 0 {
-			header = "\n" + header
-		}
-		for _, it := range s.items {
-			if len(sec.Items) == s.bound {
+	for _, name := range packOrder {
+		sec := Section{Name: name, Items: []Item{}}
+		// Charged as if preceded by a blank line, which bounds either
+		// rendering.
+		header := Tokens("\n## " + sectionTitles[name] + "\n")
+		for _, it := range input[name] {
+			if len(sec.Items) == bound[name] || (it.Kind != KindFact && it.ID != "" && placed[it.ID]) {
 				sec.Omitted++
 				continue
 			}
 			cost := 0
 			if len(sec.Items) == 0 {
-				cost = Tokens(header)
+				cost = header
 			}
-			allow := min(remaining-cost, req.MaxItemTokens)
-			fitted, ok := fit(it, allow)
+			fitted, ok := fit(it, min(remaining-cost, req.MaxItemTokens))
 			if !ok {
 				sec.Omitted++
 				continue
 			}
-			if len(sec.Items) == 0 {
-				md.WriteString(header)
-				sec.Tokens += cost
-				remaining -= cost
-			}
-			md.WriteString(fitted.line)
-			sec.Tokens += fitted.Tokens
-			remaining -= fitted.Tokens
+			sec.Tokens += cost + fitted.Tokens
+			remaining -= cost + fitted.Tokens
 			sec.Items = append(sec.Items, fitted)
+			if it.Kind != KindFact && it.ID != "" {
+				placed[it.ID] = true
+			}
+		}
+		packed[name] = sec
+	}
+	var md strings.Builder
+	for _, name := range showOrder {
+		sec := packed[name]
+		if len(sec.Items) > 0 {
+			if md.Len() > 0 {
+				md.WriteString("\n")
+			}
+			md.WriteString("## " + sectionTitles[name] + "\n")
+			for _, it := range sec.Items {
+				md.WriteString(it.line)
+			}
 		}
 		env.Sections = append(env.Sections, sec)
 	}
 	env.Markdown = md.String()
 	env.Tokens = Tokens(env.Markdown)
-	env.Sufficiency = sufficiency(env.Sections[2].Items, c.relevance)
+	env.Sufficiency = sufficiency(packed[SectionKnowledge].Items, c.relevance)
 	return env
 }
 
