@@ -124,6 +124,14 @@ func TestDecisionsListing(t *testing.T) {
 		}
 	}
 
+	// An operator's approval is a decision too, with its reason.
+	h.mustDo("POST", "/v1/approvals/"+q.ApprovalID+"/approve", "op", map[string]any{}, http.StatusOK, nil)
+	hist := decisionsPage(h, url.Values{"record_id": {q.Record.ID}}).Decisions
+	if len(hist) != 2 || hist[0].Decision != "quarantined" || hist[1].Event != "approval.approve" ||
+		hist[1].Decision != "accepted" || hist[1].Reason != "approved_by_operator" {
+		t.Fatalf("record history of decisions %+v", hist)
+	}
+
 	// Operators only; bad input names its field.
 	h.wantError("GET", "/v1/decisions", "std", nil, http.StatusForbidden, "permission_denied")
 	for field, query := range map[string]string{

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -229,9 +230,20 @@ func gateDecision(e audit.Entry) (Decision, bool) {
 	if json.Unmarshal(e.Payload, &p) != nil || p.Decision == "" {
 		return Decision{}, false
 	}
+	if p.Reason == "" {
+		// Operator decisions on the approval queue carry no gate reason:
+		// the reason is the operator's act (its free text is only hashed).
+		p.Reason = cmp.Or(approvalReasons[e.Event], e.Event)
+	}
 	return Decision{Source: DecisionSourceGate, ID: e.ID, At: e.TS, Event: e.Event, Decision: p.Decision, Reason: p.Reason,
 		ActorKind: e.ActorKind, ActorID: e.ActorID, Seq: e.Seq, RecordID: p.RecordID, Type: p.Type, Code: p.Code,
 		Field: p.Field, JobID: p.JobID}, true
+}
+
+var approvalReasons = map[string]string{
+	"approval.approve": "approved_by_operator",
+	"approval.reject":  "rejected_by_operator",
+	"approval.expire":  "approval_expired",
 }
 
 func (d Decision) matches(q DecisionQuery) bool {
