@@ -55,9 +55,10 @@ const (
 	DefaultConstraints = 20
 	DefaultItemTokens  = 400
 	maxSectionBound    = 50
-	// ruleScan bounds the active beliefs, preferences and decisions read
-	// to find hard rules (newest first).
-	ruleScan = 2000
+	// ruleScan bounds the rules read (category "rule"), extractedScan the
+	// newest extracted facts searched for rule tags.
+	ruleScan      = 2000
+	extractedScan = 500
 	// factEntities bounds the entities whose graph neighbourhood is read.
 	factEntities = 5
 )

@@ -256,7 +256,12 @@ func TestSectionsAndAccess(t *testing.T) {
 	e := newEnv(t, nil)
 	e.pinned.files = []contextpack.PinnedFile{{Path: "AGENTS.md", Content: "Use gofmt.", Citation: "file://AGENTS.md"}}
 	scope := memory.Scope{ProjectID: "billing"}
-	rule := e.write(e.op, core.WriteRequest{Type: memory.Belief, Content: "Invoices must never be deleted",
+	// A rule as conversation extraction writes it: category extracted,
+	// tagged rule.
+	rule := e.write(e.op, core.WriteRequest{Type: memory.Belief, Category: "extracted", Content: "Invoices must never be deleted",
+		Metadata: json.RawMessage(`{"tags":["rule"]}`), Scope: scope})
+	// The same tag on another category is not a rule.
+	e.write(e.op, core.WriteRequest{Type: memory.Belief, Category: "notes", Content: "Invoices tagged but not a rule w1 w2 w3",
 		Metadata: json.RawMessage(`{"tags":["rule"]}`), Scope: scope})
 	good := e.write(e.op, core.WriteRequest{Type: memory.Skill, Content: "To regenerate invoices run make invoices",
 		Metadata: json.RawMessage(`{"success_rate":0.9,"use_count":12}`), Scope: scope})

@@ -130,34 +130,49 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 var knowledgeTypes = slices.DeleteFunc(slices.Clone(memory.Types), func(t memory.Type) bool { return t == memory.Skill })
 
 // rules returns the active hard rules in scope, oldest first: records
-// the extractor tagged "rule" (extract.TagRule), or written with category
-// "rule".
+// written with category "rule" (up to ruleScan), and the facts extraction
+// tagged "rule" (extract.TagRule) among the newest extractedScan
+// extracted records. The category filter runs in the store, so a
+// workspace without rules costs two short reads.
 func (a *Assembler) rules(ctx context.Context, p memory.Principal, scope memory.Scope) ([]memory.Record, error) {
 	var out []memory.Record
-	req := core.ListRequest{Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}, Scope: scope,
-		Statuses: []memory.Status{memory.Active}, Limit: 500}
-	for scanned := 0; scanned < ruleScan; {
-		page, err := a.r.List(ctx, p, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range page.Records {
-			if isRule(r) {
-				out = append(out, r)
+	for _, c := range []struct {
+		category string
+		scan     int
+	}{{categoryRule, ruleScan}, {categoryExtracted, extractedScan}} {
+		req := core.ListRequest{Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}, Scope: scope,
+			Category: c.category, Statuses: []memory.Status{memory.Active}, Limit: min(500, c.scan)}
+		for scanned := 0; scanned < c.scan; {
+			page, err := a.r.List(ctx, p, req)
+			if err != nil {
+				return nil, err
 			}
+			for _, r := range page.Records {
+				if isRule(r) {
+					out = append(out, r)
+				}
+			}
+			scanned += len(page.Records)
+			if page.NextCursor == "" {
+				break
+			}
+			req.Cursor = page.NextCursor
 		}
-		scanned += len(page.Records)
-		if page.NextCursor == "" {
-			break
-		}
-		req.Cursor = page.NextCursor
 	}
 	slices.SortFunc(out, func(x, y memory.Record) int { return cmp.Compare(x.ID, y.ID) })
 	return out, nil
 }
 
+// categoryRule is the category that makes a record a hard rule;
+// categoryExtracted is the category conversation extraction writes facts
+// with (core's factRequest).
+const (
+	categoryRule      = "rule"
+	categoryExtracted = "extracted"
+)
+
 func isRule(r memory.Record) bool {
-	if r.Category == extract.TagRule {
+	if r.Category == categoryRule {
 		return true
 	}
 	var m struct {
