@@ -10,6 +10,7 @@ import (
 	"github.com/memgate/memgate/internal/extract"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
 )
 
 // candidates are each section's items in final order, before packing.
@@ -88,7 +89,7 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 		it := recordItem(kind, h.Record, h.Score)
 		it.ResourceURI = resourceURI(h.Record.Metadata)
 		c.knowledge = append(c.knowledge, it)
-		if d, ok := h.Explain["dense"]; ok && d.Score > c.relevance {
+		if d, ok := h.Explain[retrieve.SignalDense]; ok && d.Score > c.relevance {
 			c.relevance = d.Score
 		}
 		for _, e := range h.Record.Entities {
