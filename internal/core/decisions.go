@@ -27,7 +27,7 @@ const (
 // decisionScanCap bounds the audit entries one listing request reads, so
 // a filter that matches nothing in a long log still answers promptly;
 // the cursor then resumes where the scan stopped.
-const decisionScanCap = 5000
+var decisionScanCap = 5000
 
 // Decision is one gate or extraction decision with its reason, as the
 // answer to "why was this (not) remembered?".
