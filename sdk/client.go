@@ -178,6 +178,19 @@ func (c *Client) Search(ctx context.Context, req RecordSearchRequest) (RecordSea
 	return res, nil
 }
 
+// Context assembles the bounded, sectioned context memory holds for a
+// task: POST /v1/context.
+func (c *Client) Context(ctx context.Context, req ContextRequest) (ContextEnvelope, error) {
+	var res ContextEnvelope
+	if err := c.do(ctx, http.MethodPost, "/v1/context", nil, req, &res); err != nil {
+		return res, err
+	}
+	if res.Sections == nil {
+		return res, badResponse(http.MethodPost, "/v1/context", http.StatusOK, `"sections" is missing`)
+	}
+	return res, nil
+}
+
 // WhoAmI returns the principal the token belongs to: GET /v1/whoami.
 func (c *Client) WhoAmI(ctx context.Context) (Principal, error) {
 	var p Principal

@@ -2,8 +2,10 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +54,45 @@ func TestGatewayConformanceRealServer(t *testing.T) {
 		st.Close()
 	})
 	runGatewayConformance(t, gatewayTarget{BaseURL: srv.URL, UserID: u.UserID, UserKey: u.UserKey, OperatorToken: opTok})
+}
+
+// TestContextRealServer: Client.Context against a real server.
+func TestContextRealServer(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := retrieve.New(retrieve.Options{})
+	if _, err := ix.Load(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix})
+	if _, _, err := svc.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	op := core.LocalOperator(memory.DefaultWorkspace)
+	a, err := svc.CreateAgent(ctx, op, "coder", memory.Standard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Write(ctx, op, core.WriteRequest{Type: memory.Belief, Category: "rule", Content: "Never skip code review",
+		Scope: memory.Scope{ProjectID: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(svc, nil, nil, "test").Handler())
+	t.Cleanup(func() { srv.Close(); st.Close() })
+	c, err := NewClient(srv.URL, a.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := c.Context(ctx, ContextRequest{Query: "review the change", Scope: Scope{ProjectID: "x"}, BudgetTokens: 100})
+	if err != nil || len(env.Sections) != 5 || env.Tokens > 100 || env.Sections[0].Items[0].Kind != "rule" ||
+		!strings.HasPrefix(env.Markdown, "## Constraints\n- Never skip code review") {
+		t.Fatalf("Context = %+v, %v", env, err)
+	}
+	var e *Error
+	if _, err := c.Context(ctx, ContextRequest{}); !errors.As(err, &e) || e.Status != 400 {
+		t.Fatalf("empty query: %v", err)
+	}
 }

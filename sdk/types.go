@@ -234,3 +234,58 @@ type Principal struct {
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
 }
+
+// ContextRequest asks for the context of a task: POST /v1/context. Only
+// Query is required; zero values mean the server's defaults (2000
+// tokens; 20 constraints, 3 procedures, 6 knowledge items, 10 facts, 3
+// recent items; 400 tokens an item).
+type ContextRequest struct {
+	Query          string `json:"query"`
+	Scope          Scope  `json:"scope"`
+	BudgetTokens   int    `json:"budget_tokens,omitempty"`
+	MaxConstraints int    `json:"max_constraints,omitempty"`
+	MaxProcedures  int    `json:"max_procedures,omitempty"`
+	MaxChunks      int    `json:"max_chunks,omitempty"`
+	MaxFacts       int    `json:"max_facts,omitempty"`
+	MaxRecent      int    `json:"max_recent,omitempty"`
+	MaxItemTokens  int    `json:"max_item_tokens,omitempty"`
+}
+
+// ContextItem is one entry of a context section. Kind is pinned, rule,
+// procedure, record, chunk, fact or activity.
+type ContextItem struct {
+	Kind        string   `json:"kind"`
+	ID          string   `json:"id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Path        string   `json:"path,omitempty"`
+	Content     string   `json:"content"`
+	Citation    string   `json:"citation,omitempty"`
+	ResourceURI string   `json:"resource_uri,omitempty"`
+	Score       float64  `json:"score,omitempty"`
+	Confidence  float64  `json:"confidence,omitempty"`
+	SuccessRate *float64 `json:"success_rate,omitempty"`
+	UseCount    *int64   `json:"use_count,omitempty"`
+	Truncated   bool     `json:"truncated,omitempty"`
+	Tokens      int      `json:"tokens"`
+}
+
+// ContextSection is one of the five sections: constraints, procedures,
+// knowledge, facts, recent.
+type ContextSection struct {
+	Name    string        `json:"name"`
+	Items   []ContextItem `json:"items"`
+	Tokens  int           `json:"tokens"`
+	Omitted int           `json:"omitted,omitempty"`
+}
+
+// ContextEnvelope is an assembled context; Markdown is what goes into a
+// prompt, never more than BudgetTokens (estimated).
+type ContextEnvelope struct {
+	Query        string           `json:"query"`
+	BudgetTokens int              `json:"budget_tokens"`
+	Tokens       int              `json:"tokens"`
+	Sufficiency  string           `json:"sufficiency"`
+	Sections     []ContextSection `json:"sections"`
+	Markdown     string           `json:"markdown"`
+	Degraded     []string         `json:"degraded,omitempty"`
+}

@@ -511,7 +511,7 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 		return // gateway users have no token: the routes answer 401
 	}
 	for _, r := range []struct{ method, path string }{
-		{"GET", "/v1/approvals"}, {"GET", "/v1/audit"}, {"GET", "/v1/agents"}, {"GET", "/users"},
+		{"GET", "/v1/approvals"}, {"GET", "/v1/audit"}, {"GET", "/v1/decisions"}, {"GET", "/v1/agents"}, {"GET", "/users"},
 	} {
 		if code, _ := e.rest(a, r.method, r.path, nil); okClass(code) != want {
 			e.t.Errorf("seed %d: %s %s by %s answered %d, the rules say %d", e.seed, r.method, r.path, a, code, want)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -184,6 +185,56 @@ var readProbes = []readProbe{
 			}
 			return shown, want
 		}},
+	{name: "context assembly (core, REST, MCP) for each record's own word", applies: anyActor, subset: true,
+		run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+			shown := map[string]bool{}
+			for _, id := range e.ids[a.p.Workspace] {
+				word := recordMarker(e.head(id).Content)
+				if word == "" || e.rng.IntN(4) != 0 { // a sample keeps the test fast
+					continue
+				}
+				for _, rid := range e.contextIDs(a, word) {
+					shown[rid] = true
+				}
+			}
+			// Context never asks for sensitive records.
+			return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, false) })
+		}},
+}
+
+// contextIDs assembles a context for query through a random path open to
+// a and returns the record ids it holds (graph facts name edges, not
+// records, and are left out).
+func (e *matrixEnv) contextIDs(a *actor, query string) []string {
+	e.t.Helper()
+	req := contextpack.Request{Query: query, BudgetTokens: 4000}
+	var env contextpack.Envelope
+	switch {
+	case a.token != "" && e.rng.IntN(3) == 0:
+		code, raw := e.rest(a, "POST", "/v1/context", req)
+		if code != http.StatusOK || json.Unmarshal(raw, &env) != nil {
+			e.t.Fatalf("seed %d: REST context as %s: %d %s", e.seed, a, code, raw)
+		}
+	case a.mcp != nil && e.rng.IntN(2) == 0:
+		raw, code := e.callTool(a, "memory_context", map[string]any{"query": query, "budget_tokens": 4000})
+		if code != http.StatusOK || json.Unmarshal(raw, &env) != nil {
+			e.t.Fatalf("seed %d: memory_context as %s: %d", e.seed, a, code)
+		}
+	default:
+		var err error
+		if env, err = contextpack.New(e.svc, nil).Assemble(e.ctx, a.p, req); err != nil {
+			e.t.Fatalf("seed %d: context as %s: %v", e.seed, a, err)
+		}
+	}
+	var ids []string
+	for _, s := range env.Sections {
+		for _, it := range s.Items {
+			if it.Kind != contextpack.KindFact && it.ID != "" {
+				ids = append(ids, it.ID)
+			}
+		}
+	}
+	return ids
 }
 
 func anyActor(*actor) bool     { return true }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
@@ -44,6 +45,9 @@ type Server struct {
 	// exportProgress, when set (by tests), is called after each exported
 	// record.
 	exportProgress func(done int)
+	// assembler builds context envelopes (POST /v1/context, the
+	// gateway's search on request).
+	assembler *contextpack.Assembler
 }
 
 // New returns a server. m may be nil.
@@ -51,8 +55,10 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{svc: svc, files: files.New(svc, files.Options{}), log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version}), streamWindow: streamWindow}
+	fs := files.New(svc, files.Options{})
+	return &Server{svc: svc, files: fs, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned()}), streamWindow: streamWindow,
+		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 
 // auth says who may call a route.
@@ -90,6 +96,7 @@ func (s *Server) Routes() []Route {
 		{"DELETE", "/v1/records/{id}", anyToken, "Forget a record, keeping a tombstone", s.forgetRecord},
 		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
 		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},
+		{"POST", "/v1/context", anyToken, "Assemble one bounded, sectioned context for a task: constraints, procedures, knowledge, graph facts, recent activity", s.assembleContext},
 		{"GET", "/v1/index", anyToken, "Search index sizes and embedding progress", s.indexStatus},
 
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
@@ -154,6 +161,7 @@ func (s *Server) Routes() []Route {
 
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
+		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
@@ -37,6 +38,13 @@ type gatewaySearchBody struct {
 	Query          *string   `json:"query"`
 	Scope          *[]string `json:"scope"`
 	TopK           *int      `json:"top_k"`
+	// Context, when present, asks for an assembled context as well.
+	Context *gatewayContextBody `json:"context"`
+}
+
+// gatewayContextBody asks the gateway's search for a context envelope.
+type gatewayContextBody struct {
+	BudgetTokens int `json:"budget_tokens"`
 }
 
 type gatewayAddBody struct {
@@ -210,7 +218,23 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string]any{"results": hits})
+	out := map[string]any{"results": hits}
+	if b.Context != nil {
+		if n := b.Context.BudgetTokens; n < 0 || n > contextpack.MaxBudget {
+			return fault.Field("context.budget_tokens", "must be between 1 and 100000 (0 or absent: the default)")
+		}
+		sc := memory.Scope{UserID: core.UserConversation(p, app, proj, "").UserID, AppID: app, ProjectID: proj}
+		if req.ConversationID != "" {
+			sc.SessionID = core.ChatSession(req.ConversationID)
+		}
+		env, err := s.assembler.Assemble(r.Context(), p, contextpack.Request{Query: req.Query, Scope: sc,
+			BudgetTokens: b.Context.BudgetTokens})
+		if err != nil {
+			return err
+		}
+		out["context"] = env
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
@@ -233,6 +235,24 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Prin
 	return writeJSON(w, http.StatusOK, page)
 }
 
+func (s *Server) listDecisions(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryPositive(r, "limit")
+	if err != nil {
+		return err
+	}
+	since, err := queryTime(r, "since")
+	if err != nil {
+		return err
+	}
+	qv := r.URL.Query()
+	page, err := s.svc.ListDecisions(r.Context(), p, core.DecisionQuery{Source: qv.Get("source"), RecordID: qv.Get("record_id"),
+		Event: qv.Get("event"), Decision: qv.Get("decision"), JobID: qv.Get("job_id"), Since: since, Cursor: qv.Get("cursor"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
 func (s *Server) verifyAudit(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	rep, err := s.svc.VerifyAudit(r.Context(), p.Workspace)
 	if err != nil {
@@ -258,6 +278,31 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, p memory.Princip
 		return err
 	}
 	return writeJSON(w, http.StatusOK, res)
+}
+
+// assembleContext answers JSON, or the Markdown rendering alone with
+// ?format=markdown.
+func (s *Server) assembleContext(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "json" && format != "markdown" {
+		return fault.Field("format", "must be json or markdown")
+	}
+	var req contextpack.Request
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	env, err := s.assembler.Assemble(r.Context(), p, req)
+	if err != nil {
+		return err
+	}
+	if format == "markdown" {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		_, err := io.WriteString(w, env.Markdown)
+		return err
+	}
+	return writeJSON(w, http.StatusOK, env)
 }
 
 func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request, _ memory.Principal) error {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
@@ -402,6 +403,8 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"ApprovalPage", core.ApprovalPage{}, true},
 		{"AuditEntry", audit.Entry{}, true},
 		{"AuditPage", core.AuditPage{}, true},
+		{"DecisionEntry", core.Decision{}, true},
+		{"DecisionPage", core.DecisionPage{}, true},
 		{"VerifyReport", core.VerifyReport{}, true},
 		{"BrokenLink", audit.BrokenError{}, true},
 		{"AuditStatus", core.AuditStatus{}, true},
@@ -452,6 +455,10 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"MemoryStoreRequest", storeBody{}, false},
 		{"StoreMemoryCreate", memoryCreateBody{}, false},
 		{"StoreMemoryUpdate", files.MemoryUpdate{}, false},
+		{"ContextRequest", contextpack.Request{}, false},
+		{"ContextEnvelope", contextpack.Envelope{}, true},
+		{"ContextSection", contextpack.Section{}, true},
+		{"ContextItem", contextpack.Item{}, true},
 	}
 	for _, c := range cases {
 		ref := "#/components/schemas/" + c.schema

@@ -6,6 +6,7 @@ import (
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/mcp"
 )
 
@@ -46,7 +47,7 @@ func runMCP(env Env, args []string) error {
 
 	// The loops run until a.Close, after the session ends.
 	go a.svc.Run(context.Background())
-	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version(), DropinOnly: *dropin})
+	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version(), DropinOnly: *dropin, Pinned: files.New(a.svc, files.Options{}).ContextPinned()})
 	if ctx.Err() != nil {
 		return nil // stopped by a signal: a graceful end, not a failure
 	}

@@ -3,8 +3,10 @@ package files
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
@@ -331,4 +333,23 @@ func (s *Service) Redact(ctx context.Context, p memory.Principal, id string, ver
 		return File{}, err
 	}
 	return toFile(r), nil
+}
+
+// ContextPinned is s as context assembly's source of pinned files
+// (internal/contextpack), so every context starts with them.
+func (s *Service) ContextPinned() contextpack.PinnedSource { return pinnedSource{s} }
+
+type pinnedSource struct{ s *Service }
+
+func (ps pinnedSource) Pinned(ctx context.Context, p memory.Principal, sc memory.Scope) ([]contextpack.PinnedFile, error) {
+	fs, err := ps.s.Pinned(ctx, p, sc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contextpack.PinnedFile, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, contextpack.PinnedFile{Path: f.Path, Content: f.Content,
+			Citation: "mem://" + f.ID + "@v" + strconv.Itoa(f.Version)})
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
@@ -178,6 +179,16 @@ type queryIn struct {
 	IncludeSensitive   bool     `json:"include_sensitive,omitempty" jsonschema:"also sensitive memories (trusted agents only)"`
 }
 
+type contextIn struct {
+	Query         string   `json:"query" jsonschema:"the task you are about to do, or your question, in natural language"`
+	Scope         *scopeIn `json:"scope,omitempty" jsonschema:"the scope to draw from; session_id also selects the recent activity"`
+	BudgetTokens  int      `json:"budget_tokens,omitempty" jsonschema:"at most this many tokens of context (estimated; default 2000)"`
+	MaxProcedures int      `json:"max_procedures,omitempty" jsonschema:"at most this many procedures (default 3)"`
+	MaxChunks     int      `json:"max_chunks,omitempty" jsonschema:"at most this many knowledge items (default 6)"`
+	MaxFacts      int      `json:"max_facts,omitempty" jsonschema:"at most this many graph facts (default 10)"`
+	MaxRecent     int      `json:"max_recent,omitempty" jsonschema:"at most this many recent items of the session (default 3)"`
+}
+
 type hitOut struct {
 	Record   recordOut `json:"record"`
 	Score    float64   `json:"score"`
@@ -290,6 +301,32 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 		}
 		return out, nil
 	}))
+
+	add(srv, &sdk.Tool{
+		Name:  "memory_context",
+		Title: "Context for a task",
+		Description: "Get everything memory holds for the task you are about to do, in one bounded Markdown context: constraints (hard rules and pinned files: obey them), " +
+			"procedures that worked (with success rates), knowledge with citations, graph facts about the entities involved, and the session's recent activity. " +
+			"Never longer than budget_tokens; the same memory gives the same context. sufficiency (low, healthy, high) says whether the knowledge found looks enough. " +
+			scopeDoc + untrustedDoc,
+		InputSchema: schemaFor[contextIn](true, nil),
+		Annotations: readHints(),
+	}, func(ctx context.Context, req *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, contextpack.Envelope, error) {
+		p, err := s.who(ctx, req.Extra)
+		if err != nil {
+			return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
+		}
+		env, err := s.asm.Assemble(ctx, p, contextpack.Request{Query: in.Query, Scope: in.Scope.scope(), BudgetTokens: in.BudgetTokens,
+			MaxProcedures: in.MaxProcedures, MaxChunks: in.MaxChunks, MaxFacts: in.MaxFacts, MaxRecent: in.MaxRecent})
+		if err != nil {
+			return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
+		}
+		text := env.Markdown
+		if text == "" {
+			text = "(memory holds nothing for this task within the budget; sufficiency " + env.Sufficiency + ")"
+		}
+		return textResult(text), env, nil
+	})
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_get",

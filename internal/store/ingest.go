@@ -87,3 +87,13 @@ type GatekeeperEntry struct {
 	Facts     int
 	CreatedAt time.Time
 }
+
+// GatekeeperQuery filters ListGatekeeperLog. Empty fields do not filter;
+// After is the id of the last row of the previous page.
+type GatekeeperQuery struct {
+	JobID    string
+	Decision string
+	Since    time.Time
+	After    string
+	Limit    int
+}

@@ -134,6 +134,9 @@ type Reader interface {
 	GetJob(ctx context.Context, ws, id string) (Job, error)
 	// ListGatekeeper returns the gatekeeper log of a job, oldest first.
 	ListGatekeeper(ctx context.Context, ws, jobID string) ([]GatekeeperEntry, error)
+	// ListGatekeeperLog pages through a workspace's whole gatekeeper log
+	// by id (ids are time-ordered), with optional filters.
+	ListGatekeeperLog(ctx context.Context, ws string, q GatekeeperQuery) ([]GatekeeperEntry, error)
 
 	// GetNode returns a graph node; ErrNotFound if absent.
 	GetNode(ctx context.Context, ws, id string) (memory.Node, error)

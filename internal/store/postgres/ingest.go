@@ -222,3 +222,38 @@ func (t *tx) DeleteMessages(ctx context.Context, ws, userID string, recordIDs []
 	}
 	return n, nil
 }
+
+func (c *conn) ListGatekeeperLog(ctx context.Context, ws string, q store.GatekeeperQuery) ([]store.GatekeeperEntry, error) {
+	sql := `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
+		FROM gatekeeper_log WHERE workspace_id = $1 AND id > $2`
+	args := []any{ws, q.After}
+	if q.JobID != "" {
+		args = append(args, q.JobID)
+		sql += fmt.Sprintf(` AND job_id = $%d`, len(args))
+	}
+	if q.Decision != "" {
+		args = append(args, q.Decision)
+		sql += fmt.Sprintf(` AND decision = $%d`, len(args))
+	}
+	if !q.Since.IsZero() {
+		args = append(args, q.Since)
+		sql += fmt.Sprintf(` AND created_at >= $%d`, len(args))
+	}
+	args = append(args, pageLimit(q.Limit))
+	sql += fmt.Sprintf(` ORDER BY id LIMIT $%d`, len(args))
+	rows, err := c.q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, mapErr("postgres: gatekeeper log", err)
+	}
+	defer rows.Close()
+	out := []store.GatekeeperEntry{}
+	for rows.Next() {
+		var e store.GatekeeperEntry
+		if err := rows.Scan(&e.Workspace, &e.ID, &e.JobID, &e.MessageID, &e.Decision, &e.Reason, &e.Pattern, &e.Facts, &e.CreatedAt); err != nil {
+			return nil, mapErr("postgres: gatekeeper log", err)
+		}
+		e.CreatedAt = utc(e.CreatedAt)
+		out = append(out, e)
+	}
+	return out, mapErr("postgres: gatekeeper log", rows.Err())
+}

@@ -244,3 +244,42 @@ func (t *tx) DeleteMessages(ctx context.Context, ws, userID string, recordIDs []
 	}
 	return n, nil
 }
+
+func (c *conn) ListGatekeeperLog(ctx context.Context, ws string, q store.GatekeeperQuery) ([]store.GatekeeperEntry, error) {
+	ctx = c.detach(ctx)
+	sql := `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
+		FROM gatekeeper_log WHERE workspace_id = ? AND id > ?`
+	args := []any{ws, q.After}
+	if q.JobID != "" {
+		sql += ` AND job_id = ?`
+		args = append(args, q.JobID)
+	}
+	if q.Decision != "" {
+		sql += ` AND decision = ?`
+		args = append(args, q.Decision)
+	}
+	if !q.Since.IsZero() {
+		sql += ` AND created_at >= ?`
+		args = append(args, micros(q.Since))
+	}
+	sql += ` ORDER BY id LIMIT ?`
+	args = append(args, pageLimit(q.Limit))
+	rows, err := c.db.QueryContext(ctx, sql, args...)
+	if err != nil {
+		return nil, mapErr("sqlite: gatekeeper log", err)
+	}
+	defer rows.Close()
+	out := []store.GatekeeperEntry{}
+	for rows.Next() {
+		var (
+			e       store.GatekeeperEntry
+			created int64
+		)
+		if err := rows.Scan(&e.Workspace, &e.ID, &e.JobID, &e.MessageID, &e.Decision, &e.Reason, &e.Pattern, &e.Facts, &created); err != nil {
+			return nil, mapErr("sqlite: gatekeeper log", err)
+		}
+		e.CreatedAt = fromMicros(created)
+		out = append(out, e)
+	}
+	return out, mapErr("sqlite: gatekeeper log", rows.Err())
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -322,6 +323,37 @@ func testGatekeeper(t *testing.T, s store.Store) {
 	got, err := s.ListGatekeeper(ctx, "a", "j1")
 	if err != nil || len(got) != 2 || got[0] != e1 || got[1] != e2 {
 		t.Fatalf("ListGatekeeper = %+v, %v; want e1, e2", got, err)
+	}
+
+	// The workspace-wide log pages by id (time-ordered ids: e2 was
+	// created first), filters, and never crosses workspaces.
+	e4 := store.GatekeeperEntry{ID: memory.NewID(), Workspace: "a", JobID: "j2", MessageID: "m4", Decision: "skip",
+		Reason: "no pattern matched", CreatedAt: T0.Add(2 * time.Second)}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertGatekeeper(ctx, e4) })
+	all, err := s.ListGatekeeperLog(ctx, "a", store.GatekeeperQuery{Limit: 10})
+	if err != nil || len(all) != 3 || all[0] != e1 || all[1] != e2 || all[2] != e4 {
+		t.Fatalf("ListGatekeeperLog = %+v, %v; want e1, e2, e4 by id", all, err)
+	}
+	page, err := s.ListGatekeeperLog(ctx, "a", store.GatekeeperQuery{After: e1.ID, Limit: 1})
+	if err != nil || len(page) != 1 || page[0] != e2 {
+		t.Fatalf("page after e1 = %+v, %v; want e2", page, err)
+	}
+	for name, c := range map[string]struct {
+		q    store.GatekeeperQuery
+		want []store.GatekeeperEntry
+	}{
+		"decision": {store.GatekeeperQuery{Decision: "skip"}, []store.GatekeeperEntry{e2, e4}},
+		"job":      {store.GatekeeperQuery{JobID: "j2"}, []store.GatekeeperEntry{e4}},
+		"since":    {store.GatekeeperQuery{Since: T0.Add(time.Second)}, []store.GatekeeperEntry{e2, e4}},
+		"both":     {store.GatekeeperQuery{Decision: "skip", JobID: "j1"}, []store.GatekeeperEntry{e2}},
+	} {
+		got, err := s.ListGatekeeperLog(ctx, "a", c.q)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: ListGatekeeperLog = %+v, %v; want %+v", name, got, err, c.want)
+		}
+	}
+	if got, err := s.ListGatekeeperLog(ctx, "b", store.GatekeeperQuery{}); err != nil || len(got) != 1 || got[0] != e3 {
+		t.Errorf("workspace b = %+v, %v; want e3 only", got, err)
 	}
 }
 
