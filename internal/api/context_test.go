@@ -172,3 +172,34 @@ func TestCodingAgentScenarioOverMCP(t *testing.T) {
 		t.Fatalf("REST and MCP differ:\n%s\n---\n%s", viaREST.Markdown, text)
 	}
 }
+
+// TestContextPinsMemoryFiles: a pinned memory file (issue 15) leads every
+// context its reader asks for, before the rules; an unpinned one does not
+// appear as a constraint, and another agent's private pinned file stays
+// hidden.
+func TestContextPinsMemoryFiles(t *testing.T) {
+	h := newHarness(t, nil)
+	h.mustDo("POST", "/v1/files", "std", map[string]any{"path": "/memories/MEMORY.md", "content": "- run the tests before every push\n",
+		"pinned": true, "scope": map[string]any{"project_id": "shop"}}, http.StatusCreated, nil)
+	h.mustDo("POST", "/v1/files", "std", map[string]any{"path": "/memories/notes.md", "content": "- scratch notes\n",
+		"scope": map[string]any{"project_id": "shop"}}, http.StatusCreated, nil)
+	h.mustDo("POST", "/v1/files", "trusted", map[string]any{"path": "/memories/PRIVATE.md", "content": "- private to its writer\n",
+		"pinned": true, "access": "agent", "scope": map[string]any{"project_id": "shop"}}, http.StatusCreated, nil)
+	h.write("op", map[string]any{"type": "belief", "category": "rule", "content": "Never deploy the shop on Fridays",
+		"scope": map[string]any{"project_id": "shop"}}, http.StatusCreated)
+	req := map[string]any{"query": "how does the shop deploy", "scope": map[string]any{"project_id": "shop"}, "budget_tokens": 500}
+	var env contextpack.Envelope
+	h.mustDo("POST", "/v1/context", "std", req, http.StatusOK, &env)
+	if len(env.Sections) == 0 || len(env.Sections[0].Items) < 2 {
+		t.Fatalf("constraints: %+v", env.Sections)
+	}
+	first := env.Sections[0].Items[0]
+	if !strings.Contains(first.Content, "run the tests before every push") {
+		t.Fatalf("the pinned file does not come first: %+v", env.Sections[0].Items)
+	}
+	for _, it := range env.Sections[0].Items {
+		if strings.Contains(it.Content, "scratch notes") || strings.Contains(it.Content, "private to its writer") {
+			t.Fatalf("an unpinned or unreadable file is a constraint: %+v", env.Sections[0].Items)
+		}
+	}
+}
