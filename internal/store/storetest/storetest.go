@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FindDuplicate", testFindDuplicate},
 		{"PurgeRecord", testPurgeRecord},
 		{"TouchRecords", testTouchRecords},
+		{"SetDecayScores", testSetDecayScores},
 		{"Approvals", testApprovals},
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"AuditChain", testAuditChain},
