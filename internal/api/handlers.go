@@ -117,6 +117,14 @@ func (s *Server) forgetRecord(w http.ResponseWriter, r *http.Request, p memory.P
 	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
 }
 
+func (s *Server) restoreRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	rec, err := s.svc.Restore(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
+}
+
 func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	sens, err := queryBool(r, "include_sensitive")
 	if err != nil {
