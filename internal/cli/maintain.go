@@ -30,15 +30,15 @@ func runMaintain(env Env, args []string) error {
 	} else {
 		fs.BoolVar(&dryRun, "dry-run", false, "report what the job would do and write nothing")
 		fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
-		fs.IntVar(&batch, "batch", 500, "records per transaction (1-5000)")
+		fs.IntVar(&batch, "batch", 500, "records per transaction (1-500)")
 		if err := parse(env, fs, cfg, args); err != nil {
 			return err
 		}
 		if fs.NArg() > 0 {
 			return usagef("maintain %s takes no arguments", sub)
 		}
-		if batch < 1 || batch > 5000 {
-			return usagef("--batch: must be between 1 and 5000")
+		if batch < 1 || batch > 500 {
+			return usagef("--batch: must be between 1 and 500")
 		}
 	}
 	// The index is kept current by the writes; archiving publishes to it.

@@ -68,6 +68,18 @@ func TestMaintainCommands(t *testing.T) {
 	if got.Status != memory.Active {
 		t.Fatalf("restored %s", got.Status)
 	}
+	for range 3 {
+		mustJSON(t, run(t, dir, env, "write", "--type", "episode", "--content", "the release train leaves on Tuesdays", "--json"), &w)
+	}
+	var crep struct{ Inserted, Reviews int }
+	mustJSON(t, run(t, dir, env, "maintain", "consolidate", "--json"), &crep)
+	if crep.Inserted != 1 || crep.Reviews != 1 {
+		t.Fatalf("consolidate %+v", crep)
+	}
+	if r := run(t, dir, env, "approvals", "list"); !strings.Contains(r.stdout, "consolidation") {
+		t.Fatalf("the proposal is not in the review queue: %s", r.stdout)
+	}
+
 	for _, c := range []struct {
 		args []string
 		code int

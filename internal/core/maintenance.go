@@ -49,6 +49,10 @@ type MaintenanceBatch struct {
 	Inserts []MaintenanceInsert
 	// Approvals are review items on existing records (conflicts).
 	Approvals []memory.Approval
+	// Settings are database settings stored with the batch (the marks
+	// that make a job idempotent, such as the groups consolidation has
+	// proposed). Keys and values must hold no content: ids and hashes.
+	Settings map[string]string
 	// CursorKey, when set, stores Cursor as that database setting in the
 	// same transaction: a job killed after this batch resumes after it.
 	CursorKey, Cursor string
@@ -68,6 +72,9 @@ type MaintenanceResult struct {
 func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (MaintenanceResult, error) {
 	if b.Origin != memory.OriginMaintenance && b.Origin != memory.OriginConsolidation {
 		return MaintenanceResult{}, fault.Field("origin", "must be maintenance or consolidation")
+	}
+	if b.Workspace == "" {
+		return MaintenanceResult{}, fault.Field("workspace", "is required")
 	}
 	now := s.clock()
 	sys := systemPrincipal(b.Workspace)
@@ -162,6 +169,11 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			if _, err := appendAudit(ctx, tx, b.Workspace, sys, "", "maintenance.review", now, map[string]any{
 				"job": b.Job, "origin": b.Origin, "record_id": a.RecordID, "approval_id": id,
 				"kind": string(a.Kind), "reason": a.Reason}); err != nil {
+				return err
+			}
+		}
+		for k, v := range b.Settings {
+			if err := tx.PutSetting(ctx, k, v); err != nil {
 				return err
 			}
 		}

@@ -27,19 +27,20 @@ import (
 
 // Job names.
 const (
-	JobDecay   = "decay"
-	JobArchive = "archive"
+	JobDecay       = "decay"
+	JobArchive     = "archive"
+	JobConsolidate = "consolidate"
 )
 
 // Jobs lists the jobs a scheduled sweep runs, in order.
-var Jobs = []string{JobDecay, JobArchive}
+var Jobs = []string{JobDecay, JobArchive, JobConsolidate}
 
 // Options configure a Maintainer.
 type Options struct {
 	// Now is the clock policy decisions use; nil is time.Now.
 	Now func() time.Time
-	// Batch is how many records one page (one transaction) covers; 0 is
-	// 500.
+	// Batch is how many records one page (one transaction) covers, at
+	// most (and by default) store.MaxLimit.
 	Batch int
 	// DryRun computes what the jobs would do and writes nothing.
 	DryRun bool
@@ -58,8 +59,8 @@ func New(svc *core.Service, o Options) *Maintainer {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Batch <= 0 {
-		o.Batch = 500
+	if o.Batch <= 0 || o.Batch > store.MaxLimit {
+		o.Batch = store.MaxLimit
 	}
 	return &Maintainer{svc: svc, o: o}
 }
@@ -117,6 +118,8 @@ func (m *Maintainer) Run(ctx context.Context, job string) (Report, error) {
 		return m.Decay(ctx)
 	case JobArchive:
 		return m.Archive(ctx)
+	case JobConsolidate:
+		return m.Consolidate(ctx)
 	}
 	return Report{}, fault.Field("job", "must be one of "+strings.Join(Jobs, ", "))
 }
