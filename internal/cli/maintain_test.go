@@ -69,7 +69,7 @@ func TestMaintainCommands(t *testing.T) {
 		t.Fatalf("restored %s", got.Status)
 	}
 	for range 3 {
-		mustJSON(t, run(t, dir, env, "write", "--type", "episode", "--content", "the release train leaves on Tuesdays", "--json"), &w)
+		mustJSON(t, run(t, dir, env, "write", "--type", "episode", "--content", "the release team uses a Tuesday train", "--json"), &w)
 	}
 	var crep struct{ Inserted, Reviews int }
 	mustJSON(t, run(t, dir, env, "maintain", "consolidate", "--json"), &crep)
