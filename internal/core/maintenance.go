@@ -47,7 +47,8 @@ type MaintenanceBatch struct {
 	Decay   map[string]float64
 	Changes []MaintenanceChange
 	Inserts []MaintenanceInsert
-	// Approvals are review items on existing records (conflicts).
+	// Approvals are review items on existing records (conflicts); one
+	// whose record's change was skipped is not opened.
 	Approvals []memory.Approval
 	// Settings are database settings stored with the batch (the marks
 	// that make a job idempotent, such as the groups consolidation has
@@ -82,6 +83,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 	var published []memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		res, published = MaintenanceResult{}, nil
+		skipped := map[string]bool{}
 		if len(b.Decay) > 0 {
 			if err := tx.SetDecayScores(ctx, b.Workspace, b.Decay); err != nil {
 				return err
@@ -96,6 +98,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			head, err := tx.GetRecord(ctx, b.Workspace, c.Next.ID)
 			if errors.Is(err, store.ErrNotFound) {
 				res.Skipped++
+				skipped[c.Next.ID] = true
 				continue
 			}
 			if err != nil {
@@ -103,6 +106,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			}
 			if head.Version != c.ExpectedVersion || head.Status == memory.Forgotten {
 				res.Skipped++
+				skipped[c.Next.ID] = true
 				continue
 			}
 			next := c.Next
@@ -161,6 +165,9 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			published = append(published, r)
 		}
 		for _, a := range b.Approvals {
+			if skipped[a.RecordID] {
+				continue // its record moved on; the next run decides again
+			}
 			id, err := s.openReview(ctx, tx, b.Workspace, a.RecordID, a.Kind, a.Reason, now)
 			if err != nil {
 				return err

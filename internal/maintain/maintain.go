@@ -30,10 +30,11 @@ const (
 	JobDecay       = "decay"
 	JobArchive     = "archive"
 	JobConsolidate = "consolidate"
+	JobConflicts   = "conflicts"
 )
 
 // Jobs lists the jobs a scheduled sweep runs, in order.
-var Jobs = []string{JobDecay, JobArchive, JobConsolidate}
+var Jobs = []string{JobDecay, JobArchive, JobConsolidate, JobConflicts}
 
 // Options configure a Maintainer.
 type Options struct {
@@ -120,6 +121,8 @@ func (m *Maintainer) Run(ctx context.Context, job string) (Report, error) {
 		return m.Archive(ctx)
 	case JobConsolidate:
 		return m.Consolidate(ctx)
+	case JobConflicts:
+		return m.Conflicts(ctx)
 	}
 	return Report{}, fault.Field("job", "must be one of "+strings.Join(Jobs, ", "))
 }
