@@ -26,6 +26,9 @@ type MaintenanceChange struct {
 	Event string
 	// Payload holds ids, counts and reasons only: never content.
 	Payload map[string]any
+	// Decision is the gate decision recorded on the version; "" is
+	// accepted (rescreen records quarantined).
+	Decision string
 }
 
 // MaintenanceInsert is a new record a maintenance job proposes, with the
@@ -113,6 +116,9 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			decisionID := memory.NewID()
 			next.Version, next.UpdatedAt, next.ModifiedBy = head.Version+1, now, sys.ID
 			next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: b.Origin}
+			if c.Decision != "" {
+				next.Gate.Decision = c.Decision
+			}
 			if err := s.policy.CheckSchema(next); err != nil {
 				return err
 			}
@@ -120,7 +126,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 				return err
 			}
 			payload := map[string]any{"job": b.Job, "origin": b.Origin, "record_id": next.ID, "version": next.Version,
-				"from_status": string(head.Status), "status": string(next.Status)}
+				"from_status": string(head.Status), "status": string(next.Status), "decision": next.Gate.Decision}
 			for k, v := range c.Payload {
 				payload[k] = v
 			}

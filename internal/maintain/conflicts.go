@@ -46,7 +46,7 @@ func (m *Maintainer) Conflicts(ctx context.Context) (Report, error) {
 		groups := map[groupKey][]memory.Record{}
 		err := m.scan(ctx, w.ID, []memory.Status{memory.Active}, func(r memory.Record) {
 			rep.Scanned++
-			if !slices.Contains(types, r.Type) {
+			if r.InvalidatedAt != nil || !slices.Contains(types, r.Type) {
 				return
 			}
 			c := extract.ParseClaim(r.Content)

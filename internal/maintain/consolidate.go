@@ -98,6 +98,9 @@ func (m *Maintainer) consolidateWorkspace(ctx context.Context, ws string, rep *R
 	believed := map[groupKey]bool{}
 	err := m.scan(ctx, ws, []memory.Status{memory.Active}, func(r memory.Record) {
 		rep.Scanned++
+		if r.InvalidatedAt != nil {
+			return
+		}
 		switch {
 		case r.Type == memory.Episode:
 			if k := claimKey(extract.ParseClaim(r.Content)); k != "" {
@@ -283,12 +286,14 @@ func sortedKeys(m map[groupKey][]memory.Record) []groupKey {
 	return keys
 }
 
-// scan calls fn for every record of statuses in ws, in pages.
+// scan calls fn for every record of statuses in ws, in pages, the
+// invalidated included (callers that want what memgate believes skip
+// them).
 func (m *Maintainer) scan(ctx context.Context, ws string, statuses []memory.Status, fn func(memory.Record)) error {
 	before := ""
 	for {
 		rs, err := m.svc.Store().ListRecords(ctx, ws, store.RecordQuery{
-			Statuses: statuses, Access: allAccess, Before: before, Limit: m.o.Batch,
+			Statuses: statuses, Access: allAccess, IncludeInvalidated: true, Before: before, Limit: m.o.Batch,
 		})
 		if err != nil {
 			return fault.Wrap(fault.Unavailable, err, "listing records")

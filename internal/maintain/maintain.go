@@ -33,8 +33,9 @@ const (
 	JobConflicts   = "conflicts"
 )
 
-// Jobs lists the jobs a scheduled sweep runs, in order.
-var Jobs = []string{JobDecay, JobArchive, JobConsolidate, JobConflicts}
+// Jobs lists the jobs a scheduled sweep runs, in order; the sweep runs
+// rescreen only when the screening rules changed.
+var Jobs = []string{JobDecay, JobArchive, JobConsolidate, JobConflicts, JobRescreen}
 
 // Options configure a Maintainer.
 type Options struct {
@@ -123,6 +124,8 @@ func (m *Maintainer) Run(ctx context.Context, job string) (Report, error) {
 		return m.Consolidate(ctx)
 	case JobConflicts:
 		return m.Conflicts(ctx)
+	case JobRescreen:
+		return m.Rescreen(ctx)
 	}
 	return Report{}, fault.Field("job", "must be one of "+strings.Join(Jobs, ", "))
 }
@@ -235,6 +238,15 @@ var allAccess = store.AccessFilter{Levels: memory.AccessLevels}
 func (m *Maintainer) Sweep(ctx context.Context) ([]Report, error) {
 	var out []Report
 	for _, j := range Jobs {
+		if j == JobRescreen {
+			due, err := m.rescreenDue(ctx)
+			if err != nil {
+				return out, err
+			}
+			if !due {
+				continue
+			}
+		}
 		r, err := m.Run(ctx, j)
 		if err != nil {
 			return out, fmt.Errorf("maintenance %s: %w", j, err)
