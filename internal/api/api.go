@@ -86,6 +86,7 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/records/{id}", anyToken, "Get a record, a version, or its state known at a time", s.getRecord},
 		{"PATCH", "/v1/records/{id}", anyToken, "Write a new version of a record (expected_version required)", s.patchRecord},
 		{"DELETE", "/v1/records/{id}", anyToken, "Forget a record, keeping a tombstone", s.forgetRecord},
+		{"POST", "/v1/records/{id}/outcome", anyToken, "Report how following a procedure (a skill record) went; updates its success rate", s.recordOutcome},
 		{"POST", "/v1/records/{id}/restore", operator, "Restore an archived record (a new, active version)", s.restoreRecord},
 		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
 		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},

@@ -117,6 +117,25 @@ func (s *Server) forgetRecord(w http.ResponseWriter, r *http.Request, p memory.P
 	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
 }
 
+type outcomeRequest struct {
+	Outcome *float64 `json:"outcome"`
+}
+
+func (s *Server) recordOutcome(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req outcomeRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	if req.Outcome == nil {
+		return fault.Field("outcome", "is required: 1 success, 0 failure")
+	}
+	res, err := s.svc.ReportOutcome(r.Context(), p, r.PathValue("id"), *req.Outcome)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
 func (s *Server) restoreRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	rec, err := s.svc.Restore(r.Context(), p, r.PathValue("id"))
 	if err != nil {

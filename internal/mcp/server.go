@@ -65,6 +65,7 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	srv.AddReceivingMiddleware(argumentErrors)
 	s.addMemoryTools(srv)
 	s.addGraphTools(srv)
+	s.addProcedureTools(srv)
 	s.addCompatTools(srv)
 	s.addResources(srv)
 	return srv

@@ -311,7 +311,7 @@ func TestToolList(t *testing.T) {
 	}
 	want := []string{"add_observations", "create_entities", "create_relations", "delete_entities", "delete_observations",
 		"delete_relations", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory_forget",
-		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "read_graph", "search_nodes"}
+		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "procedure_outcome", "read_graph", "search_nodes"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
