@@ -89,6 +89,8 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/records/{id}/outcome", anyToken, "Report how following a procedure (a skill record) went; updates its success rate", s.recordOutcome},
 		{"POST", "/v1/records/{id}/restore", operator, "Restore an archived record (a new, active version)", s.restoreRecord},
 		{"GET", "/v1/records/{id}/history", anyToken, "Every version of a record", s.recordHistory},
+		{"POST", "/v1/sessions/{session_id}/events", anyToken, "Append an event to a session's log (append-only)", s.appendEvent},
+		{"GET", "/v1/sessions/{session_id}/events", anyToken, "A session's events, newest first", s.listEvents},
 		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},
 		{"GET", "/v1/index", anyToken, "Search index sizes and embedding progress", s.indexStatus},
 

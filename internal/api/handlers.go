@@ -117,6 +117,30 @@ func (s *Server) forgetRecord(w http.ResponseWriter, r *http.Request, p memory.P
 	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
 }
 
+func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req core.EventRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.AppendEvent(r.Context(), p, r.PathValue("session_id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryPositive(r, "limit")
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.ListEvents(r.Context(), p, r.PathValue("session_id"), r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
 type outcomeRequest struct {
 	Outcome *float64 `json:"outcome"`
 }

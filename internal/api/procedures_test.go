@@ -90,3 +90,27 @@ func TestProcedures(t *testing.T) {
 		"metadata": map[string]any{"trigger": "secret trick"}}, 201).Record
 	h.wantError("POST", "/v1/records/"+mine.ID+"/outcome", "std2", map[string]any{"outcome": 1}, 404, "not_found")
 }
+
+// TestSessionEventsREST: append to a session's log and read it back;
+// bad kinds and outcomes are 400 naming the field; events are not patched.
+func TestSessionEventsREST(t *testing.T) {
+	h := newHarness(t, nil)
+	var w writeResult
+	h.mustDo("POST", "/v1/sessions/s9/events", "std", map[string]any{"kind": "action", "content": "opened the PR"}, 201, &w)
+	if w.Record.Type != memory.Episode || w.Record.Category != "event" || w.Record.Scope.SessionID != "s9" {
+		t.Fatalf("event %+v", w.Record)
+	}
+	h.mustDo("POST", "/v1/sessions/s9/events", "std", map[string]any{"kind": "outcome", "outcome": "failure", "content": "CI failed"}, 201, nil)
+	e := h.wantError("POST", "/v1/sessions/s9/events", "std", map[string]any{"kind": "mood", "content": "x"}, 400, "invalid_argument")
+	if e.Error.Details["field"] != "kind" {
+		t.Fatalf("error %+v", e)
+	}
+	h.wantError("POST", "/v1/sessions/s9/events", "std", map[string]any{"kind": "action", "outcome": "failure", "content": "x"}, 400, "invalid_argument")
+	var page struct{ Records []memory.Record }
+	h.mustDo("GET", "/v1/sessions/s9/events", "std2", nil, 200, &page)
+	if len(page.Records) != 2 || page.Records[1].ID != w.Record.ID {
+		t.Fatalf("log %+v", page.Records)
+	}
+	v := 1
+	h.wantError("PATCH", "/v1/records/"+w.Record.ID, "std", map[string]any{"expected_version": v, "content": "rewrote history"}, 409, "conflict")
+}

@@ -35,7 +35,7 @@ const (
 
 // Jobs lists the jobs a scheduled sweep runs, in order; the sweep runs
 // rescreen only when the screening rules changed.
-var Jobs = []string{JobDecay, JobArchive, JobConsolidate, JobConflicts, JobRescreen}
+var Jobs = []string{JobDecay, JobArchive, JobConsolidate, JobConflicts, JobRescreen, JobLessons}
 
 // Options configure a Maintainer.
 type Options struct {
@@ -126,6 +126,8 @@ func (m *Maintainer) Run(ctx context.Context, job string) (Report, error) {
 		return m.Conflicts(ctx)
 	case JobRescreen:
 		return m.Rescreen(ctx)
+	case JobLessons:
+		return m.Lessons(ctx)
 	}
 	return Report{}, fault.Field("job", "must be one of "+strings.Join(Jobs, ", "))
 }

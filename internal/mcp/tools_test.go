@@ -310,7 +310,7 @@ func TestToolList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"add_observations", "create_entities", "create_relations", "delete_entities", "delete_observations",
-		"delete_relations", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory_forget",
+		"delete_relations", "event_append", "event_list", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory_forget",
 		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "procedure_outcome", "read_graph", "search_nodes"}
 	var names []string
 	for _, tool := range res.Tools {
@@ -320,7 +320,7 @@ func TestToolList(t *testing.T) {
 			t.Errorf("%s: missing description, annotations or schemas", tool.Name)
 			continue
 		}
-		read := slices.Contains([]string{"memory_query", "memory_get", "memory_history", "graph_neighbors", "graph_path",
+		read := slices.Contains([]string{"memory_query", "memory_get", "memory_history", "event_list", "graph_neighbors", "graph_path",
 			"read_graph", "search_nodes", "open_nodes"}, tool.Name)
 		destructive := strings.HasPrefix(tool.Name, "delete_") || tool.Name == "memory_forget"
 		if a.ReadOnlyHint != read || a.DestructiveHint == nil || *a.DestructiveHint != destructive {
