@@ -46,10 +46,10 @@ type EventRequest struct {
 	// Outcome is success or failure, for kind outcome.
 	Outcome string `json:"outcome,omitempty"`
 	// Tool names the tool of a tool_result.
-	Tool     string          `json:"tool,omitempty"`
-	Entities []string        `json:"entities,omitempty"`
-	Access   memory.Access   `json:"access,omitempty"`
-	Scope    memory.Scope    `json:"scope"`
+	Tool     string        `json:"tool,omitempty"`
+	Entities []string      `json:"entities,omitempty"`
+	Access   memory.Access `json:"access,omitempty"`
+	Scope    memory.Scope  `json:"scope"`
 }
 
 // EventMeta is the typed metadata of an event record.

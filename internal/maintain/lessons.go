@@ -121,7 +121,7 @@ func (m *Maintainer) lesson(before []memory.Record, failure memory.Record) core.
 		ID: memory.NewID(), Type: memory.Reflection, Category: CategoryLesson, Content: content,
 		Metadata: json.RawMessage(`{}`), Entities: ents,
 		Status: memory.Provisional, Scope: failure.Scope, Access: failure.Access, Classification: failure.Classification,
-		Source: memory.Source{Agent: "memgate", PrincipalID: "system", Kind: memory.Inferred, Confidence: 0.6, Evidence: ev},
+		Source:     memory.Source{Agent: "memgate", PrincipalID: "system", Kind: memory.Inferred, Confidence: 0.6, Evidence: ev},
 		DecayScore: 1, Path: memory.PathSlow,
 	}
 	if failure.Access == memory.AgentOnly {
