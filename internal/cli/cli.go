@@ -87,7 +87,7 @@ func commands() []command {
 		{"users", "create, list, revoke or rotate-key Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
-		{"maintain", "run a maintenance job once (decay, archive, consolidate, conflicts, rescreen, lessons), or restore an archived record", runMaintain},
+		{"maintain", "run a maintenance job (decay, archive, consolidate, conflicts, rescreen, lessons) or all (sweep) once, or restore an archived record", runMaintain},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},

@@ -13,7 +13,7 @@ import (
 // a schedule), or restores an archived record. Progress goes to stderr;
 // the report to stdout.
 func runMaintain(env Env, args []string) error {
-	names := append(append([]string{}, maintain.Jobs...), "restore")
+	names := append(append([]string{}, maintain.Jobs...), "sweep", "restore")
 	sub, args, err := subcommand(args, names...)
 	if err != nil {
 		return err
@@ -63,23 +63,38 @@ func runMaintain(env Env, args []string) error {
 				}
 			}
 		}
-		rep, err := maintain.New(a.svc, o).Run(ctx, sub)
+		m := maintain.New(a.svc, o)
+		if sub == "sweep" {
+			// Every job, as serve's schedule runs them.
+			reps, err := m.Sweep(ctx)
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, reps, func(w io.Writer) {
+				for _, rep := range reps {
+					printReport(w, rep)
+				}
+			})
+		}
+		rep, err := m.Run(ctx, sub)
 		if err != nil {
 			return err
 		}
-		return output(env, asJSON, rep, func(w io.Writer) {
-			verb := ""
-			if rep.DryRun {
-				verb = " (dry run: nothing written)"
-			}
-			resumed := ""
-			if rep.Resumed {
-				resumed = ", resumed an interrupted run"
-			}
-			fmt.Fprintf(w, "%s: scanned %d, decayed %d, changed %d, inserted %d, reviews %d, skipped %d%s%s\n",
-				rep.Job, rep.Scanned, rep.Decayed, rep.Changed, rep.Inserted, rep.Reviews, rep.Skipped, resumed, verb)
-		})
+		return output(env, asJSON, rep, func(w io.Writer) { printReport(w, rep) })
 	})
+}
+
+func printReport(w io.Writer, rep maintain.Report) {
+	verb := ""
+	if rep.DryRun {
+		verb = " (dry run: nothing written)"
+	}
+	resumed := ""
+	if rep.Resumed {
+		resumed = ", resumed an interrupted run"
+	}
+	fmt.Fprintf(w, "%s: scanned %d, decayed %d, changed %d, inserted %d, reviews %d, skipped %d%s%s\n",
+		rep.Job, rep.Scanned, rep.Decayed, rep.Changed, rep.Inserted, rep.Reviews, rep.Skipped, resumed, verb)
 }
 
 func printProgress(w io.Writer, p maintain.Progress) {

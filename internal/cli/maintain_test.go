@@ -80,6 +80,12 @@ func TestMaintainCommands(t *testing.T) {
 		t.Fatalf("the proposal is not in the review queue: %s", r.stdout)
 	}
 
+	var sweep []struct{ Job string }
+	mustJSON(t, run(t, dir, env, "maintain", "sweep", "--json", "--quiet"), &sweep)
+	if len(sweep) < 5 || sweep[0].Job != "decay" {
+		t.Fatalf("sweep %+v", sweep)
+	}
+
 	for _, c := range []struct {
 		args []string
 		code int
