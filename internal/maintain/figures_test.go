@@ -62,7 +62,7 @@ func TestGenerateSweepFigureData(t *testing.T) {
 				created := memory.Canon(now.Add(-time.Duration(rng.Int64N(int64(730 * 24 * time.Hour)))))
 				r := memory.Record{ID: memory.NewID(), Type: typ, Category: "", Content: content, ContentSHA256: memory.SHA256Hex(content),
 					Metadata: []byte(`{}`), Entities: []string{"person:" + p}, Version: 1, Status: memory.Active,
-					Source: memory.Source{Agent: "gen", PrincipalID: "gen", Kind: memory.Observed, Confidence: 0.9, Evidence: []string{}},
+					Source:     memory.Source{Agent: "gen", PrincipalID: "gen", Kind: memory.Observed, Confidence: 0.9, Evidence: []string{}},
 					IngestedAt: created, Access: memory.Public, Gate: memory.GateInfo{DecisionID: memory.NewID(), Decision: "accepted", Origin: "external"},
 					DecayScore: 1, Path: memory.PathFast, CreatedAt: created, UpdatedAt: created, ModifiedBy: "gen"}
 				if rng.IntN(3) == 0 {
