@@ -122,6 +122,13 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 			if err := s.policy.CheckSchema(next); err != nil {
 				return err
 			}
+			if next.Status == memory.Quarantined && head.Status != memory.Quarantined {
+				// A queued record found to hold PII: its pending item must not
+				// activate it; the quarantine item replaces it.
+				if err := closeApprovals(ctx, tx, sys, next.ID, memory.ApprovalRejected, now); err != nil {
+					return err
+				}
+			}
 			if err := tx.UpdateRecord(ctx, b.Workspace, next, head.Version); err != nil {
 				return err
 			}

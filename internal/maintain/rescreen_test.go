@@ -31,6 +31,11 @@ func TestRescreenQuarantinesAndPropagates(t *testing.T) {
 		derived := w("Frank can be reached by mail", leak.ID)
 		second := w("Frank is reachable", derived.ID)
 		unrelated := w("Frank works on the platform", clean.ID)
+		queued, err := e.svc.Write(ctx, e.op, core.WriteRequest{Type: memory.Belief, Status: memory.Provisional,
+			Content: "Frank's phone is +1 415 555 0134"})
+		if err != nil || queued.ApprovalID == "" {
+			t.Fatalf("queued write %+v %v", queued, err)
+		}
 
 		// The rules change: the screen is on again.
 		svc := core.New(core.Options{Store: e.st, Policy: gate.Default(), Now: e.clk.Now})
@@ -39,10 +44,10 @@ func TestRescreenQuarantinesAndPropagates(t *testing.T) {
 			t.Fatalf("rescreen not due after a rules change: %v", err)
 		}
 		rep, err := m.Rescreen(ctx)
-		if err != nil || rep.Changed != 3 || rep.Reviews != 3 {
+		if err != nil || rep.Changed != 4 || rep.Reviews != 4 {
 			t.Fatalf("rescreen %+v %v", rep, err)
 		}
-		for _, r := range []memory.Record{leak, derived, second} {
+		for _, r := range []memory.Record{leak, derived, second, queued.Record} {
 			g := e.get(t, r.ID)
 			if g.Status != memory.Quarantined || g.Access != memory.Sensitive || g.Gate.Decision != memory.DecisionQuarantined ||
 				g.Gate.Origin != memory.OriginMaintenance {
@@ -55,8 +60,13 @@ func TestRescreenQuarantinesAndPropagates(t *testing.T) {
 			}
 		}
 		page, err := svc.ListApprovals(ctx, e.op, memory.ApprovalOpen, "", 50)
-		if err != nil || len(page.Items) != 3 {
+		if err != nil || len(page.Items) != 4 {
 			t.Fatalf("quarantine items %d %v", len(page.Items), err)
+		}
+		for _, it := range page.Items {
+			if it.Kind != memory.ApprovalQuarantine {
+				t.Fatalf("a %s item is still open for a quarantined record: %+v", it.Kind, it)
+			}
 		}
 		if rep, err := m.Rescreen(ctx); err != nil || rep.Changed != 0 || rep.Reviews != 0 {
 			t.Fatalf("second rescreen %+v %v", rep, err)
@@ -74,7 +84,7 @@ func TestRescreenQuarantinesAndPropagates(t *testing.T) {
 			}
 		}
 		// Audit: one record.rescreen per quarantined record.
-		if n := e.auditEvents(t)["record.rescreen"]; n != 3 {
+		if n := e.auditEvents(t)["record.rescreen"]; n != 4 {
 			t.Fatalf("%d rescreen audits", n)
 		}
 	})
