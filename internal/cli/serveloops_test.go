@@ -24,7 +24,7 @@ func TestServeRunsMaintenance(t *testing.T) {
 		t.Fatal("mcp runs the maintenance sweep")
 	}
 	neg := config.Default()
-	neg.MaintenanceInterval = -time.Second
+	neg.DataDir, neg.MaintenanceInterval = t.TempDir(), -time.Second
 	if err := neg.Validate(); err == nil || !strings.Contains(err.Error(), "maintenance-interval") {
 		t.Fatalf("a negative interval: %v", err)
 	}
