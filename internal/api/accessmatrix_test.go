@@ -248,6 +248,9 @@ func (e *matrixEnv) populate(ws string, n int) {
 		if i%3 == 0 { // a memory file (internal/files), for the file read probes
 			req.Type, req.Category, req.Addressed = memory.Resource, "file", true
 			req.Metadata = json.RawMessage(fmt.Sprintf(`{"file_path":"/memories/%s/%d.md"}`, ws, i))
+		} else if req.Type == memory.Episode && e.rng.IntN(2) == 0 && req.Supersedes == "" {
+			// A session event: the session log is a read path of its own.
+			req.Category, req.Scope.SessionID, req.Metadata = core.EventCategory, matrixSession, json.RawMessage(`{"event":"note"}`)
 		}
 		req.Content = fmt.Sprintf("matrixnote %s %s item %d", ws, marker(), i) + req.Content
 		req.Entities = e.matrixEntities(req.Content)
@@ -294,7 +297,7 @@ func (e *matrixEnv) populate(ws string, n int) {
 		}
 		switch k {
 		case 0:
-			if head.Status != memory.Superseded {
+			if _, ev := core.EventOf(head); head.Status != memory.Superseded && !ev { // events are append-only
 				v := head.Version
 				if _, err := e.svc.Patch(e.ctx, op.p, id, core.PatchRequest{ExpectedVersion: &v, Invalidate: true}); err != nil {
 					e.t.Fatalf("seed %d: invalidate %s: %v", e.seed, id, err)

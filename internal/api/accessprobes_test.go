@@ -9,6 +9,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -164,6 +165,52 @@ var readProbes = []readProbe{
 		}
 		return shown, e.wantSet(a, func(h memory.Record) bool { return accessRules.read(a.p, h, false) })
 	}},
+	{name: "session events (core, REST, MCP)", applies: anyActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
+		shown := map[string]bool{}
+		for cursor := ""; ; {
+			page, err := e.svc.ListEvents(e.ctx, a.p, matrixSession, cursor, 7)
+			if err != nil {
+				e.t.Fatalf("seed %d: events as %s: %v", e.seed, a, err)
+			}
+			for _, r := range page.Records {
+				shown[r.ID] = true
+			}
+			if cursor = page.NextCursor; cursor == "" {
+				break
+			}
+		}
+		if a.token != "" {
+			var out struct {
+				Records []memory.Record `json:"records"`
+			}
+			e.restJSON(a, "/v1/sessions/"+matrixSession+"/events?limit=500", &out)
+			rest := map[string]bool{}
+			for _, r := range out.Records {
+				rest[r.ID] = true
+			}
+			raw, code := e.callTool(a, "event_list", map[string]any{"session_id": matrixSession, "limit": 500})
+			var tool struct {
+				Events []struct {
+					ID string `json:"id"`
+				} `json:"events"`
+			}
+			if code != http.StatusOK || json.Unmarshal(raw, &tool) != nil {
+				e.t.Fatalf("seed %d: event_list as %s: %d %s", e.seed, a, code, raw)
+			}
+			mcp := map[string]bool{}
+			for _, r := range tool.Events {
+				mcp[r.ID] = true
+			}
+			if !maps.Equal(rest, shown) || !maps.Equal(mcp, shown) {
+				e.t.Fatalf("seed %d: events as %s: core %v, REST %v, MCP %v", e.seed, a, shown, rest, mcp)
+			}
+		}
+		return shown, e.wantSet(a, func(h memory.Record) bool {
+			_, ev := core.EventOf(h)
+			return ev && h.Scope.SessionID == matrixSession && h.Status == memory.Active && h.InvalidatedAt == nil &&
+				accessRules.read(a.p, h, false)
+		})
+	}},
 	{name: "search (core, REST, MCP) for each record's own word", applies: anyActor, subset: false,
 		run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
 			shown, want := map[string]bool{}, map[string]bool{}
@@ -236,6 +283,9 @@ func (e *matrixEnv) contextIDs(a *actor, query string) []string {
 	}
 	return ids
 }
+
+// matrixSession is the session of the matrix's event records.
+const matrixSession = "matrix-session"
 
 func anyActor(*actor) bool     { return true }
 func tokenActor(a *actor) bool { return a.token != "" }

@@ -37,8 +37,9 @@ var accessRules = struct {
 		if !ruleRead(p, head, true) {
 			return http.StatusNotFound
 		}
-		if head.Status == memory.Superseded || head.Status == memory.Forgotten {
-			return http.StatusConflict
+		event := head.Type == memory.Episode && head.Category == "event"
+		if head.Status == memory.Superseded || head.Status == memory.Forgotten || event {
+			return http.StatusConflict // session events are append-only
 		}
 		if !ruleOwns(p, head) {
 			return http.StatusForbidden

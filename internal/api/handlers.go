@@ -119,6 +119,57 @@ func (s *Server) forgetRecord(w http.ResponseWriter, r *http.Request, p memory.P
 	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
 }
 
+func (s *Server) appendEvent(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req core.EventRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	res, err := s.svc.AppendEvent(r.Context(), p, r.PathValue("session_id"), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, res)
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	limit, err := queryPositive(r, "limit")
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.ListEvents(r.Context(), p, r.PathValue("session_id"), r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+type outcomeRequest struct {
+	Outcome *float64 `json:"outcome"`
+}
+
+func (s *Server) recordOutcome(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	var req outcomeRequest
+	if err := Decode(r, &req); err != nil {
+		return err
+	}
+	if req.Outcome == nil {
+		return fault.Field("outcome", "is required: 1 success, 0 failure")
+	}
+	res, err := s.svc.ReportOutcome(r.Context(), p, r.PathValue("id"), *req.Outcome)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) restoreRecord(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
+	rec, err := s.svc.Restore(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"record": rec})
+}
+
 func (s *Server) recordHistory(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
 	sens, err := queryBool(r, "include_sensitive")
 	if err != nil {

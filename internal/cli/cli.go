@@ -90,6 +90,7 @@ func commands() []command {
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"decisions", "list gate and extraction decisions with their reasons", runDecisions},
+		{"maintain", "run a maintenance job (decay, archive, consolidate, conflicts, rescreen, lessons) or all (sweep) once, or restore an archived record", runMaintain},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
 		{"operators", "create an operator token", runOperators},

@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/maintain"
 	"github.com/memgate/memgate/internal/metrics"
 )
 
@@ -37,7 +38,7 @@ func runServe(env Env, args []string) error {
 // in-flight requests finish, background jobs stop, the database closes.
 func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) error {
 	m := metrics.New()
-	a, err := openApp(ctx, env, cfg, log, m, true, serveLoops(cfg))
+	a, err := openApp(ctx, env, cfg, log, m, true, serveLoops(cfg, log))
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,11 @@ func indexSnapshot(cfg *config.Config) string { return filepath.Join(cfg.DataDir
 
 // serveLoops is the background work of serve: every loop (see
 // docs/lifecycle.md).
-func serveLoops(cfg *config.Config) core.Loops {
-	return core.Loops{Jobs: true, Expiry: cfg.ExpiryInterval, AuditCheck: cfg.AuditCheckInterval,
+func serveLoops(cfg *config.Config, log *slog.Logger) core.Loops {
+	l := core.Loops{Jobs: true, Expiry: cfg.ExpiryInterval, AuditCheck: cfg.AuditCheckInterval,
 		SnapshotPath: indexSnapshot(cfg), Settle: cfg.ShutdownTimeout}
+	if cfg.MaintenanceInterval > 0 {
+		l.Maintenance = maintain.Loop(maintain.LoopOptions{Interval: cfg.MaintenanceInterval, Log: log})
+	}
+	return l
 }

@@ -46,6 +46,9 @@ type Config struct {
 	// ExpiryInterval is how often the approval TTL job runs
 	// (MEMGATE_EXPIRY_INTERVAL).
 	ExpiryInterval time.Duration `json:"expiry_interval"`
+	// MaintenanceInterval is how often serve runs the maintenance sweep
+	// (decay, archive; MEMGATE_MAINTENANCE_INTERVAL); 0 disables it.
+	MaintenanceInterval time.Duration `json:"maintenance_interval"`
 
 	// Embedder is none, local (word vectors), use (the USE-Lite sentence
 	// encoder) or openai (MEMGATE_EMBEDDER). Empty means not given: the
@@ -90,16 +93,17 @@ const (
 // Default returns the defaults.
 func Default() Config {
 	return Config{
-		Addr:               DefaultAddr,
-		LogLevel:           "info",
-		SQLiteSync:         "normal",
-		Workspace:          "default",
-		ShutdownTimeout:    15 * time.Second,
-		AuditCheckInterval: 5 * time.Minute,
-		ExpiryInterval:     time.Minute,
-		VectorIndex:        "auto",
-		JobWorkers:         2,
-		JobLease:           2 * time.Minute,
+		Addr:                DefaultAddr,
+		LogLevel:            "info",
+		SQLiteSync:          "normal",
+		Workspace:           "default",
+		ShutdownTimeout:     15 * time.Second,
+		AuditCheckInterval:  5 * time.Minute,
+		ExpiryInterval:      time.Minute,
+		MaintenanceInterval: time.Hour,
+		VectorIndex:         "auto",
+		JobWorkers:          2,
+		JobLease:            2 * time.Minute,
 	}
 }
 
@@ -115,6 +119,7 @@ var envNames = map[string]string{
 	"shutdown-timeout":     "MEMGATE_SHUTDOWN_TIMEOUT",
 	"audit-check-interval": "MEMGATE_AUDIT_CHECK_INTERVAL",
 	"expiry-interval":      "MEMGATE_EXPIRY_INTERVAL",
+	"maintenance-interval": "MEMGATE_MAINTENANCE_INTERVAL",
 	"embedder":             "MEMGATE_EMBEDDER",
 	"embedder-path":        "MEMGATE_EMBEDDER_PATH",
 	"embedder-url":         "MEMGATE_EMBEDDER_URL",
@@ -148,6 +153,7 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown limit (env MEMGATE_SHUTDOWN_TIMEOUT)")
 		fs.DurationVar(&c.AuditCheckInterval, "audit-check-interval", c.AuditCheckInterval, "audit chain re-verification interval (env MEMGATE_AUDIT_CHECK_INTERVAL)")
 		fs.DurationVar(&c.ExpiryInterval, "expiry-interval", c.ExpiryInterval, "approval TTL job interval (env MEMGATE_EXPIRY_INTERVAL)")
+		fs.DurationVar(&c.MaintenanceInterval, "maintenance-interval", c.MaintenanceInterval, "maintenance sweep interval, 0 disables (env MEMGATE_MAINTENANCE_INTERVAL)")
 		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
 		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
@@ -240,6 +246,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JobWorkers < 1 || c.JobWorkers > 64 {
 		return fmt.Errorf("job-workers: must be between 1 and 64")
+	}
+	if c.MaintenanceInterval < 0 {
+		return fmt.Errorf("maintenance-interval: must be >= 0 (0 disables the sweep)")
 	}
 	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 {
 		return fmt.Errorf("intervals and timeouts must be positive")

@@ -15,6 +15,10 @@ import (
 type ApprovalItem struct {
 	memory.Approval
 	Record memory.Record `json:"record"`
+	// ConflictsWith is, for a conflict item, the record Record
+	// contradicts (the other side, with its provenance). Approving keeps
+	// Record and supersedes it.
+	ConflictsWith *memory.Record `json:"conflicts_with,omitempty"`
 }
 
 // ApprovalPage is one page of the approval queue.
@@ -59,7 +63,17 @@ func (s *Service) ListApprovals(ctx context.Context, by memory.Principal, status
 		if err != nil {
 			return ApprovalPage{}, storeErr(err, "record")
 		}
-		page.Items = append(page.Items, ApprovalItem{Approval: a, Record: r})
+		it := ApprovalItem{Approval: a, Record: r}
+		if a.Kind == memory.ApprovalConflict && r.Supersedes != nil {
+			o, err := s.store.GetRecord(ctx, by.Workspace, *r.Supersedes)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return ApprovalPage{}, storeErr(err, "record")
+			}
+			if err == nil {
+				it.ConflictsWith = &o
+			}
+		}
+		page.Items = append(page.Items, it)
 	}
 	return page, nil
 }
@@ -187,6 +201,15 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 		if err := tx.UpdateApproval(ctx, a); err != nil {
 			return err
 		}
+		if a.Kind == memory.ApprovalConflict && rec.Status == memory.Active {
+			// A conflict the maintenance sweep found between two admitted
+			// records: rejecting it invalidates the newer side (the older
+			// stands); letting it expire leaves both standing. Neither
+			// erases: the record was admitted, not queued.
+			var err error
+			out, err = s.settleSweptConflict(ctx, tx, by, a, rec, st == memory.ApprovalRejected, event, reason, now)
+			return err
+		}
 		tomb, rfx, _, _, err := s.purgeIn(ctx, tx, by.Workspace, rec.ID, "", now)
 		if err != nil {
 			return err
@@ -208,6 +231,29 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 		s.erased(by.Workspace, []memory.Record{out.Record}, fx)
 	}
 	return out, err
+}
+
+// settleSweptConflict closes a conflict item on an active record.
+func (s *Service) settleSweptConflict(ctx context.Context, tx store.Tx, by memory.Principal, a memory.Approval, rec memory.Record,
+	invalidate bool, event, reason string, now time.Time) (ApprovalItem, error) {
+	// The record no longer claims to replace the other side.
+	next := rec
+	next.Version, next.UpdatedAt, next.ModifiedBy, next.Supersedes = rec.Version+1, now, by.ID, nil
+	if invalidate {
+		next.InvalidatedAt = &now
+	}
+	if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
+		return ApprovalItem{}, err
+	}
+	payload := map[string]any{"approval_id": a.ID, "record_id": rec.ID, "decision": memory.DecisionRejected,
+		"content_sha256": rec.ContentSHA256, "invalidated": invalidate}
+	if reason != "" {
+		payload["reason_sha256"] = memory.SHA256Hex(reason)
+	}
+	if _, err := appendAudit(ctx, tx, by.Workspace, by, "", event, now, payload); err != nil {
+		return ApprovalItem{}, err
+	}
+	return ApprovalItem{Approval: a, Record: next}, nil
 }
 
 func openItem(ctx context.Context, tx store.Tx, ws, id string) (memory.Approval, memory.Record, error) {

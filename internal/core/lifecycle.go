@@ -26,7 +26,7 @@ import (
 //     Loops.Follow, so other processes' writes become searchable.
 //
 // When enabled: approvals expiry, audit re-check, durable job workers,
-// index snapshots.
+// index snapshots, scheduled maintenance.
 
 // Loops select and pace the background work Run does.
 type Loops struct {
@@ -55,6 +55,10 @@ type Loops struct {
 	EmbedSweep time.Duration
 	// Usage is how often retrieval counters are written; 0 is 1s.
 	Usage time.Duration
+	// Maintenance, when set, is the scheduled maintenance loop
+	// (internal/maintain builds it; serve enables it). Run starts it with
+	// the others and stops it with them; it must return when ctx ends.
+	Maintenance func(ctx context.Context, s *Service)
 	// Settle bounds the work Close does: the final catch-up and snapshot
 	// after Run, and embedding this process's writes; 0 is 15s.
 	Settle time.Duration
@@ -114,6 +118,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	if l.Jobs {
 		wg.Go(func() { s.RunJobs(ctx) })
+	}
+	if l.Maintenance != nil {
+		wg.Go(func() { l.Maintenance(ctx, s) })
 	}
 	if l.SnapshotPath != "" && s.index != nil {
 		wg.Go(func() { s.saveSnapshots(ctx, l.SnapshotPath) })

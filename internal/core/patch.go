@@ -127,6 +127,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if head.Status == memory.Forgotten || head.Status == memory.Superseded {
 			return fault.New(fault.Conflict, "a "+string(head.Status)+" record cannot be modified")
 		}
+		if _, ok := EventOf(head); ok {
+			return fault.New(fault.Conflict, "session events are append-only: append a new event instead")
+		}
 		if !canChange(p, head) {
 			return errNotOwner()
 		}

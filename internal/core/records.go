@@ -198,6 +198,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			if target.Status != memory.Active {
 				return fault.New(fault.Conflict, "supersedes: only an active record can be superseded").With("field", "supersedes")
 			}
+			if _, ok := EventOf(target); ok {
+				return fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
+			}
 		}
 		out, err := s.policy.Decide(gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
 		if err != nil {

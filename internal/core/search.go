@@ -90,6 +90,9 @@ type SearchHit struct {
 	Score    float64                         `json:"score"`
 	Citation string                          `json:"citation"`
 	Explain  map[string]retrieve.SignalScore `json:"explain,omitempty"`
+	// Procedure is a skill's typed fields (trigger, steps, success rate,
+	// use count), when it has them.
+	Procedure *memory.Procedure `json:"procedure,omitempty"`
 }
 
 // SearchResponse is the answer to a search.
@@ -250,6 +253,7 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		out.Results = append(out.Results, hit)
 		ids = append(ids, r.ID)
 	}
+	rankProcedures(out.Results)
 	s.noteRetrieved(p.Workspace, ids)
 	return out, nil
 }

@@ -91,6 +91,11 @@ func (p Policy) CheckSchema(r memory.Record) error {
 		if err := CheckJSON("metadata", r.Metadata); err != nil {
 			return err
 		}
+		if r.Type == memory.Skill {
+			if err := checkProcedure(obj); err != nil {
+				return err
+			}
+		}
 	}
 	if len(r.Entities) > l.MaxEntities {
 		return fault.Field("entities", "at most "+strconv.Itoa(l.MaxEntities)+" entities").With("reason", ReasonSchema)
@@ -338,4 +343,37 @@ func joinTypes(ts []memory.Type) string {
 		s[i] = string(t)
 	}
 	return strings.Join(s, ", ")
+}
+
+// checkProcedure checks the typed procedure fields of a skill's metadata
+// (memory.Procedure).
+func checkProcedure(m map[string]json.RawMessage) error {
+	bad := func(key, want string) error {
+		return fault.Field("metadata."+key, want).With("reason", ReasonSchema)
+	}
+	if raw, ok := m["trigger"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil || len(s) > 1024 {
+			return bad("trigger", "must be a string of at most 1024 bytes")
+		}
+	}
+	if raw, ok := m["steps"]; ok {
+		var steps []string
+		if json.Unmarshal(raw, &steps) != nil || len(steps) > 64 {
+			return bad("steps", "must be an array of at most 64 strings")
+		}
+	}
+	if raw, ok := m["success_rate"]; ok {
+		var f float64
+		if json.Unmarshal(raw, &f) != nil || f < 0 || f > 1 {
+			return bad("success_rate", "must be a number between 0 and 1")
+		}
+	}
+	if raw, ok := m["use_count"]; ok {
+		var n int64
+		if json.Unmarshal(raw, &n) != nil || n < 0 {
+			return bad("use_count", "must be a non-negative integer")
+		}
+	}
+	return nil
 }

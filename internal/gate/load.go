@@ -147,8 +147,18 @@ func Default() Policy {
 			Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}},
 		Graph: Graph{ProposedStatus: memory.NodeProvisional, ExtractedStatus: memory.NodeProvisional},
 		MCP:   MCP{ClientTrust: memory.Standard},
+		Maintenance: Maintenance{
+			HalfLife: HalfLives{
+				Belief: Duration(180 * day), Decision: Duration(365 * day), Episode: Duration(30 * day),
+				Skill: Duration(180 * day), Preference: Duration(365 * day), Reflection: Duration(90 * day),
+			},
+			ArchiveBelow:   0.05,
+			ConsolidateMin: 3,
+		},
 	}
 }
+
+const day = 24 * time.Hour
 
 // Load reads the policy file at path, overlays it on Default and
 // validates the result. An empty path returns Default.
@@ -724,6 +734,18 @@ func (p Policy) Validate() error {
 	if !slices.Contains(memory.TrustLevels, p.MCP.ClientTrust) {
 		add("mcp.client_trust", "must be one of %s, %s, %s, %s, got %q",
 			memory.Trusted, memory.Standard, memory.Restricted, memory.ReadOnly, p.MCP.ClientTrust)
+	}
+
+	for _, t := range memory.Types {
+		if h := p.Maintenance.HalfLife.Of(t); h < 0 {
+			add("maintenance.half_life."+string(t), "must be >= 0 (0 means never decays), got %s", Duration(h))
+		}
+	}
+	if t := p.Maintenance.ArchiveBelow; math.IsNaN(t) || t < 0 || t >= 1 {
+		add("maintenance.archive_below", "must be in [0, 1) (0 disables archiving), got %v", t)
+	}
+	if n := p.Maintenance.ConsolidateMin; n < 3 || n > 1000 {
+		add("maintenance.consolidate_min", "must be between 3 and 1000, got %d", n)
 	}
 
 	switch ttl := p.Approvals.TTL.D(); {

@@ -162,6 +162,14 @@ func TestLoadErrors(t *testing.T) {
 		name, file, content string
 		want                []string // substrings of the error
 	}{
+		{"negative half-life", "p.yaml", "maintenance:\n  half_life:\n    episode: -1h\n",
+			[]string{"policy: maintenance.half_life.episode: must be >= 0", "line 3"}},
+		{"archive threshold", "p.yaml", "maintenance:\n  archive_below: 1.5\n",
+			[]string{"policy: maintenance.archive_below: must be in [0, 1)", "line 2"}},
+		{"consolidate min", "p.yaml", "maintenance:\n  consolidate_min: 2\n",
+			[]string{"policy: maintenance.consolidate_min: must be between 3 and 1000, got 2"}},
+		{"unknown half-life type", "p.yaml", "maintenance:\n  half_life:\n    blog: 1h\n",
+			[]string{"maintenance.half_life"}},
 		{"graph status", "p.yaml", "graph:\n  extracted_status: archived\n",
 			[]string{"policy: graph.extracted_status: must be one of provisional, active", "line 2"}},
 		{"mcp client trust", "p.yaml", "mcp:\n  client_trust: operator\n",
@@ -221,7 +229,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key json", "p.json", "{\n  \"pii\": {\"enabled\": true, \"mode\": \"strict\"}\n}",
 			[]string{`policy: unknown key "pii.mode"`, "line 2"}},
 		{"unknown key no suggestion", "p.yaml", "storage: {}\n",
-			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts, graph, mcp)`}},
+			[]string{`unknown key "storage" (known keys: limits, rate_limit, trust, pii, approvals, duplicates, conflicts, graph, mcp, maintenance)`}},
 		{"string for number", "p.yaml", "limits:\n  max_entities: many\n",
 			[]string{`policy: limits.max_entities: expected an integer, got string "many"`, "line 2"}},
 		{"quoted number", "p.json", `{"rate_limit": {"agent": {"burst": "10"}}}`,

@@ -22,6 +22,57 @@ type Policy struct {
 	Conflicts  Conflicts  `yaml:"conflicts" json:"conflicts"`
 	Graph      Graph      `yaml:"graph" json:"graph"`
 	MCP        MCP        `yaml:"mcp" json:"mcp"`
+	// Maintenance configures the maintenance jobs (docs/maintenance.md).
+	Maintenance Maintenance `yaml:"maintenance" json:"maintenance"`
+}
+
+// Maintenance configures the scheduled maintenance jobs.
+type Maintenance struct {
+	// HalfLife is, per record type, how long after its last retrieval
+	// (or its creation, if never retrieved) a record's decay_score
+	// halves; 0 means records of the type never decay.
+	HalfLife HalfLives `yaml:"half_life" json:"half_life"`
+	// ArchiveBelow archives active records whose decay_score fell below
+	// it; 0 disables archiving.
+	ArchiveBelow float64 `yaml:"archive_below" json:"archive_below"`
+	// ConsolidateMin is how many confirming episodes about the same
+	// subject and predicate consolidation needs to propose a belief.
+	ConsolidateMin int `yaml:"consolidate_min" json:"consolidate_min"`
+}
+
+// HalfLives holds one half-life per record type.
+type HalfLives struct {
+	Belief     Duration `yaml:"belief" json:"belief"`
+	Decision   Duration `yaml:"decision" json:"decision"`
+	Episode    Duration `yaml:"episode" json:"episode"`
+	Skill      Duration `yaml:"skill" json:"skill"`
+	Entity     Duration `yaml:"entity" json:"entity"`
+	Preference Duration `yaml:"preference" json:"preference"`
+	Reflection Duration `yaml:"reflection" json:"reflection"`
+	Resource   Duration `yaml:"resource" json:"resource"`
+}
+
+// Of returns the half-life of a type (0: never decays).
+func (h HalfLives) Of(t memory.Type) time.Duration {
+	switch t {
+	case memory.Belief:
+		return h.Belief.D()
+	case memory.Decision:
+		return h.Decision.D()
+	case memory.Episode:
+		return h.Episode.D()
+	case memory.Skill:
+		return h.Skill.D()
+	case memory.Entity:
+		return h.Entity.D()
+	case memory.Preference:
+		return h.Preference.D()
+	case memory.Reflection:
+		return h.Reflection.D()
+	case memory.Resource:
+		return h.Resource.D()
+	}
+	return 0
 }
 
 // MCP configures `memgate mcp` sessions started without --agent: they act

@@ -82,6 +82,8 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 		s.addMemoryTools(srv)
 		s.addGraphTools(srv)
 		s.addFileTools(srv)
+		s.addProcedureTools(srv)
+		s.addEventTools(srv)
 	}
 	s.addCompatTools(srv)
 	s.addResources(srv)

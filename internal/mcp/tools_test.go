@@ -310,8 +310,8 @@ func TestToolList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"add_observations", "block_append", "block_read", "block_replace", "create_entities", "create_relations", "delete_entities", "delete_observations",
-		"delete_relations", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory", "memory_context", "memory_forget",
-		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "read_graph", "search_nodes"}
+		"delete_relations", "event_append", "event_list", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory", "memory_context", "memory_forget",
+		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "procedure_outcome", "read_graph", "search_nodes"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
@@ -321,7 +321,7 @@ func TestToolList(t *testing.T) {
 			t.Errorf("%s: missing description, annotations or schemas", tool.Name)
 			continue
 		}
-		read := slices.Contains([]string{"memory_context", "memory_query", "memory_get", "memory_history", "graph_neighbors", "graph_path",
+		read := slices.Contains([]string{"memory_context", "memory_query", "memory_get", "memory_history", "event_list", "graph_neighbors", "graph_path",
 			"read_graph", "search_nodes", "open_nodes", "block_read"}, tool.Name)
 		destructive := strings.HasPrefix(tool.Name, "delete_") || tool.Name == "memory_forget"
 		if a.ReadOnlyHint != read || a.DestructiveHint == nil || *a.DestructiveHint != destructive {

@@ -339,8 +339,12 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 	e.fx.set(key, nf)
 	e.linkSession(key)
 	e.refreshCached(key)
+	if !same || r.Type == memory.Skill {
+		// A skill's trigger is searchable with its content, and may change
+		// while the content does not.
+		e.lex.AddWithFields(key, lexicalText(&r), fieldTerms(&r))
+	}
 	if !same {
-		e.lex.AddWithFields(key, r.Content, fieldTerms(&r))
 		if wasAlive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
 		}
@@ -591,4 +595,14 @@ func (e *Engine) neighbours(key uint32) (prev, next uint32, hasPrev, hasNext boo
 // lexical statistics, where an estimate is enough.
 func (e *Engine) scopeDocs(f Filter) int {
 	return e.compile(&f).total
+}
+
+// lexicalText is what the lexical index reads of a record: its content,
+// and for a procedure (a skill with a trigger) the trigger too, so a
+// query that matches the trigger finds the procedure.
+func lexicalText(r *memory.Record) string {
+	if p, ok := memory.ProcedureOf(*r); ok && p.Trigger != "" {
+		return r.Content + "\n" + p.Trigger
+	}
+	return r.Content
 }

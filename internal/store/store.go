@@ -262,6 +262,10 @@ type Tx interface {
 	// TouchRecords bumps usage counters on heads (retrieval bookkeeping);
 	// it writes no version. Ids that do not exist are ignored.
 	TouchRecords(ctx context.Context, ws string, ids []string, at time.Time) error
+	// SetDecayScores sets decay_score on heads (maintenance bookkeeping,
+	// derived from usage like the counters); it writes no version and no
+	// change-log entry. Ids that do not exist are ignored.
+	SetDecayScores(ctx context.Context, ws string, scores map[string]float64) error
 
 	InsertApproval(ctx context.Context, a memory.Approval) error
 	// UpdateApproval overwrites status, decided_at and decided_by.

@@ -473,3 +473,19 @@ func (t *tx) TouchRecords(ctx context.Context, ws string, ids []string, at time.
 		WHERE workspace_id = $2 AND id = ANY($3::text[])`, at, ws, ids)
 	return mapErr("postgres: touch records", err)
 }
+
+func (t *tx) SetDecayScores(ctx context.Context, ws string, scores map[string]float64) error {
+	if len(scores) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(scores))
+	vals := make([]float64, 0, len(scores))
+	for id, v := range scores {
+		ids = append(ids, id)
+		vals = append(vals, v)
+	}
+	_, err := t.q.Exec(ctx, `UPDATE records r SET decay_score = u.v
+		FROM unnest($2::text[], $3::float8[]) AS u(id, v)
+		WHERE r.workspace_id = $1 AND r.id = u.id`, ws, ids, vals)
+	return mapErr("postgres: set decay scores", err)
+}

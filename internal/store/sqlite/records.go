@@ -460,3 +460,13 @@ func (t *tx) TouchRecords(ctx context.Context, ws string, ids []string, at time.
 	}
 	return nil
 }
+
+func (t *tx) SetDecayScores(ctx context.Context, ws string, scores map[string]float64) error {
+	ctx = t.detach(ctx)
+	for id, v := range scores {
+		if _, err := t.db.ExecContext(ctx, "UPDATE records SET decay_score = ? WHERE workspace_id = ? AND id = ?", v, ws, id); err != nil {
+			return mapErr("sqlite: set decay scores", err)
+		}
+	}
+	return nil
+}

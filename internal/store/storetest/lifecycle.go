@@ -256,3 +256,33 @@ func testRedactVersion(t *testing.T, s store.Store) {
 	// Idempotent.
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.RedactVersion(ctx, "a", v1.ID, 1) })
 }
+
+func testSetDecayScores(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	r1 := NewRecord("one")
+	r2 := NewRecord("two")
+	mustInsert(t, s, "a", r1, r2)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.SetDecayScores(ctx, "a", nil); err != nil {
+			return err
+		}
+		// Another workspace's scores never touch this one's records.
+		if err := tx.SetDecayScores(ctx, "b", map[string]float64{r1.ID: 0.9}); err != nil {
+			return err
+		}
+		return tx.SetDecayScores(ctx, "a", map[string]float64{r1.ID: 0.125, memory.NewID(): 0.5})
+	})
+	want := r1
+	want.DecayScore = 0.125
+	assertRecord(t, "scored head", mustGet(t, s, "a", r1.ID), want)
+	assertRecord(t, "unscored head", mustGet(t, s, "a", r2.ID), r2)
+	vs, err := s.ListVersions(ctx, "a", r1.ID)
+	if err != nil {
+		t.Fatalf("ListVersions: %v", err)
+	}
+	if len(vs) != 1 || vs[0].DecayScore != r1.DecayScore {
+		t.Fatalf("SetDecayScores wrote or changed a version: %+v", vs)
+	}
+}

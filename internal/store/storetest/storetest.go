@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PurgeRecord", testPurgeRecord},
 		{"RedactVersion", testRedactVersion},
 		{"TouchRecords", testTouchRecords},
+		{"SetDecayScores", testSetDecayScores},
 		{"Approvals", testApprovals},
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"AuditChain", testAuditChain},
