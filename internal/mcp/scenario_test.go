@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memgate/memgate/internal/contextpack"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/maintain"
+	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -102,4 +105,36 @@ func TestCodingAgentLessonScenario(t *testing.T) {
 	}
 	// Events are append-only.
 	fails(t, cs, "memory_write", map[string]any{"type": "episode", "content": "x", "supersedes": act.Record.ID}, "conflict")
+
+	// Before its next release the agent pins a rule of its own and asks
+	// for the task's context in one call: the pinned rule leads, the
+	// working procedure is the first procedure, and the lesson is there.
+	cs2 := h.connectWith("std", mcp.Options{Pinned: files.New(h.svc, files.Options{}).ContextPinned()}, nil)
+	ok(t, cs2, "block_append", map[string]any{"name": "AGENTS.md", "text": "- Run migrations before every deploy of a schema change"}, nil)
+	var env contextpack.Envelope
+	ok(t, cs2, "memory_context", map[string]any{"query": "releasing a schema change: migration and deploy", "budget_tokens": 2000}, &env)
+	section := func(name string) []contextpack.Item {
+		for _, sec := range env.Sections {
+			if sec.Name == name {
+				return sec.Items
+			}
+		}
+		t.Fatalf("no %s section: %+v", name, env.Sections)
+		return nil
+	}
+	if c := section("constraints"); len(c) == 0 || !strings.HasSuffix(c[0].Path, "AGENTS.md") {
+		t.Fatalf("the pinned rule does not lead the context: %+v", c)
+	}
+	if p := section("procedures"); len(p) == 0 || p[0].ID != good.Record.ID || p[0].SuccessRate == nil {
+		t.Fatalf("the working procedure is not first, with its rate: %+v", p)
+	}
+	hasLesson := false
+	for _, sec := range env.Sections {
+		for _, it := range sec.Items {
+			hasLesson = hasLesson || it.ID == lesson.ID
+		}
+	}
+	if !hasLesson {
+		t.Fatalf("the context lacks the lesson: %s", env.Markdown)
+	}
 }
