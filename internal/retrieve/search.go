@@ -106,6 +106,10 @@ type Hit struct {
 	ID        string                 `json:"id"`
 	Score     float64                `json:"score"`
 	Signals   map[string]SignalScore `json:"signals"`
+	// Relevance is DefaultRelevance of Evidence: comparable across
+	// queries, unlike Score.
+	Relevance float64  `json:"relevance"`
+	Evidence  Evidence `json:"evidence"`
 }
 
 // Result is the engine's answer.
@@ -235,11 +239,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		scores[sig] = m
 		mu.Unlock()
 	}
+	terms := lexical.Analyze(q.Text, true)
+	qt := newQueryTerms(e.lex, terms, cf.total)
 	if want(SignalLexical) {
 		res.Signals = append(res.Signals, SignalLexical)
 		wg.Go(func() {
 			docs := cf.total
-			terms := lexical.Analyze(q.Text, true)
 			hits := e.lexSearch(terms, pool, allow, in, docs)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
@@ -313,7 +318,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	// Reciprocal-rank fusion (SPEC §5 step 3).
+	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
+	// by how strongly its signal holds it (see strength).
 	fused := map[uint32]float64{}
 	for sig, keys := range lists {
 		w := 1.0
@@ -325,8 +331,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		if sig == SignalFeedback {
 			w = q.Feedback
 		}
+		strength := signalStrength(sig, keys, scores[sig], qt.sum)
 		for i, k := range keys {
-			fused[k] += w / (q.RRFK + float64(i+1))
+			fused[k] += w * strength(k) / (q.RRFK + float64(i+1))
 		}
 	}
 	if q.RecencyHalfLife > 0 && q.RecencyWeight > 0 {
@@ -368,6 +375,17 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	res.Hits = make([]Hit, len(order))
 	for i, k := range order {
 		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
+		h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
+		if qvec != nil && e.vecs != nil {
+			if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
+				var dot float64
+				for i := range v {
+					dot += float64(v[i]) * float64(qvec[i])
+				}
+				h.Evidence.Dense = &dot
+			}
+		}
+		h.Relevance = DefaultRelevance.Relevance(h.Evidence)
 		for sig, keys := range lists {
 			if r := slices.Index(keys, k); r >= 0 {
 				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
@@ -473,4 +491,31 @@ func (e *Engine) smooth(keys []uint32, sc map[uint32]float64, ctx float64, allow
 		ranked = ranked[:len(keys)]
 	}
 	return ranked, sm
+}
+
+// signalStrength returns the factor in [0, 1] that scales the fusion share
+// of each entry of a signal's list. Plain RRF credits rank alone, so a
+// record matching one common word of a question got the full rank-1
+// lexical share and outranked a clear dense match that the lexical list
+// missed. Lexical entries are scaled by their BM25 score over the score
+// of a record holding every query term once (idfSum: a one-word match of
+// a four-word question earns a fraction), dense entries by their cosine
+// over the list's best (a clearly weaker meaning match earns less than
+// the next rank down). Scores are the list's own, so context smoothing
+// still lifts a matched turn's neighbours.
+func signalStrength(sig string, keys []uint32, sc map[uint32]float64, idfSum float64) func(uint32) float64 {
+	switch sig {
+	case SignalLexical:
+		if idfSum <= 0 {
+			break
+		}
+		return func(k uint32) float64 { return min(1, sc[k]/idfSum) }
+	case SignalDense:
+		if len(keys) == 0 || sc[keys[0]] <= 0 {
+			break
+		}
+		top := sc[keys[0]]
+		return func(k uint32) float64 { return min(1, max(0, sc[k]/top)) }
+	}
+	return func(uint32) float64 { return 1 }
 }
