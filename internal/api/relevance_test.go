@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/internal/embed"
@@ -34,5 +36,110 @@ func TestOneCommonWordDoesNotOutrankMeaning(t *testing.T) {
 	got := contents(r)
 	if len(got) == 0 || got[0] != "My cousin Ines is a dentist" {
 		t.Fatalf("ranking: %q\n%+v", got, r.Results)
+	}
+}
+
+type relevanceResp struct {
+	Results []struct {
+		Record    struct{ Content string } `json:"record"`
+		Score     float64                  `json:"score"`
+		Relevance *float64                 `json:"relevance"`
+		Evidence  *struct {
+			Dense    *float64 `json:"dense"`
+			Coverage float64  `json:"coverage"`
+		} `json:"evidence"`
+	} `json:"results"`
+}
+
+// TestSearchRelevanceAndMinRelevance: every REST hit carries a relevance
+// in [0, 1] (and, with explain, its evidence); the answering record is
+// more relevant than the one sharing a word; min_relevance drops what is
+// below it, down to "nothing relevant"; a bad min_relevance is a 400
+// naming the field.
+func TestSearchRelevanceAndMinRelevance(t *testing.T) {
+	h := builtinHarness(t, "My cousin Ines is a dentist", "I work as a nurse",
+		"The meeting moved to Thursday", "I adopted a beagle named Rex last spring")
+	var r relevanceResp
+	h.mustDo("POST", "/v1/search", "std", map[string]any{"query": "which relative works in dental care?", "explain": true}, 200, &r)
+	if len(r.Results) != 4 {
+		t.Fatalf("results %+v", r.Results)
+	}
+	rel := map[string]float64{}
+	for _, x := range r.Results {
+		if x.Relevance == nil || !(*x.Relevance >= 0 && *x.Relevance <= 1) || x.Evidence == nil {
+			t.Fatalf("hit %+v: relevance missing or out of [0, 1]", x)
+		}
+		rel[x.Record.Content] = *x.Relevance
+	}
+	if rel["My cousin Ines is a dentist"] <= rel["I work as a nurse"] {
+		t.Fatalf("the dentist is less relevant than the nurse: %v", rel)
+	}
+	if e := r.Results[0].Evidence; e.Dense == nil || *e.Dense <= 0 {
+		t.Fatalf("top hit has no dense evidence: %+v", e)
+	}
+	// A threshold between the two: only the dentist is left.
+	cut := (rel["My cousin Ines is a dentist"] + rel["I work as a nurse"]) / 2
+	h.mustDo("POST", "/v1/search", "std", map[string]any{"query": "which relative works in dental care?", "min_relevance": cut}, 200, &r)
+	for _, x := range r.Results {
+		if *x.Relevance < cut {
+			t.Fatalf("min_relevance %v kept %+v", cut, x)
+		}
+	}
+	if len(r.Results) == 0 || r.Results[0].Record.Content != "My cousin Ines is a dentist" {
+		t.Fatalf("min_relevance dropped the answer: %+v", r.Results)
+	}
+	// Nothing clears 1: an empty list, not an error.
+	h.mustDo("POST", "/v1/search", "std", map[string]any{"query": "which relative works in dental care?", "min_relevance": 1}, 200, &r)
+	if len(r.Results) != 0 {
+		t.Fatalf("min_relevance 1 kept %+v", r.Results)
+	}
+	for _, bad := range []any{-0.1, 1.5} {
+		code, _, body := h.do("POST", "/v1/search", "std", map[string]any{"query": "dentist", "min_relevance": bad})
+		if code != 400 || !strings.Contains(string(body), "min_relevance") {
+			t.Fatalf("min_relevance %v: %d %s", bad, code, body)
+		}
+	}
+}
+
+// TestGatewaySearchRelevance: gateway hits carry relevance (an extra
+// field the contract's clients ignore) and the optional min_relevance
+// filters; without it the contract's behaviour is unchanged.
+func TestGatewaySearchRelevance(t *testing.T) {
+	h := newHarness(t, nil)
+	key := newUser(h, "u1")
+	id := func(m map[string]any) map[string]any { m["user_id"], m["user_key"] = "u1", key; return m }
+	h.mustDo("POST", "/memories/add", "", id(map[string]any{"session_id": "chat:c1", "messages": []map[string]any{
+		{"sender_id": "u1", "role": "user", "timestamp": 1780000000000, "content": "My VPN drops every hour with WireGuard."},
+		{"sender_id": "u1", "role": "user", "timestamp": 1780000001000, "content": "The printer on floor two is out of toner."},
+	}}), 200, nil)
+	type gwResp struct {
+		Results []struct {
+			Text      string   `json:"text"`
+			Relevance *float64 `json:"relevance"`
+		} `json:"results"`
+	}
+	var all gwResp
+	h.mustDo("POST", "/memories/search", "", id(map[string]any{"query": "WireGuard VPN drops", "top_k": 5}), 200, &all)
+	if len(all.Results) == 0 {
+		t.Fatal("no results")
+	}
+	top := all.Results[0]
+	if top.Relevance == nil || !(*top.Relevance > 0 && *top.Relevance <= 1) {
+		t.Fatalf("top hit relevance %v", top.Relevance)
+	}
+	var cut gwResp
+	h.mustDo("POST", "/memories/search", "", id(map[string]any{"query": "WireGuard VPN drops", "top_k": 5, "min_relevance": *top.Relevance}), 200, &cut)
+	if len(cut.Results) == 0 || cut.Results[0].Text != top.Text {
+		t.Fatalf("min_relevance at the top hit's relevance dropped it: %+v", cut)
+	}
+	h.mustDo("POST", "/memories/search", "", id(map[string]any{"query": "WireGuard VPN drops", "top_k": 5, "min_relevance": math.Nextafter(*top.Relevance, 2)}), 200, &cut)
+	for _, x := range cut.Results {
+		if x.Text == top.Text {
+			t.Fatalf("min_relevance above the top hit's relevance kept it: %+v", cut)
+		}
+	}
+	code, _, body := h.do("POST", "/memories/search", "", id(map[string]any{"query": "x", "min_relevance": 2}))
+	if code != 400 || !strings.Contains(string(body), "min_relevance") {
+		t.Fatalf("bad min_relevance: %d %s", code, body)
 	}
 }

@@ -274,6 +274,9 @@ type GatewaySearchRequest struct {
 	Query            string
 	Scopes           []string
 	TopK             int
+	// MinRelevance, an extension of the contract (absent: 0), drops hits
+	// below that relevance.
+	MinRelevance float64
 }
 
 // GatewayHit is one recalled memory.
@@ -282,6 +285,7 @@ type GatewayHit struct {
 	SessionID   string        `json:"session_id"`
 	Text        string        `json:"text"`
 	Score       float64       `json:"score"`
+	Relevance   float64       `json:"relevance"` // an extra field: clients ignore what they do not know
 	SourceScope string        `json:"source_scope"`
 	ResourceURI *string       `json:"resource_uri"`
 	Raw         memory.Record `json:"raw"`
@@ -299,7 +303,7 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 		if !slices.Contains(req.Scopes, sc) {
 			continue
 		}
-		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base}
+		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base, MinRelevance: req.MinRelevance}
 		switch sc {
 		case ScopeCurrentChat:
 			sr.Scope.SessionID = ChatSession(req.ConversationID)
@@ -316,7 +320,7 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 			}
 			seen[h.Record.ID] = true
 			hits = append(hits, GatewayHit{ID: h.Record.ID, SessionID: h.Record.Scope.SessionID, Text: h.Record.Content,
-				Score: h.Score, SourceScope: sc, ResourceURI: resourceURI(h.Record), Raw: h.Record})
+				Score: h.Score, Relevance: h.Relevance, SourceScope: sc, ResourceURI: resourceURI(h.Record), Raw: h.Record})
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b GatewayHit) int {
