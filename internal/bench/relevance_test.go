@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,8 +64,9 @@ func TestLongMemEvalAbstentionAsked(t *testing.T) {
 
 // TestFitRelevance fits retrieve.DefaultRelevance: a logistic regression
 // of "this hit covers an evidence turn" on the hit's evidence, over the
-// top 10 hits of every LoCoMo category 1–4 question, with the built-in
-// encoder (dense model) and without it (lexical model). It runs only when
+// top 50 hits (MEMGATE_FIT_K) of every LoCoMo category 1–4 question, with
+// the built-in encoder (dense model; the lexical model is fitted on the
+// coverage alone), then moved to even prior odds. It runs only when
 // MEMGATE_FIT_LOCOMO names the dev file (about 3 minutes):
 //
 //	MEMGATE_FIT_LOCOMO=/work/shared/bench/locomo-dev.json go test ./internal/bench -run TestFitRelevance -v -timeout 30m
@@ -88,7 +90,11 @@ func TestFitRelevance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, ds, newService(t, emb), Options{KMax: 10, Embed: true, Evidence: true})
+	k := 50
+	if v, err := strconv.Atoi(os.Getenv("MEMGATE_FIT_K")); err == nil && v > 0 {
+		k = v
+	}
+	res := run(t, ds, newService(t, emb), Options{KMax: k, Embed: true, Evidence: true})
 	var dense, lex []sample
 	for _, q := range res.Questions {
 		if !q.Question.Headline {
@@ -110,13 +116,27 @@ func TestFitRelevance(t *testing.T) {
 			}
 		}
 	}
+	var mean [2][3]float64
+	for _, e := range dense {
+		y := int(e.y)
+		mean[y][0]++
+		mean[y][1] += e.x[0]
+		mean[y][2] += e.x[1]
+	}
+	for y := range 2 {
+		t.Logf("label %d: %v samples, mean cosine %.3f, mean coverage %.3f", y, mean[y][0], mean[y][1]/mean[y][0], mean[y][2]/mean[y][0])
+	}
 	wd, wl := fitLogistic(dense), fitLogistic(lex)
 	t.Logf("%d dense samples, %d lexical samples", len(dense), len(lex))
+	// Even prior odds: the intercepts lose the log odds of the base rate,
+	// which depends on how many hits were sampled per question.
+	prior := math.Log(mean[0][0] / mean[1][0])
+	t.Logf("fitted at the sample's base rate: Bias %.2f, LexBias %.2f", wd[0], wl[0])
 	t.Logf("DefaultRelevance = retrieve.RelevanceModel{Bias: %.2f, Dense: %.2f, Coverage: %.2f, LexBias: %.2f, LexCoverage: %.2f}",
-		wd[0], wd[1], wd[2], wl[0], wl[1])
+		wd[0]+prior, wd[1], wd[2], wl[0]+prior, wl[1])
 	m := retrieve.DefaultRelevance
-	t.Logf("current model: log loss %.4f (dense) %.4f (lexical); fitted: %.4f %.4f",
-		logLoss(dense, []float64{m.Bias, m.Dense, m.Coverage}), logLoss(lex, []float64{m.LexBias, m.LexCoverage}),
+	t.Logf("log loss at the sample's base rate: current model %.4f (dense) %.4f (lexical); fitted %.4f %.4f",
+		logLoss(dense, []float64{m.Bias - prior, m.Dense, m.Coverage}), logLoss(lex, []float64{m.LexBias - prior, m.LexCoverage}),
 		logLoss(dense, wd), logLoss(lex, wl))
 }
 

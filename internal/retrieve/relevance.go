@@ -27,13 +27,18 @@ type RelevanceModel struct {
 }
 
 // DefaultRelevance was fitted offline on the LoCoMo dev conversations
-// (categories 1–4, top 10 hits of every question, label: the hit covers
-// an evidence turn) with the built-in encoder, by TestFitRelevance in
-// internal/bench (docs/retrieval.md gives the command). Other embedders'
-// cosines are on other scales: their relevance is a rougher estimate.
+// (categories 1–4; the top 50 hits of every question; label: the hit
+// covers an evidence turn; 38,000 hits, 885 evidence) with the built-in
+// encoder, by TestFitRelevance in internal/bench (docs/retrieval.md has
+// the command), then moved to even prior odds: the fitted intercepts
+// (-6.28, -4.99) plus ln(37115/885). Relevance is thus the probability
+// that a hit is evidence were evidence and non-evidence equally common;
+// 0.5 means its evidence is as typical of answering records as of the
+// rest. Other embedders' cosines are on other scales: their relevance is
+// a rougher estimate.
 var DefaultRelevance = RelevanceModel{
-	Bias: -4.9, Dense: 7.0, Coverage: 2.5,
-	LexBias: -3.2, LexCoverage: 3.4,
+	Bias: -2.54, Dense: 3.30, Coverage: 4.06,
+	LexBias: -1.25, LexCoverage: 4.42,
 }
 
 // Relevance maps ev to [0, 1].
