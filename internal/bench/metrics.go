@@ -73,6 +73,9 @@ type Summary struct {
 	// questions (LongMemEval; 0 questions: no figure).
 	AbstentionAUC float64
 	AbstentionN   int
+	// AbstentionAsked counts the abstention questions without evidence
+	// that were asked for the figure only (not scored).
+	AbstentionAsked int
 }
 
 // KsUpTo returns the standard cut-offs not above kmax.
@@ -105,7 +108,8 @@ func Summarize(ds *Dataset, res *Result) *Summary {
 	for i := range res.Questions {
 		q := &res.Questions[i]
 		if len(q.Question.Evidence) == 0 {
-			continue // an abstention question asked for AbstentionAUC only
+			sum.AbstentionAsked++ // asked for AbstentionAUC only
+			continue
 		}
 		g := get(q.Question.Group)
 		g.Headline = q.Question.Headline

@@ -44,7 +44,7 @@ func TestLongMemEvalAbstentionAsked(t *testing.T) {
 	}
 	res := run(t, ds, newService(t, nil), Options{KMax: 20})
 	sum := Summarize(ds, res)
-	if sum.AbstentionN != 2 || sum.Skipped != 1 || sum.Overall.N != 3 {
+	if sum.AbstentionN != 2 || sum.AbstentionAsked != 1 || sum.Skipped != 1 || sum.Overall.N != 3 {
 		t.Fatalf("abstention questions %d, skipped %d, scored %d", sum.AbstentionN, sum.Skipped, sum.Overall.N)
 	}
 	if g := group(t, sum, Abstention); g.Stats.N != 1 {

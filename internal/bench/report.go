@@ -131,7 +131,7 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	}
 	fmt.Fprintf(w, "memgate bench %s: %s\n", res.Bench, ro.Data)
 	fmt.Fprintf(w, "  %d conversations, %d turns, %d questions scored (%d skipped: no valid evidence), k-max %d\n",
-		res.Convs, res.Turns, len(res.Questions), sum.Skipped, res.KMax)
+		res.Convs, res.Turns, len(res.Questions)-sum.AbstentionAsked, sum.Skipped, res.KMax)
 	fmt.Fprintf(w, "  embedder %s, signals used %s (requested: %s)\n", ro.Embedder, used, req)
 	if res.Ignored > 0 {
 		fmt.Fprintf(w, "  %d turns of repeated sessions not ingested (first occurrence kept)\n", res.Ignored)
