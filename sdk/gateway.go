@@ -54,8 +54,12 @@ type SearchRequest struct {
 	Query          string   `json:"query"`
 	Scope          []string `json:"scope,omitempty"` // subset of the Scope* constants
 	TopK           int      `json:"top_k,omitempty"` // 1..100
-	AppID          string   `json:"app_id,omitempty"`
-	ProjectID      string   `json:"project_id,omitempty"`
+	// MinRelevance (0..1, a memgate extension) drops results less
+	// relevant than this and makes each result carry its Relevance; 0
+	// keeps them all and asks for the contract's answer alone.
+	MinRelevance float64 `json:"min_relevance,omitempty"`
+	AppID        string  `json:"app_id,omitempty"`
+	ProjectID    string  `json:"project_id,omitempty"`
 }
 
 // SearchResult is one item of a gateway search answer.
@@ -64,6 +68,7 @@ type SearchResult struct {
 	SessionID   string          `json:"session_id"`
 	Text        string          `json:"text"`
 	Score       float64         `json:"score"`
+	Relevance   float64         `json:"relevance"` // memgate extension: 0..1, comparable across queries; sent only when MinRelevance is set
 	SourceScope string          `json:"source_scope"`
 	ResourceURI *string         `json:"resource_uri"` // null unless a resource chunk
 	Raw         json.RawMessage `json:"raw"`

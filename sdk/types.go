@@ -175,19 +175,22 @@ type ListResult struct {
 // RecordSearchRequest is a hybrid search over records (POST /v1/search).
 // Only Query is required.
 type RecordSearchRequest struct {
-	Query              string     `json:"query"`
-	K                  int        `json:"k,omitempty"` // 1..100, default 10
-	Types              []string   `json:"types,omitempty"`
-	Statuses           []string   `json:"statuses,omitempty"`
-	Scope              Scope      `json:"scope"`
-	Category           string     `json:"category,omitempty"`
-	Entity             string     `json:"entity,omitempty"`
-	AsOf               *time.Time `json:"as_of,omitempty"`
-	KnownAt            *time.Time `json:"known_at,omitempty"`
-	MinConfidence      float64    `json:"min_confidence,omitempty"`
-	IncludeSensitive   bool       `json:"include_sensitive,omitempty"`
-	IncludeInvalidated bool       `json:"include_invalidated,omitempty"`
-	Explain            bool       `json:"explain,omitempty"`
+	Query         string     `json:"query"`
+	K             int        `json:"k,omitempty"` // 1..100, default 10
+	Types         []string   `json:"types,omitempty"`
+	Statuses      []string   `json:"statuses,omitempty"`
+	Scope         Scope      `json:"scope"`
+	Category      string     `json:"category,omitempty"`
+	Entity        string     `json:"entity,omitempty"`
+	AsOf          *time.Time `json:"as_of,omitempty"`
+	KnownAt       *time.Time `json:"known_at,omitempty"`
+	MinConfidence float64    `json:"min_confidence,omitempty"`
+	// MinRelevance (0..1) drops hits less relevant than this, so an
+	// empty result means nothing relevant is stored.
+	MinRelevance       float64 `json:"min_relevance,omitempty"`
+	IncludeSensitive   bool    `json:"include_sensitive,omitempty"`
+	IncludeInvalidated bool    `json:"include_invalidated,omitempty"`
+	Explain            bool    `json:"explain,omitempty"`
 	// Route forces a route: skip, simple, multi_hop or exploratory.
 	Route string `json:"route,omitempty"`
 	// Signals restricts the candidate generators: lexical, dense, graph.
@@ -206,12 +209,25 @@ type SignalScore struct {
 	Score float64 `json:"score"`
 }
 
-// RecordHit is one search result.
+// RecordHit is one search result. Score orders one query's results;
+// Relevance (0..1, the estimated probability that the record answers the
+// query) means the same in every query.
 type RecordHit struct {
-	Record   Record                 `json:"record"`
-	Score    float64                `json:"score"`
-	Citation string                 `json:"citation"`
-	Explain  map[string]SignalScore `json:"explain,omitempty"`
+	Record    Record                 `json:"record"`
+	Score     float64                `json:"score"`
+	Relevance float64                `json:"relevance"`
+	Citation  string                 `json:"citation"`
+	Explain   map[string]SignalScore `json:"explain,omitempty"`
+	// Evidence (with Explain) is what Relevance is computed from.
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Evidence is what a hit's relevance is computed from: the query–record
+// cosine (nil without a vector) and the idf-weighted share of the query's
+// terms the record holds.
+type Evidence struct {
+	Dense    *float64 `json:"dense,omitempty"`
+	Coverage float64  `json:"coverage"`
 }
 
 // RecordSearchResponse is the answer to Client.Search.

@@ -38,6 +38,9 @@ type gatewaySearchBody struct {
 	Query          *string   `json:"query"`
 	Scope          *[]string `json:"scope"`
 	TopK           *int      `json:"top_k"`
+	// MinRelevance extends the contract; clients that do not send it
+	// see the contract's behaviour.
+	MinRelevance *float64 `json:"min_relevance"`
 	// Context, when present, asks for an assembled context as well.
 	Context *gatewayContextBody `json:"context"`
 }
@@ -191,6 +194,12 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.
 			return fault.Field("top_k", "must be between 1 and "+strconv.Itoa(core.MaxTopK))
 		}
 		req.TopK = *b.TopK
+	}
+	if b.MinRelevance != nil {
+		if !(*b.MinRelevance >= 0 && *b.MinRelevance <= 1) {
+			return fault.Field("min_relevance", "must be between 0 and 1")
+		}
+		req.MinRelevance, req.WithRelevance = *b.MinRelevance, true
 	}
 	if b.Scope == nil {
 		req.Scopes = []string{core.ScopeAllUserMemory}

@@ -69,6 +69,13 @@ type Summary struct {
 	// Latency percentiles of the searches.
 	P50, P95, Mean time.Duration
 	QPS            float64
+	// AbstentionAUC is abstentionAUC over AbstentionN abstention
+	// questions (LongMemEval; 0 questions: no figure).
+	AbstentionAUC float64
+	AbstentionN   int
+	// AbstentionAsked counts the abstention questions without evidence
+	// that were asked for the figure only (not scored).
+	AbstentionAsked int
 }
 
 // KsUpTo returns the standard cut-offs not above kmax.
@@ -100,6 +107,10 @@ func Summarize(ds *Dataset, res *Result) *Summary {
 	}
 	for i := range res.Questions {
 		q := &res.Questions[i]
+		if len(q.Question.Evidence) == 0 {
+			sum.AbstentionAsked++ // asked for AbstentionAUC only
+			continue
+		}
 		g := get(q.Question.Group)
 		g.Headline = q.Question.Headline
 		g.Stats.add(q, ks)
@@ -112,6 +123,7 @@ func Summarize(ds *Dataset, res *Result) *Summary {
 		sum.Skipped += n
 	}
 	sum.Overall.finish()
+	sum.AbstentionAUC, sum.AbstentionN = abstentionAUC(res)
 	order := slices.Clone(ds.Groups)
 	var extra []string
 	for name := range by {
@@ -153,3 +165,39 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// abstentionAUC is the probability that an answerable (headline)
+// question's best hit has a higher relevance than an abstention
+// question's (ties count half; no hit counts as relevance 0): how well
+// relevance tells "memory holds the answer" from "it does not". n is the
+// number of abstention questions; 0 means there is no figure.
+func abstentionAUC(res *Result) (auc float64, n int) {
+	var pos, neg []float64
+	for _, q := range res.Questions {
+		top := 0.0
+		if len(q.Hits) > 0 {
+			top = q.Hits[0].Relevance
+		}
+		switch {
+		case q.Question.Group == Abstention:
+			neg = append(neg, top)
+		case q.Question.Headline:
+			pos = append(pos, top)
+		}
+	}
+	if len(pos) == 0 || len(neg) == 0 {
+		return 0, 0
+	}
+	var wins float64
+	for _, p := range pos {
+		for _, x := range neg {
+			switch {
+			case p > x:
+				wins++
+			case p == x:
+				wins += 0.5
+			}
+		}
+	}
+	return round4(wins / float64(len(pos)*len(neg))), len(neg)
+}

@@ -40,6 +40,8 @@ type JSONLine struct {
 	Quarantined      int                           `json:"quarantined"`
 	SearchErrors     int                           `json:"search_errors,omitempty"`
 	Timings          map[string]float64            `json:"timings"`
+	// AbstentionAUC: see Summary.AbstentionAUC.
+	AbstentionAUC *float64 `json:"abstention_relevance_auc,omitempty"`
 }
 
 // figures flattens stats into "recall@k" style keys for the bench; a
@@ -72,6 +74,10 @@ func BuildJSON(sum *Summary, res *Result, ro RenderOptions) JSONLine {
 			"query_s": round4(res.Query.Seconds()), "qps": round4(sum.QPS),
 			"p50_ms": round4(ms(sum.P50)), "p95_ms": round4(ms(sum.P95)), "mean_ms": round4(ms(sum.Mean)),
 		}}
+	if sum.AbstentionN > 0 {
+		auc := sum.AbstentionAUC
+		j.AbstentionAUC = &auc
+	}
 	if j.Signals == nil {
 		j.Signals = []string{}
 	}
@@ -125,7 +131,7 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	}
 	fmt.Fprintf(w, "memgate bench %s: %s\n", res.Bench, ro.Data)
 	fmt.Fprintf(w, "  %d conversations, %d turns, %d questions scored (%d skipped: no valid evidence), k-max %d\n",
-		res.Convs, res.Turns, len(res.Questions), sum.Skipped, res.KMax)
+		res.Convs, res.Turns, len(res.Questions)-sum.AbstentionAsked, sum.Skipped, res.KMax)
 	fmt.Fprintf(w, "  embedder %s, signals used %s (requested: %s)\n", ro.Embedder, used, req)
 	if res.Ignored > 0 {
 		fmt.Fprintf(w, "  %d turns of repeated sessions not ingested (first occurrence kept)\n", res.Ignored)
@@ -205,6 +211,10 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 		}
 	}
 
+	if sum.AbstentionN > 0 {
+		fmt.Fprintf(w, "\nrelevance: AUC %.3f of the top hit's relevance, answerable vs %d abstention questions\n",
+			sum.AbstentionAUC, sum.AbstentionN)
+	}
 	fmt.Fprintf(w, "\ntimings:\n")
 	fmt.Fprintf(w, "  ingest %8.2fs  (%.0f turns/s)\n", res.Ingest.Seconds(), perSec(res.Turns, res.Ingest))
 	if res.Embed > 0 || res.Embedded > 0 {

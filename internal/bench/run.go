@@ -60,13 +60,19 @@ type Options struct {
 	Gateway *Gateway
 	// Progress, when set, receives occasional progress lines.
 	Progress io.Writer
+	// Evidence keeps each hit's relevance evidence (to fit the relevance
+	// model).
+	Evidence bool
 }
 
 // Hit is one search result as the benchmark sees it.
 type Hit struct {
-	ID      string   `json:"id"`
-	Turns   []string `json:"turns"`
-	Content string   `json:"content,omitempty"`
+	ID        string   `json:"id"`
+	Turns     []string `json:"turns"`
+	Content   string   `json:"content,omitempty"`
+	Relevance float64  `json:"relevance"`
+	// Evidence is kept when Options.Evidence asks for it.
+	Evidence *retrieve.Evidence `json:"evidence,omitempty"`
 }
 
 // QuestionResult is the outcome of one question.
@@ -338,7 +344,11 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		for qi, q := range c.Questions {
 			if len(q.Evidence) == 0 {
 				res.Skipped[q.Group]++
-				continue
+				if q.Group != Abstention {
+					continue
+				}
+				// Asked all the same: how relevant its best hit looks is
+				// what the abstention separation measures.
 			}
 			work = append(work, job{ci, qi})
 		}
@@ -362,7 +372,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 					// The metric is turn recall: a result counts when it is a
 					// turn's episode, so the facts extraction derived from
 					// the turns are not ranked against them.
-					Types: []memory.Type{memory.Episode}}
+					Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
 				t0 := time.Now()
 				sr, err := svc.Search(ctx, o.Principal, req)
 				qr.Latency = time.Since(t0)
@@ -372,7 +382,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				qr.Route = sr.Route
 				for r, h := range sr.Results {
 					turns := st.recTurns[h.Record.ID]
-					hit := Hit{ID: h.Record.ID, Turns: turns}
+					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
 					if r < ReportHits {
 						hit.Content = h.Record.Content
 					}

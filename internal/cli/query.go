@@ -17,11 +17,13 @@ func runQuery(env Env, args []string) error {
 		signals         multiFlag
 		rt              string
 		explain, asJSON bool
+		minRelevance    float64
 	)
 	fs.IntVar(&k, "k", 10, "number of results (1-100)")
 	ff.bind(fs)
 	fs.Var(&signals, "signal", "restrict to a signal: lexical, dense, graph (repeatable)")
 	fs.StringVar(&rt, "route", "", "force a route: skip, simple, multi_hop, exploratory")
+	fs.Float64Var(&minRelevance, "min-relevance", 0, "drop results less relevant than this (0-1); none left means nothing relevant")
 	fs.BoolVar(&explain, "explain", false, "show each signal's rank and score")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	text, err := positional(env, fs, cfg, args, "query text (quote it)")
@@ -33,7 +35,8 @@ func runQuery(env Env, args []string) error {
 		return err
 	}
 	req := core.SearchRequest{Query: text, K: k, Types: f.types, Statuses: f.statuses, Scope: f.scope, Entity: f.entity,
-		Category: f.category, AsOf: f.asOf, KnownAt: f.knownAt, Route: rt, Signals: signals, Explain: explain, IncludeSensitive: true}
+		Category: f.category, AsOf: f.asOf, KnownAt: f.knownAt, Route: rt, Signals: signals, Explain: explain, IncludeSensitive: true,
+		MinRelevance: minRelevance}
 	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
 		res, err := a.svc.Search(ctx, a.operator(), req)
 		if err != nil {
@@ -44,8 +47,11 @@ func runQuery(env Env, args []string) error {
 			for _, d := range res.Degraded {
 				fmt.Fprintf(w, "degraded: %s\n", d)
 			}
+			if len(res.Results) == 0 && minRelevance > 0 {
+				fmt.Fprintf(w, "nothing with relevance >= %g\n", minRelevance)
+			}
 			for i, h := range res.Results {
-				fmt.Fprintf(w, "%2d. %.4f %s  %s\n", i+1, h.Score, h.Citation, oneLine(h.Record.Content, 100))
+				fmt.Fprintf(w, "%2d. %.4f relevance %.2f %s  %s\n", i+1, h.Score, h.Relevance, h.Citation, oneLine(h.Record.Content, 100))
 				for sig, sc := range h.Explain {
 					fmt.Fprintf(w, "      %-8s rank %d score %.4f\n", sig, sc.Rank, sc.Score)
 				}

@@ -274,6 +274,13 @@ type GatewaySearchRequest struct {
 	Query            string
 	Scopes           []string
 	TopK             int
+	// MinRelevance, an extension of the contract (absent: 0), drops hits
+	// below that relevance.
+	MinRelevance float64
+	// WithRelevance adds each hit's relevance to the answer. Only a
+	// client that sent min_relevance gets it: the contract's answer stays
+	// byte for byte what SPEC §6 says for everyone else.
+	WithRelevance bool
 }
 
 // GatewayHit is one recalled memory.
@@ -282,6 +289,7 @@ type GatewayHit struct {
 	SessionID   string        `json:"session_id"`
 	Text        string        `json:"text"`
 	Score       float64       `json:"score"`
+	Relevance   *float64      `json:"relevance,omitempty"` // only when asked (WithRelevance)
 	SourceScope string        `json:"source_scope"`
 	ResourceURI *string       `json:"resource_uri"`
 	Raw         memory.Record `json:"raw"`
@@ -299,7 +307,7 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 		if !slices.Contains(req.Scopes, sc) {
 			continue
 		}
-		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base}
+		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base, MinRelevance: req.MinRelevance}
 		switch sc {
 		case ScopeCurrentChat:
 			sr.Scope.SessionID = ChatSession(req.ConversationID)
@@ -315,8 +323,13 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 				continue
 			}
 			seen[h.Record.ID] = true
-			hits = append(hits, GatewayHit{ID: h.Record.ID, SessionID: h.Record.Scope.SessionID, Text: h.Record.Content,
-				Score: h.Score, SourceScope: sc, ResourceURI: resourceURI(h.Record), Raw: h.Record})
+			hit := GatewayHit{ID: h.Record.ID, SessionID: h.Record.Scope.SessionID, Text: h.Record.Content,
+				Score: h.Score, SourceScope: sc, ResourceURI: resourceURI(h.Record), Raw: h.Record}
+			if req.WithRelevance {
+				rel := h.Relevance
+				hit.Relevance = &rel
+			}
+			hits = append(hits, hit)
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b GatewayHit) int {

@@ -16,19 +16,22 @@ import (
 
 // SearchRequest is a hybrid search (SPEC §5).
 type SearchRequest struct {
-	Query              string          `json:"query"`
-	K                  int             `json:"k,omitempty"`
-	Types              []memory.Type   `json:"types,omitempty"`
-	Statuses           []memory.Status `json:"statuses,omitempty"`
-	Scope              memory.Scope    `json:"scope"`
-	Category           string          `json:"category,omitempty"`
-	Entity             string          `json:"entity,omitempty"`
-	AsOf               *time.Time      `json:"as_of,omitempty"`
-	KnownAt            *time.Time      `json:"known_at,omitempty"`
-	MinConfidence      float64         `json:"min_confidence,omitempty"`
-	IncludeSensitive   bool            `json:"include_sensitive,omitempty"`
-	IncludeInvalidated bool            `json:"include_invalidated,omitempty"`
-	Explain            bool            `json:"explain,omitempty"`
+	Query         string          `json:"query"`
+	K             int             `json:"k,omitempty"`
+	Types         []memory.Type   `json:"types,omitempty"`
+	Statuses      []memory.Status `json:"statuses,omitempty"`
+	Scope         memory.Scope    `json:"scope"`
+	Category      string          `json:"category,omitempty"`
+	Entity        string          `json:"entity,omitempty"`
+	AsOf          *time.Time      `json:"as_of,omitempty"`
+	KnownAt       *time.Time      `json:"known_at,omitempty"`
+	MinConfidence float64         `json:"min_confidence,omitempty"`
+	// MinRelevance drops hits whose relevance is below it, so a question
+	// nothing in memory answers gets no results (docs/retrieval.md).
+	MinRelevance       float64 `json:"min_relevance,omitempty"`
+	IncludeSensitive   bool    `json:"include_sensitive,omitempty"`
+	IncludeInvalidated bool    `json:"include_invalidated,omitempty"`
+	Explain            bool    `json:"explain,omitempty"`
 	// Route forces a route: skip, simple, multi_hop or exploratory.
 	Route string `json:"route,omitempty"`
 	// Signals restricts the candidate generators: lexical, dense, graph.
@@ -83,13 +86,18 @@ func DenseWeight(model string) float64 {
 	return DefaultDenseWeight
 }
 
-// SearchHit is one result: the record, its fused score, its citation and,
-// on request, each signal's rank and score.
+// SearchHit is one result: the record, its fused score (which orders the
+// results of one query), its relevance (the estimated probability that
+// the record answers the query, comparable across queries), its citation
+// and, on request, each signal's rank and score and the evidence the
+// relevance is computed from.
 type SearchHit struct {
-	Record   memory.Record                   `json:"record"`
-	Score    float64                         `json:"score"`
-	Citation string                          `json:"citation"`
-	Explain  map[string]retrieve.SignalScore `json:"explain,omitempty"`
+	Record    memory.Record                   `json:"record"`
+	Score     float64                         `json:"score"`
+	Relevance float64                         `json:"relevance"`
+	Citation  string                          `json:"citation"`
+	Explain   map[string]retrieve.SignalScore `json:"explain,omitempty"`
+	Evidence  *retrieve.Evidence              `json:"evidence,omitempty"`
 	// Procedure is a skill's typed fields (trigger, steps, success rate,
 	// use count), when it has them.
 	Procedure *memory.Procedure `json:"procedure,omitempty"`
@@ -140,6 +148,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	}
 	if req.MinConfidence < 0 || req.MinConfidence > 1 {
 		return SearchResponse{}, fault.Field("min_confidence", "must be between 0 and 1")
+	}
+	if !(req.MinRelevance >= 0 && req.MinRelevance <= 1) {
+		return SearchResponse{}, fault.Field("min_relevance", "must be between 0 and 1")
 	}
 	if len(req.Signals) == 0 && !DefaultGraphSignal {
 		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense}
@@ -246,9 +257,14 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		if !canRead(p, r, req.IncludeSensitive) || r.Status == memory.Forgotten {
 			continue // changed between index and read
 		}
-		hit := SearchHit{Record: r, Score: h.Score, Citation: r.Citation()}
+		if h.Relevance < req.MinRelevance {
+			continue
+		}
+		hit := SearchHit{Record: r, Score: h.Score, Relevance: h.Relevance, Citation: r.Citation()}
 		if req.Explain {
 			hit.Explain = h.Signals
+			ev := h.Evidence
+			hit.Evidence = &ev
 		}
 		out.Results = append(out.Results, hit)
 		ids = append(ids, r.ID)
@@ -283,11 +299,18 @@ func (s *Service) searchKnownAt(ctx context.Context, p memory.Principal, req Sea
 	}
 	out := SearchResponse{Route: retrieve.RouteSimple, Signals: []string{retrieve.SignalLexical}, Results: []SearchHit{},
 		Degraded: []string{"known_at: ranked lexically over the versions current at that time"}}
+	terms := lexical.Analyze(req.Query, true)
 	for rank, h := range ix.Search(req.Query, q.K, nil) {
 		r := versions[h.Key]
-		hit := SearchHit{Record: r, Score: 1 / (60 + float64(rank+1)), Citation: r.Citation()}
+		ev := retrieve.Evidence{Coverage: retrieve.Coverage(ix, terms, h.Key)}
+		rel := retrieve.DefaultRelevance.Relevance(ev)
+		if rel < req.MinRelevance {
+			continue
+		}
+		hit := SearchHit{Record: r, Score: 1 / (60 + float64(rank+1)), Relevance: rel, Citation: r.Citation()}
 		if req.Explain {
 			hit.Explain = map[string]retrieve.SignalScore{retrieve.SignalLexical: {Rank: rank + 1, Score: float64(h.Score)}}
+			hit.Evidence = &ev
 		}
 		out.Results = append(out.Results, hit)
 	}

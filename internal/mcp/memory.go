@@ -175,6 +175,7 @@ type queryIn struct {
 	AsOf               string   `json:"as_of,omitempty" jsonschema:"RFC 3339 world time: what was true then"`
 	KnownAt            string   `json:"known_at,omitempty" jsonschema:"RFC 3339 transaction time: as memgate knew it then"`
 	MinConfidence      float64  `json:"min_confidence,omitempty" jsonschema:"only memories at least this confident (0 to 1)"`
+	MinRelevance       float64  `json:"min_relevance,omitempty" jsonschema:"only memories at least this relevant to the query (0 to 1; e.g. 0.3): an empty result then means memory holds nothing relevant"`
 	IncludeProvisional bool     `json:"include_provisional,omitempty" jsonschema:"also memories waiting for review"`
 	IncludeSensitive   bool     `json:"include_sensitive,omitempty" jsonschema:"also sensitive memories (trusted agents only)"`
 }
@@ -190,10 +191,11 @@ type contextIn struct {
 }
 
 type hitOut struct {
-	Record   recordOut `json:"record"`
-	Score    float64   `json:"score"`
-	Citation string    `json:"citation"`
-	Signals  []string  `json:"signals,omitempty" jsonschema:"which retrieval signals found it: lexical (its words), dense (its meaning), graph, ..."`
+	Record    recordOut `json:"record"`
+	Score     float64   `json:"score" jsonschema:"fused ranking score: orders this query's results, not comparable across queries"`
+	Relevance float64   `json:"relevance" jsonschema:"estimated probability (0 to 1) that this memory answers the query, comparable across queries"`
+	Citation  string    `json:"citation"`
+	Signals   []string  `json:"signals,omitempty" jsonschema:"which retrieval signals found it: lexical (its words), dense (its meaning), graph, ..."`
 }
 
 type queryOut struct {
@@ -275,7 +277,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			return queryOut{}, fault.Field("query", "must not be empty")
 		}
 		req := core.SearchRequest{Query: in.Query, K: in.K, Scope: in.Scope.scope(), Entity: in.Entity, Category: in.Category,
-			MinConfidence: in.MinConfidence, IncludeSensitive: in.IncludeSensitive}
+			MinConfidence: in.MinConfidence, MinRelevance: in.MinRelevance, IncludeSensitive: in.IncludeSensitive}
 		for _, t := range in.Types {
 			req.Types = append(req.Types, memory.Type(t))
 		}
@@ -296,7 +298,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 		}
 		out := queryOut{Route: res.Route, Results: make([]hitOut, 0, len(res.Results)), Degraded: res.Degraded}
 		for _, h := range res.Results {
-			out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Citation: h.Citation,
+			out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Relevance: h.Relevance, Citation: h.Citation,
 				Signals: slices.Sorted(maps.Keys(h.Explain))})
 		}
 		return out, nil
