@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListRoundTrip", testListRoundTrip},
 		{"WorkspaceIsolation", testWorkspaceIsolation},
 		{"FindDuplicate", testFindDuplicate},
+		{"FindByMeta", testFindByMeta},
 		{"PurgeRecord", testPurgeRecord},
 		{"RedactVersion", testRedactVersion},
 		{"TouchRecords", testTouchRecords},
