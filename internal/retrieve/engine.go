@@ -339,8 +339,12 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 	e.fx.set(key, nf)
 	e.linkSession(key)
 	e.refreshCached(key)
+	if path := filePath(&r); !same || path != "" {
+		// A memory file's path is searched as words with its text; a
+		// rename keeps the content, so files are re-indexed every version.
+		e.lex.AddWithFields(key, r.Content+"\n"+path, fieldTerms(&r))
+	}
 	if !same {
-		e.lex.AddWithFields(key, r.Content, fieldTerms(&r))
 		if wasAlive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
 		}
