@@ -243,7 +243,9 @@ type Tx interface {
 	// (not the head): its content becomes empty and its status forgotten,
 	// keeping its content hash, metadata and times, so history shows that
 	// a version existed and the audit chain still names its hash. It also
-	// deletes the cached embeddings of that content. ErrNotFound if the
+	// deletes the cached embeddings of that content and a vector of the
+	// record still computed from it (one the embedding job has not yet
+	// replaced), unless the head holds the same content. ErrNotFound if the
 	// version does not exist; ErrVersionConflict if it is the head.
 	RedactVersion(ctx context.Context, ws, id string, version int) error
 	// LockKey takes a lock named by key, held until the transaction ends,

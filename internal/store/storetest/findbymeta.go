@@ -56,3 +56,4 @@ func testFindByMeta(t *testing.T, s store.Store) {
 		return nil
 	})
 }
+

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FindByMeta", testFindByMeta},
 		{"PurgeRecord", testPurgeRecord},
 		{"RedactVersion", testRedactVersion},
+		{"RedactVersionDerived", testRedactVersionDerived},
 		{"TouchRecords", testTouchRecords},
 		{"Approvals", testApprovals},
 		{"ExpiredApprovals", testExpiredApprovals},
