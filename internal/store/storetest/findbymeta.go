@@ -56,4 +56,3 @@ func testFindByMeta(t *testing.T, s store.Store) {
 		return nil
 	})
 }
-
