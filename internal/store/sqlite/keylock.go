@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -10,14 +11,21 @@ import (
 // lock, which already serialises writers of every process.
 func (t *tx) LockKey(ctx context.Context, key string) error { return nil }
 
+// FindByMeta names the field in the SQL text when it is file_path, so
+// that the query matches the expression of the records_file_path index
+// (migration 0012); other fields are bound and scan.
 func (t *tx) FindByMeta(ctx context.Context, ws, cat, field, value string, sc memory.Scope) ([]string, error) {
 	ctx = t.detach(ctx)
+	path := "$." + jsonKey(field)
+	extract := "json_extract(metadata, ?1)"
+	if field == "file_path" {
+		extract = "json_extract(metadata, '$.file_path')"
+	}
 	rows, err := t.db.QueryContext(ctx, `SELECT id FROM records
-		WHERE workspace_id = ? AND category = ? AND invalidated_at IS NULL
-		AND json_valid(metadata) AND json_type(metadata, ?) = 'text' AND json_extract(metadata, ?) = ?
-		AND scope_user_id = ? AND scope_agent_id = ? AND scope_app_id = ?
-		AND scope_project_id = ? AND scope_session_id = ?
-		ORDER BY id`, ws, cat, "$."+jsonKey(field), "$."+jsonKey(field), value,
+		WHERE workspace_id = ?2 AND category = ?3 AND `+extract+` = ?4 AND invalidated_at IS NULL
+		AND json_type(metadata, ?1) = 'text'
+		AND scope_user_id = ?5 AND scope_agent_id = ?6 AND scope_app_id = ?7
+		AND scope_project_id = ?8 AND scope_session_id = ?9`, path, ws, cat, value,
 		sc.UserID, sc.AgentID, sc.AppID, sc.ProjectID, sc.SessionID)
 	if err != nil {
 		return nil, mapErr("sqlite: find by metadata", err)
@@ -31,6 +39,9 @@ func (t *tx) FindByMeta(ctx context.Context, ws, cat, field, value string, sc me
 		}
 		ids = append(ids, id)
 	}
+	// Sorted here: an ORDER BY would lead SQLite to the primary key
+	// instead of the path index.
+	slices.Sort(ids)
 	return ids, mapErr("sqlite: find by metadata", rows.Err())
 }
 
