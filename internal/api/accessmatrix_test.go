@@ -20,6 +20,7 @@ import (
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
@@ -77,6 +78,7 @@ type matrixEnv struct {
 	actors     []*actor
 	ids        map[string][]string // workspace -> record ids
 	wsOf       map[string]string   // record id -> workspace
+	stores     map[string][]string // workspace -> memory store record ids
 }
 
 func newMatrixEnv(t *testing.T, backend string, seed uint64) *matrixEnv {
@@ -108,7 +110,8 @@ func newMatrixEnv(t *testing.T, backend string, seed uint64) *matrixEnv {
 	srv := httptest.NewServer(api.New(svc, nil, nil, "test").Handler())
 	t.Cleanup(srv.Close)
 	e := &matrixEnv{t: t, ctx: ctx, seed: seed, rng: rand.New(rand.NewPCG(seed, 11)), st: st, svc: svc, srv: srv,
-		workspaces: []string{memory.DefaultWorkspace, "ws-b"}, ids: map[string][]string{}, wsOf: map[string]string{}}
+		workspaces: []string{memory.DefaultWorkspace, "ws-b"}, ids: map[string][]string{}, wsOf: map[string]string{},
+		stores: map[string][]string{}}
 
 	for _, ws := range e.workspaces {
 		var op *actor
@@ -212,6 +215,7 @@ func (e *matrixEnv) populate(ws string, n int) {
 		}
 	}
 	types := []memory.Type{memory.Decision, memory.Episode, memory.Skill, memory.Reflection}
+	e.seedStores(ws, op, writers)
 	// Every writer first writes at every level it may, and once with PII
 	// (quarantined), so that every access level, and every status below,
 	// is present whatever the seed; then random writes.
@@ -248,6 +252,10 @@ func (e *matrixEnv) populate(ws string, n int) {
 		if i%3 == 0 { // a memory file (internal/files), for the file read probes
 			req.Type, req.Category, req.Addressed = memory.Resource, "file", true
 			req.Metadata = json.RawMessage(fmt.Sprintf(`{"file_path":"/memories/%s/%d.md"}`, ws, i))
+			// Most files are memories of one of the workspace's stores.
+			if k := (i / 3) % (len(e.stores[ws]) + 1); k < len(e.stores[ws]) {
+				req.Scope.AppID = files.StorePrefix + e.stores[ws][k]
+			}
 		} else if req.Type == memory.Episode && e.rng.IntN(2) == 0 && req.Supersedes == "" {
 			// A session event: the session log is a read path of its own.
 			req.Category, req.Scope.SessionID, req.Metadata = core.EventCategory, matrixSession, json.RawMessage(`{"event":"note"}`)
@@ -307,6 +315,44 @@ func (e *matrixEnv) populate(ws string, n int) {
 			if _, err := e.svc.Forget(e.ctx, op.p, id); err != nil {
 				e.t.Fatalf("seed %d: forget %s: %v", e.seed, id, err)
 			}
+		}
+	}
+	// The stores are records the probes check too (left out of the
+	// invalidations above, so their memories stay reachable).
+	for _, id := range e.stores[ws] {
+		e.ids[ws] = append(e.ids[ws], id)
+		e.wsOf[id] = ws
+	}
+}
+
+// seedStores creates the memory stores of ws (internal/files): one the
+// operator creates through the stores service (public), one a
+// restricted agent creates (queued for approval, provisional), and one
+// written agent_only by another writer.
+func (e *matrixEnv) seedStores(ws string, op *actor, writers []*actor) {
+	e.t.Helper()
+	fs := files.New(e.svc, files.Options{})
+	name := "matrix store " + ws
+	st, err := fs.CreateStore(e.ctx, op.p, files.StoreRequest{Name: &name})
+	if err != nil {
+		e.t.Fatalf("seed %d: create store: %v", e.seed, err)
+	}
+	e.stores[ws] = append(e.stores[ws], strings.TrimPrefix(st.ID, files.StorePrefix))
+	for _, w := range writers {
+		switch {
+		case w.p.Trust == memory.Restricted:
+			st, err := fs.CreateStore(e.ctx, w.p, files.StoreRequest{Name: &name})
+			if err != nil {
+				e.t.Fatalf("seed %d: create store as %s: %v", e.seed, w, err)
+			}
+			e.stores[ws] = append(e.stores[ws], strings.TrimPrefix(st.ID, files.StorePrefix))
+		case w.p.Trust == memory.Standard:
+			res, err := e.svc.Write(e.ctx, w.p, core.WriteRequest{Type: memory.Resource, Category: files.StoreCategory, Content: name,
+				Access: memory.AgentOnly, Addressed: true, Metadata: json.RawMessage(`{"memory_store":{"name":"agent only","description":""}}`)})
+			if err != nil {
+				e.t.Fatalf("seed %d: write store as %s: %v", e.seed, w, err)
+			}
+			e.stores[ws] = append(e.stores[ws], res.Record.ID)
 		}
 	}
 }

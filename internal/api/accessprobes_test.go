@@ -86,7 +86,7 @@ var readProbes = []readProbe{
 			e.t.Fatalf("seed %d: memory-tool view as %s: %d %s", e.seed, a, code, raw)
 		}
 		return !res.IsError
-	}, fileRule(liveFileRule(noSensitive(headRule)))),
+	}, unscopedFile(fileRule(liveFileRule(noSensitive(headRule))))),
 	perRecord("MCP block_read", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		path := filePath(e.head(id))
 		if path == "" {
@@ -100,7 +100,7 @@ var readProbes = []readProbe{
 			e.t.Fatalf("seed %d: block_read as %s: %d %s", e.seed, a, code, raw)
 		}
 		return res.Exists
-	}, fileRule(liveFileRule(noSensitive(headRule)))),
+	}, unscopedFile(fileRule(liveFileRule(noSensitive(headRule))))),
 	{name: "REST files list", applies: tokenActor, run: func(e *matrixEnv, a *actor) (map[string]bool, map[string]bool) {
 		var out struct {
 			Files []struct {
@@ -113,7 +113,7 @@ var readProbes = []readProbe{
 			shown[f.ID] = true
 		}
 		return shown, e.wantSet(a, func(h memory.Record) bool {
-			return accessRules.read(a.p, h, false) && isFileRecord(h) && h.InvalidatedAt == nil &&
+			return accessRules.read(a.p, h, false) && isFileRecord(h) && h.InvalidatedAt == nil && h.Scope == memory.Scope{} &&
 				slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status)
 		})
 	}},

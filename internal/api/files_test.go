@@ -155,3 +155,57 @@ func TestFilesRedactREST(t *testing.T) {
 		t.Fatal("audit chain broken after redaction")
 	}
 }
+
+// A file is found by the words of its path as well as by its text, and
+// after a rename by its new path only (REST search).
+func TestFilesSearchByPathREST(t *testing.T) {
+	h := newHarness(t, nil)
+	var a, b fileResult
+	h.mustDo("POST", "/v1/files", "std", map[string]any{"path": "/memories/USER.md", "content": "Prefers tea in the morning.\n"}, http.StatusCreated, &a)
+	h.mustDo("POST", "/v1/files", "std", map[string]any{"path": "/memories/quokka/notes.md", "content": "Deploys run on Tuesdays.\n"}, http.StatusCreated, &b)
+	type hits struct {
+		Results []struct {
+			Record struct {
+				ID string `json:"id"`
+			} `json:"record"`
+		} `json:"results"`
+	}
+	ids := func(query string) []string {
+		var out hits
+		h.mustDo("POST", "/v1/search", "std2", map[string]any{"query": query, "category": "file"}, http.StatusOK, &out)
+		var got []string
+		for _, r := range out.Results {
+			got = append(got, r.Record.ID)
+		}
+		return got
+	}
+	has := func(got []string, id string) bool {
+		for _, g := range got {
+			if g == id {
+				return true
+			}
+		}
+		return false
+	}
+	for q, id := range map[string]string{"USER.md": a.File.ID, "user": a.File.ID, "quokka": b.File.ID, "tea": a.File.ID} {
+		if got := ids(q); !has(got, id) {
+			t.Fatalf("search %q: %v, want %s", q, got, id)
+		}
+	}
+	// The stored content is unchanged by the indexing.
+	var got struct {
+		File fileView `json:"file"`
+	}
+	h.mustDo("GET", "/v1/files/"+a.File.ID, "std", nil, http.StatusOK, &got)
+	if got.File.Content != "Prefers tea in the morning.\n" {
+		t.Fatalf("content: %q", got.File.Content)
+	}
+	// A rename keeps the content; the index follows the path.
+	h.mustDo("PATCH", "/v1/files/"+b.File.ID, "std", map[string]any{"path": "/memories/wombat/notes.md"}, http.StatusOK, nil)
+	if got := ids("wombat"); !has(got, b.File.ID) {
+		t.Fatalf("after rename, search wombat: %v", got)
+	}
+	if got := ids("quokka"); has(got, b.File.ID) {
+		t.Fatalf("after rename, search quokka still finds the file: %v", got)
+	}
+}

@@ -192,8 +192,15 @@ func (s *Server) listMemoryVersions(w http.ResponseWriter, r *http.Request, p me
 		return err
 	}
 	q := r.URL.Query()
-	req := files.VersionListRequest{MemoryID: q.Get("memory_id"), Operation: q.Get("operation"), Page: q.Get("page"), Full: full}
+	req := files.VersionListRequest{MemoryID: q.Get("memory_id"), Operation: q.Get("operation"), Page: q.Get("page"), Full: full,
+		APIKeyID: q.Get("api_key_id"), SessionID: q.Get("session_id")}
 	if req.Limit, err = queryInt(r, "limit"); err != nil {
+		return err
+	}
+	if req.CreatedGTE, err = queryTime(r, "created_at[gte]"); err != nil {
+		return err
+	}
+	if req.CreatedLTE, err = queryTime(r, "created_at[lte]"); err != nil {
 		return err
 	}
 	page, err := s.files.ListVersions(r.Context(), p, r.PathValue("store"), req)

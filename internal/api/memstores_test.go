@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -185,5 +186,75 @@ func TestMemoryStoresAPI(t *testing.T) {
 	h.mustDo("GET", "/v1/memory_stores", "std2", nil, http.StatusOK, &stores)
 	if len(stores.Data) != 1 || stores.Data[0].ID != st.ID {
 		t.Fatalf("stores: %+v", stores)
+	}
+}
+
+// The version list filters of the public API: created_at[gte|lte]
+// (inclusive), api_key_id (the writer, a memgate principal id) and
+// session_id (memgate records no session actors, so it matches none).
+func TestMemoryVersionFilters(t *testing.T) {
+	h := newHarness(t, nil)
+	var st struct {
+		ID string `json:"id"`
+	}
+	h.mustDo("POST", "/v1/memory_stores", "op", map[string]any{"name": "shared"}, http.StatusOK, &st)
+	base := "/v1/memory_stores/" + st.ID
+	var mine, theirs storeMemory
+	h.mustDo("POST", base+"/memories", "std", map[string]any{"path": "/mine.md", "content": "one"}, http.StatusOK, &mine)
+	for _, c := range []string{"two", "three"} {
+		h.clock.Advance(time.Minute)
+		h.mustDo("POST", base+"/memories/"+mine.ID, "std", map[string]any{"content": c}, http.StatusOK, nil)
+	}
+	h.mustDo("POST", base+"/memories", "std2", map[string]any{"path": "/theirs.md", "content": "other"}, http.StatusOK, &theirs)
+	type version struct {
+		ID        string `json:"id"`
+		MemoryID  string `json:"memory_id"`
+		CreatedAt string `json:"created_at"`
+		CreatedBy struct {
+			APIKeyID string `json:"api_key_id"`
+		} `json:"created_by"`
+	}
+	list := func(q url.Values) []version {
+		t.Helper()
+		var out struct {
+			Data []version `json:"data"`
+		}
+		h.mustDo("GET", base+"/memory_versions?"+q.Encode(), "std", nil, http.StatusOK, &out)
+		return out.Data
+	}
+	all := list(url.Values{"memory_id": {mine.ID}}) // newest first
+	if len(all) != 3 {
+		t.Fatalf("versions: %+v", all)
+	}
+	ids := func(vs []version) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	mid := all[1].CreatedAt
+	if got, want := ids(list(url.Values{"memory_id": {mine.ID}, "created_at[gte]": {mid}})), ids(all[:2]); got != want {
+		t.Fatalf("created_at[gte]: %s, want %s", got, want)
+	}
+	if got, want := ids(list(url.Values{"memory_id": {mine.ID}, "created_at[lte]": {mid}})), ids(all[1:]); got != want {
+		t.Fatalf("created_at[lte]: %s, want %s", got, want)
+	}
+	if got, want := ids(list(url.Values{"memory_id": {mine.ID}, "created_at[gte]": {mid}, "created_at[lte]": {mid}})), ids(all[1:2]); got != want {
+		t.Fatalf("created_at[gte]=[lte]: %s, want %s", got, want)
+	}
+	h.wantError("GET", base+"/memory_versions?created_at%5Bgte%5D=yesterday", "std", nil, http.StatusBadRequest, "invalid_argument")
+
+	// api_key_id: the store's versions written by one principal.
+	writer := all[0].CreatedBy.APIKeyID
+	byWriter := list(url.Values{"api_key_id": {writer}})
+	if len(byWriter) != 3 || ids(byWriter) != ids(all) {
+		t.Fatalf("api_key_id %s: %+v", writer, byWriter)
+	}
+	if other := list(url.Values{}); len(other) != 4 {
+		t.Fatalf("unfiltered: %d versions, want 4", len(other))
+	}
+	if got := list(url.Values{"session_id": {"sesn_any"}}); len(got) != 0 {
+		t.Fatalf("session_id: %+v", got)
 	}
 }

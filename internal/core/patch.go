@@ -51,6 +51,9 @@ type PatchRequest struct {
 	Classification  *string         `json:"classification,omitempty"`
 	// Invalidate marks the record as no longer true (invalidated_at = now).
 	Invalidate bool `json:"invalidate,omitempty"`
+	// Claim is WriteRequest.Claim for a change of the caller's key; it
+	// runs inside the transaction before the head is read.
+	Claim func(ctx context.Context, tx store.Tx) error `json:"-"`
 }
 
 func (req PatchRequest) empty() bool {
@@ -117,6 +120,11 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	var res WriteResult
 	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		if req.Claim != nil {
+			if err := req.Claim(ctx, tx); err != nil {
+				return err
+			}
+		}
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err // a store failure, not a missing record

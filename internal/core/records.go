@@ -52,6 +52,12 @@ type WriteRequest struct {
 	// text at two keys is two records, so the write skips duplicate and
 	// conflict detection, which would merge or supersede them.
 	Addressed bool `json:"-"`
+	// Claim, set by callers that address records by a key of their own,
+	// runs first inside the write transaction: it may lock and look up its
+	// key in the database (tx.LockKey, tx.FindByMeta), so a key taken by
+	// another process is refused however the processes race. An error
+	// refuses the write.
+	Claim func(ctx context.Context, tx store.Tx) error `json:"-"`
 }
 
 // WriteResult is the gate's answer to a write.
@@ -182,6 +188,11 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 	var res WriteResult
 	var changed []memory.Record
 	err := func() error {
+		if req.Claim != nil {
+			if err := req.Claim(ctx, tx); err != nil {
+				return err
+			}
+		}
 		flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
 		if err != nil {
 			return err

@@ -298,6 +298,45 @@ func (s *Service) paths(ctx context.Context, ws string, sc memory.Scope) (map[st
 	return out, nil
 }
 
+// pathTaken is the conflict of a path held by another live file.
+func pathTaken(msg string) error {
+	return fault.New(fault.Conflict, msg).With("field", "path")
+}
+
+// claim is the core.WriteRequest.Claim of a file at path in scope sc of
+// ws (self: the file moving there, or ""): under a lock on the path, no
+// other live file may hold it in the database. The in-memory index is
+// only a fast answer; this check inside the write transaction is what
+// keeps a path unique when several processes share the database.
+func claim(ws string, sc memory.Scope, path, self, msg string) func(context.Context, store.Tx) error {
+	return func(ctx context.Context, tx store.Tx) error {
+		k := strings.Join([]string{"file", ws, sc.UserID, sc.AgentID, sc.AppID, sc.ProjectID, sc.SessionID, path}, "\x00")
+		if err := tx.LockKey(ctx, k); err != nil {
+			return err
+		}
+		ids, err := tx.FindByMeta(ctx, ws, Category, "file_path", path, sc)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if id == self {
+				continue
+			}
+			r, err := tx.GetRecord(ctx, ws, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if m, ok := isFile(r); ok && m.Path == path && live(r, m) {
+				return pathTaken(msg)
+			}
+		}
+		return nil
+	}
+}
+
 func storeErr(err error) error {
 	var fe *fault.Error
 	if errors.As(err, &fe) {

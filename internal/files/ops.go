@@ -48,11 +48,12 @@ func (s *Service) Create(ctx context.Context, p memory.Principal, req CreateRequ
 		return Result{}, err
 	}
 	if _, taken := s.ix[p.Workspace][key{req.Scope, path}]; taken {
-		return Result{}, fault.New(fault.Conflict, "a file already exists at this path").With("field", "path")
+		return Result{}, pathTaken("a file already exists at this path")
 	}
 	res, err := s.core.Write(ctx, p, core.WriteRequest{
 		Type: memory.Resource, Category: Category, Content: req.Content, Scope: req.Scope, Access: req.Access,
 		Metadata: metaJSON(meta{Path: path, Pinned: req.Pinned}), Addressed: true,
+		Claim: claim(p.Workspace, req.Scope, path, "", "a file already exists at this path"),
 	})
 	if err != nil {
 		return Result{}, err
@@ -117,7 +118,11 @@ func conflictSHA(cur string) error {
 // between is a version conflict.
 func (s *Service) patch(ctx context.Context, p memory.Principal, head memory.Record, content *string, m meta, invalidate bool) (Result, error) {
 	v := head.Version
-	res, err := s.core.Patch(ctx, p, head.ID, core.PatchRequest{ExpectedVersion: &v, Content: content, Metadata: metaJSON(m), Invalidate: invalidate})
+	req := core.PatchRequest{ExpectedVersion: &v, Content: content, Metadata: metaJSON(m), Invalidate: invalidate}
+	if old, _ := isFile(head); m.Path != old.Path {
+		req.Claim = claim(p.Workspace, head.Scope, m.Path, head.ID, "a file already exists at the destination")
+	}
+	res, err := s.core.Patch(ctx, p, head.ID, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -201,7 +206,7 @@ func (s *Service) UpdateRecord(ctx context.Context, p memory.Principal, head mem
 				return Result{}, err
 			}
 			if taken {
-				return Result{}, fault.New(fault.Conflict, "a file already exists at the destination").With("field", "path")
+				return Result{}, pathTaken("a file already exists at the destination")
 			}
 			m.Path = dst
 		}

@@ -385,9 +385,31 @@ func (s *Service) ListMemories(ctx context.Context, p memory.Principal, storeID 
 type VersionListRequest struct {
 	MemoryID  string
 	Operation string
+	// CreatedGTE and CreatedLTE bound created_at, inclusive.
+	CreatedGTE, CreatedLTE *time.Time
+	// APIKeyID keeps versions whose created_by is that api_actor (a
+	// memgate principal id).
+	APIKeyID string
+	// SessionID keeps versions created by that session actor: memgate
+	// records every version as written by an api_actor (its principal),
+	// never by a session, so a session_id filter matches no version.
+	SessionID string
 	Limit     int
 	Page      string
 	Full      bool
+}
+
+// keeps reports whether v passes the request's filters.
+func (req VersionListRequest) keeps(v MemoryVersion) bool {
+	switch {
+	case req.Operation != "" && v.Operation != req.Operation,
+		req.CreatedGTE != nil && v.CreatedAt.Before(*req.CreatedGTE),
+		req.CreatedLTE != nil && v.CreatedAt.After(*req.CreatedLTE),
+		req.APIKeyID != "" && (v.CreatedBy == nil || v.CreatedBy.APIKeyID != req.APIKeyID),
+		req.SessionID != "":
+		return false
+	}
+	return true
 }
 
 // ListVersions lists versions, newest first: of one memory, or of every
@@ -435,8 +457,7 @@ func (s *Service) ListVersions(ctx context.Context, p memory.Principal, storeID 
 			if f.Scope.AppID != st.ID && !f.Redacted {
 				continue
 			}
-			v := versionOf(f, st.ID, req.Full)
-			if req.Operation == "" || v.Operation == req.Operation {
+			if v := versionOf(f, st.ID, req.Full); req.keeps(v) {
 				all = append(all, v)
 			}
 		}

@@ -339,9 +339,11 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 	e.fx.set(key, nf)
 	e.linkSession(key)
 	e.refreshCached(key)
-	if !same || r.Type == memory.Skill {
+	if !same || r.Type == memory.Skill || filePath(&r) != "" {
 		// A skill's trigger is searchable with its content, and may change
-		// while the content does not.
+		// while the content does not; a memory file's path is searched as
+		// words with its text, and a rename keeps the content, so both are
+		// re-indexed every version.
 		e.lex.AddWithFields(key, lexicalText(&r), fieldTerms(&r))
 	}
 	if !same {
@@ -603,6 +605,9 @@ func (e *Engine) scopeDocs(f Filter) int {
 func lexicalText(r *memory.Record) string {
 	if p, ok := memory.ProcedureOf(*r); ok && p.Trigger != "" {
 		return r.Content + "\n" + p.Trigger
+	}
+	if path := filePath(r); path != "" {
+		return r.Content + "\n" + path
 	}
 	return r.Content
 }

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"unicode"
@@ -52,6 +53,23 @@ func speakerOf(content string) []string {
 		return nil
 	}
 	return out
+}
+
+// filePath is the path of a memory file (internal/files: category
+// "file", metadata file_path), which the lexical index holds with the
+// file's text so that a search for "USER.md" or a directory's name finds
+// it; "" for other records.
+func filePath(r *memory.Record) string {
+	if r.Category != "file" || r.Type != memory.Resource {
+		return ""
+	}
+	var m struct {
+		Path string `json:"file_path"`
+	}
+	if json.Unmarshal(r.Metadata, &m) != nil {
+		return ""
+	}
+	return m.Path
 }
 
 // fieldTerms are the field terms a record is indexed with besides its

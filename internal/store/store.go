@@ -246,9 +246,21 @@ type Tx interface {
 	// (not the head): its content becomes empty and its status forgotten,
 	// keeping its content hash, metadata and times, so history shows that
 	// a version existed and the audit chain still names its hash. It also
-	// deletes the cached embeddings of that content. ErrNotFound if the
+	// deletes the cached embeddings of that content and a vector of the
+	// record still computed from it (one the embedding job has not yet
+	// replaced), unless the head holds the same content. ErrNotFound if the
 	// version does not exist; ErrVersionConflict if it is the head.
 	RedactVersion(ctx context.Context, ws, id string, version int) error
+	// LockKey takes a lock named by key, held until the transaction ends,
+	// so that writers which check and then write under one key (a memory
+	// file's path) are serialised across processes sharing the database.
+	// PostgreSQL: a transaction-scoped advisory lock; SQLite: nothing to
+	// do, its one writer already serialises write transactions.
+	LockKey(ctx context.Context, key string) error
+	// FindByMeta returns, by id, the ids of the heads in ws of category
+	// cat and scope sc, not invalidated, whose metadata field holds the
+	// JSON string value.
+	FindByMeta(ctx context.Context, ws, cat, field, value string, sc memory.Scope) ([]string, error)
 	// PutVectors stores vectors of model, replacing earlier ones of the
 	// same record. A vector whose ContentSHA256 no longer matches its
 	// record's current content (the record changed meanwhile, or was

@@ -461,6 +461,13 @@ func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) erro
 		if _, err := t.q.Exec(ctx, `DELETE FROM embedding_cache WHERE content_sha256 = $1`, sha); err != nil {
 			return mapErr(op, err)
 		}
+		// A vector of the record computed while that version was the head
+		// stays until the embedding job replaces it: it derives from the
+		// redacted text too.
+		if _, err := t.q.Exec(ctx, `DELETE FROM record_vectors WHERE workspace_id = $1 AND record_id = $2 AND content_sha256 = $3`,
+			ws, id, sha); err != nil {
+			return mapErr(op, err)
+		}
 	}
 	return nil
 }

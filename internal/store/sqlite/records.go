@@ -436,6 +436,13 @@ func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) erro
 		if _, err := t.db.ExecContext(ctx, `DELETE FROM embedding_cache WHERE content_sha256 = ?`, v.ContentSHA256); err != nil {
 			return mapErr(op, err)
 		}
+		// A vector of the record computed while that version was the head
+		// stays until the embedding job replaces it: it derives from the
+		// redacted text too.
+		if _, err := t.db.ExecContext(ctx, `DELETE FROM record_vectors WHERE workspace_id = ? AND record_id = ? AND content_sha256 = ?`,
+			ws, id, v.ContentSHA256); err != nil {
+			return mapErr(op, err)
+		}
 	}
 	return nil
 }
