@@ -188,22 +188,13 @@ func hasSurrogateEscape(raw []byte) bool {
 	return false
 }
 
+// hex4 is the code unit of a \u escape's four hex digits, or -1.
 func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return -1
-		}
+	v, err := strconv.ParseUint(string(b), 16, 16)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(v)
 }
 
 // plainPath reports whether a path is made of plain lowercase names and

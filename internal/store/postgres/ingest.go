@@ -186,22 +186,8 @@ func (t *tx) InsertGatekeeper(ctx context.Context, e store.GatekeeperEntry) erro
 }
 
 func (c *conn) ListGatekeeper(ctx context.Context, ws, jobID string) ([]store.GatekeeperEntry, error) {
-	rows, err := c.q.Query(ctx, `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
+	return c.queryGatekeeper(ctx, `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
 		FROM gatekeeper_log WHERE workspace_id = $1 AND job_id = $2 ORDER BY created_at, id`, ws, jobID)
-	if err != nil {
-		return nil, mapErr("postgres: gatekeeper log", err)
-	}
-	defer rows.Close()
-	out := []store.GatekeeperEntry{}
-	for rows.Next() {
-		var e store.GatekeeperEntry
-		if err := rows.Scan(&e.Workspace, &e.ID, &e.JobID, &e.MessageID, &e.Decision, &e.Reason, &e.Pattern, &e.Facts, &e.CreatedAt); err != nil {
-			return nil, mapErr("postgres: gatekeeper log", err)
-		}
-		e.CreatedAt = utc(e.CreatedAt)
-		out = append(out, e)
-	}
-	return out, mapErr("postgres: gatekeeper log", rows.Err())
 }
 
 func (t *tx) DeleteMessages(ctx context.Context, ws, userID string, recordIDs []string) (int, error) {
@@ -241,6 +227,11 @@ func (c *conn) ListGatekeeperLog(ctx context.Context, ws string, q store.Gatekee
 	}
 	args = append(args, pageLimit(q.Limit))
 	sql += fmt.Sprintf(` ORDER BY id LIMIT $%d`, len(args))
+	return c.queryGatekeeper(ctx, sql, args...)
+}
+
+// queryGatekeeper runs a query of gatekeeper_log's columns in order.
+func (c *conn) queryGatekeeper(ctx context.Context, sql string, args ...any) ([]store.GatekeeperEntry, error) {
 	rows, err := c.q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, mapErr("postgres: gatekeeper log", err)

@@ -193,25 +193,8 @@ func (t *tx) InsertGatekeeper(ctx context.Context, e store.GatekeeperEntry) erro
 
 func (c *conn) ListGatekeeper(ctx context.Context, ws, jobID string) ([]store.GatekeeperEntry, error) {
 	ctx = c.detach(ctx)
-	rows, err := c.db.QueryContext(ctx, `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
+	return c.queryGatekeeper(ctx, `SELECT workspace_id, id, job_id, message_id, decision, reason, pattern, facts, created_at
 		FROM gatekeeper_log WHERE workspace_id = ? AND job_id = ? ORDER BY created_at, id`, ws, jobID)
-	if err != nil {
-		return nil, mapErr("sqlite: gatekeeper log", err)
-	}
-	defer rows.Close()
-	out := []store.GatekeeperEntry{}
-	for rows.Next() {
-		var (
-			e       store.GatekeeperEntry
-			created int64
-		)
-		if err := rows.Scan(&e.Workspace, &e.ID, &e.JobID, &e.MessageID, &e.Decision, &e.Reason, &e.Pattern, &e.Facts, &created); err != nil {
-			return nil, mapErr("sqlite: gatekeeper log", err)
-		}
-		e.CreatedAt = fromMicros(created)
-		out = append(out, e)
-	}
-	return out, mapErr("sqlite: gatekeeper log", rows.Err())
 }
 
 func (t *tx) DeleteMessages(ctx context.Context, ws, userID string, recordIDs []string) (int, error) {
@@ -264,6 +247,11 @@ func (c *conn) ListGatekeeperLog(ctx context.Context, ws string, q store.Gatekee
 	}
 	sql += ` ORDER BY id LIMIT ?`
 	args = append(args, pageLimit(q.Limit))
+	return c.queryGatekeeper(ctx, sql, args...)
+}
+
+// queryGatekeeper runs a query of gatekeeper_log's columns in order.
+func (c *conn) queryGatekeeper(ctx context.Context, sql string, args ...any) ([]store.GatekeeperEntry, error) {
 	rows, err := c.db.QueryContext(ctx, sql, args...)
 	if err != nil {
 		return nil, mapErr("sqlite: gatekeeper log", err)
