@@ -1,0 +1,544 @@
+package bench
+
+// The latency benchmark's run: RunLatency, the cold start, the write
+// phase and the timed searches.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
+)
+
+// ---------------------------------------------------------------------
+// The run.
+
+// RunLatency runs the latency benchmark over the turns and questions of
+// ds (a LongMemEval or LoCoMo dataset) in the data directory o.Open opens,
+// which should be empty.
+func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyResult, error) {
+	start := time.Now()
+	if o.Records <= 0 {
+		return nil, errors.New("bench: latency: records must be positive")
+	}
+	if o.Open == nil {
+		return nil, errors.New("bench: latency: no opener")
+	}
+	if o.Queries <= 0 {
+		o.Queries = 300
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 20
+	}
+	if o.K <= 0 {
+		o.K = 10
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 3
+	}
+	o.K = min(o.K, core.MaxK)
+	if o.Writers <= 0 {
+		o.Writers = 3
+	}
+	o.Writers = min(o.Writers, 16)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	corpus, err := newLatCorpus(ds)
+	if err != nil {
+		return nil, err
+	}
+	res := &LatencyResult{Records: o.Records, Turns: len(corpus.turns), Questions: len(corpus.questions), Writers: o.Writers,
+		Decisions: map[string]int{}, Reasons: map[string]int{}, Types: map[string]int{}, K: o.K, Warmup: o.Warmup, Embedder: "none"}
+
+	prim, err := o.Open(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			prim.Close()
+		}
+	}()
+	emb := prim.Index.Embedder()
+	if emb != nil {
+		res.Embedder = emb.Model()
+	}
+
+	// 1-2. Write phase.
+	stop, err := profile(o.ProfileDir, "write.pprof")
+	if err != nil {
+		return nil, err
+	}
+	if o.Reuse {
+		res.Reused = true
+	} else if err := latWrite(ctx, prim.Service, corpus, o, res); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+	res.Docs = prim.Index.Stats().Docs
+
+	// 3. Embedding.
+	if emb != nil {
+		if stop, err = profile(o.ProfileDir, "embed.pprof"); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		bar := startProgress(o.Progress, o.ProgressLines, "embed", res.Docs)
+		for {
+			n, err := prim.Service.EmbedPending(ctx, 4096)
+			if err != nil {
+				bar.finish()
+				stop()
+				return nil, fmt.Errorf("bench: embedding: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+			res.Embedded += n
+			bar.add(n)
+		}
+		bar.finish()
+		res.EmbedWall = time.Since(t0)
+		if err := stop(); err != nil {
+			return nil, err
+		}
+	}
+	st := prim.Index.Stats()
+	res.Vectors, res.VectorIndex = st.Vectors, st.VectorIndex
+	if err := heapProfile(o.MemProfileDir, "heap-search.pprof"); err != nil {
+		return nil, err
+	}
+
+	// 4. Search phase: the service as opened, and a second engine with
+	// the other vector index over the same store behind a second service.
+	services := map[string]*core.Service{}
+	services[res.VectorIndex] = prim.Service
+	if emb != nil {
+		alt := retrieve.VectorApprox
+		if res.VectorIndex == "hnsw" {
+			alt = retrieve.VectorExact
+		}
+		t0 := time.Now()
+		ix := retrieve.New(retrieve.Options{Embedder: emb, Vectors: alt})
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "bench: loading a second search index (%s) over the store...\n", alt)
+		}
+		if _, err := ix.Load(ctx, prim.Service.Store()); err != nil {
+			return nil, fmt.Errorf("bench: loading the %s index: %w", alt, err)
+		}
+		res.AltLoad = time.Since(t0)
+		res.AltIndex = ix.Stats().VectorIndex
+		services[res.AltIndex] = core.New(core.Options{Store: prim.Service.Store(), Policy: prim.Service.Policy(), Index: ix})
+	}
+	if stop, err = profile(o.ProfileDir, "search.pprof"); err != nil {
+		return nil, err
+	}
+	if err := latSearch(ctx, services, emb != nil, corpus, o, res); err != nil {
+		stop()
+		return nil, err
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+
+	// 5. Cold start.
+	services = nil
+	closed = true
+	if err := prim.Close(); err != nil {
+		return nil, fmt.Errorf("bench: closing: %w", err)
+	}
+	prim = nil
+	corpus = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	res.BaseRSSMiB = procStatusMiB("VmRSS")
+	if stop, err = profile(o.ProfileDir, "load.pprof"); err != nil {
+		return nil, err
+	}
+	for _, mode := range []retrieve.VectorMode{retrieve.VectorExact, retrieve.VectorApprox} {
+		cs, err := latColdStart(ctx, o, mode, res)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		res.Cold = append(res.Cold, cs)
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// coldOpen opens the data directory with the vector index mode and
+// measures it; it is closed again before returning.
+func coldOpen(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, after func(h *Opened) error) (ColdOpen, error) {
+	how := "rebuild"
+	runtime.GC()
+	debug.FreeOSMemory()
+	t0 := time.Now()
+	h, err := o.Open(ctx, mode)
+	if err != nil {
+		return ColdOpen{}, err
+	}
+	c := ColdOpen{Took: time.Since(t0), IndexLoad: h.IndexLoad, Restored: h.Restored}
+	st := h.Index.Stats()
+	c.Docs, c.Vectors, c.VectorIndex = st.Docs, st.Vectors, st.VectorIndex
+	c.HeapMiB = heapInUseMiB()
+	c.RSSMiB = procStatusMiB("VmRSS")
+	debug.FreeOSMemory()
+	c.RSSSettledMiB = procStatusMiB("VmRSS")
+	if c.Restored {
+		how = "restore"
+	}
+	if err := heapProfile(o.MemProfileDir, fmt.Sprintf("heap-%s-%s.pprof", mode, how)); err != nil {
+		h.Close()
+		return c, err
+	}
+	if after != nil {
+		err = after(h)
+	}
+	if cerr := h.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("bench: closing: %w", cerr)
+	}
+	return c, err
+}
+
+// latColdStart reopens the closed data directory with the vector index
+// mode: first without an index snapshot (the index is rebuilt from the
+// database), then, when o.Snapshot can save one, from the snapshot as a
+// restarted server does.
+func latColdStart(ctx context.Context, o LatencyOptions, mode retrieve.VectorMode, res *LatencyResult) (ColdStart, error) {
+	cs := ColdStart{Mode: mode}
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "bench: cold start with the %s vector index, rebuilding the index from the database...\n", mode)
+	}
+	var snap string
+	var err error
+	cs.Rebuild, err = coldOpen(ctx, o, mode, func(h *Opened) error {
+		if mode == retrieve.VectorApprox {
+			res.DBFiles, res.DBBytes = dbFiles(o.DataDir) // open: db + wal + shm
+		}
+		if o.Snapshot == nil {
+			return nil
+		}
+		t0 := time.Now()
+		snap, err = o.Snapshot(h.Index)
+		cs.SnapshotSave = time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("bench: saving the index snapshot: %w", err)
+		}
+		if fi, err := os.Stat(snap); err == nil {
+			cs.SnapshotBytes = fi.Size()
+		}
+		return nil
+	})
+	if err != nil || snap == "" {
+		return cs, err
+	}
+	if !o.KeepSnapshot || mode != retrieve.VectorApprox {
+		defer os.Remove(snap) // the next mode starts without one
+	}
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "bench: cold start with the %s vector index, from the index snapshot...\n", mode)
+	}
+	r, err := coldOpen(ctx, o, mode, nil)
+	cs.Restore = &r
+	return cs, err
+}
+
+// dbFiles returns the sizes of the database files in dir (db, wal, shm).
+func dbFiles(dir string) (map[string]int64, int64) {
+	all, _ := dirFiles(dir)
+	out := map[string]int64{}
+	var total int64
+	for name, n := range all {
+		if strings.HasPrefix(name, "memgate.db") {
+			out[name] = n
+			total += n
+		}
+	}
+	return out, total
+}
+
+type writeJob struct {
+	i    int
+	text string
+}
+
+// latWrite writes the records through svc with o.Writers writers.
+func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOptions, res *LatencyResult) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan writeJob, 256)
+	go func() {
+		defer close(jobs)
+		for i := range o.Records {
+			select {
+			case jobs <- writeJob{i, c.text(i)}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		lats     = make([]time.Duration, 0, o.Records)
+		marks    []time.Time // completion time of every latChunk-th write
+		done     int
+	)
+	bar := startProgress(o.Progress, o.ProgressLines, "write", o.Records)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range o.Writers {
+		wg.Go(func() {
+			local := make([]time.Duration, 0, 1024)
+			flush := func() {
+				mu.Lock()
+				lats = append(lats, local...)
+				mu.Unlock()
+				local = local[:0]
+			}
+			defer flush()
+			for j := range jobs {
+				typ := latType(j.i)
+				req := core.WriteRequest{Type: typ, Content: j.text,
+					Scope: memory.Scope{AppID: AppID, ProjectID: latProject(j.i)}}
+				t0 := time.Now()
+				wr, err := svc.Write(ctx, o.Principal, req)
+				d := time.Since(t0)
+				now := time.Now()
+				local = append(local, d)
+				if len(local) == cap(local) {
+					flush()
+				}
+				mu.Lock()
+				if err != nil {
+					fe := fault.As(err)
+					if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
+						if firstErr == nil {
+							firstErr = fmt.Errorf("bench: writing record %d: %w", j.i, err)
+							cancel()
+						}
+						mu.Unlock()
+						return
+					}
+					reason, _ := fe.Details["reason"].(string)
+					if reason == "" {
+						reason = string(fe.Code)
+					}
+					res.Decisions[memory.DecisionRejected]++
+					res.Reasons[memory.DecisionRejected+"/"+reason]++
+				} else {
+					res.Decisions[wr.Decision]++
+					if wr.Decision != memory.DecisionAccepted {
+						res.Reasons[wr.Decision+"/"+wr.Reason]++
+					}
+					if wr.Record.Status == memory.Quarantined {
+						res.Quarantined++
+					}
+				}
+				res.Types[string(typ)]++
+				done++
+				if done%latChunk == 0 {
+					marks = append(marks, now)
+				}
+				mu.Unlock()
+				bar.add(1)
+			}
+		})
+	}
+	wg.Wait()
+	bar.finish()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res.WriteWall = time.Since(start)
+	res.WriteLat = summarise(lats)
+	res.WriteOverall = float64(o.Records) / res.WriteWall.Seconds()
+	var rates []float64
+	prev := start
+	for _, m := range marks {
+		if d := m.Sub(prev).Seconds(); d > 0 {
+			rates = append(rates, latChunk/d)
+		}
+		prev = m
+	}
+	res.WriteChunks = len(rates)
+	res.WriteChunkRates = slices.Clone(rates)
+	if len(rates) == 0 {
+		res.WritePerS = res.WriteOverall
+	} else {
+		slices.Sort(rates)
+		res.WritePerS = rates[len(rates)/2]
+		if len(rates)%2 == 0 {
+			res.WritePerS = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
+		}
+	}
+	return nil
+}
+
+type latMode struct {
+	name    string
+	index   string // vector index of the service it runs on
+	signals []string
+}
+
+// latSearch times every mode over the same queries, single-threaded. The
+// modes take turns query by query, so a noisy neighbour slows them alike.
+func latSearch(ctx context.Context, services map[string]*core.Service, dense bool, c *latCorpus, o LatencyOptions, res *LatencyResult) error {
+	qs := c.queries(o.Queries, o.Records, o.Seed)
+	res.Queries = len(qs)
+	for _, q := range qs {
+		if q.project != "" {
+			res.Scoped++
+		}
+		if q.turn {
+			res.FromTurns++
+		}
+	}
+	modes := []latMode{{"lexical", res.VectorIndex, []string{retrieve.SignalLexical}}}
+	if dense {
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"dense_" + ix, ix, []string{retrieve.SignalDense}})
+		}
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"hybrid_" + ix, ix, nil})
+		}
+	} else {
+		modes = append(modes, latMode{"hybrid", res.VectorIndex, nil}) // lexical only: no embedder
+	}
+	search := func(m latMode, q latQuery) (core.SearchResponse, time.Duration, error) {
+		req := core.SearchRequest{Query: q.text, K: o.K, Signals: m.signals}
+		if q.project != "" {
+			req.Scope = memory.Scope{AppID: AppID, ProjectID: q.project}
+		}
+		var sr core.SearchResponse
+		var err error
+		t0 := time.Now()
+		pprof.Do(ctx, pprof.Labels("mode", m.name), func(ctx context.Context) {
+			sr, err = services[m.index].Search(ctx, o.Principal, req)
+		})
+		return sr, time.Since(t0), err
+	}
+	// Warm-up: each mode's first queries, untimed.
+	for _, m := range modes {
+		for i := range min(o.Warmup, len(qs)) {
+			if _, _, err := search(m, qs[i]); err != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	// Rounds: every query in every mode, R times; a mode's figures are
+	// the medians of its per-round figures.
+	lats := make([][][]time.Duration, len(modes)) // mode → round → query
+	var scoped, unscoped [][]time.Duration        // mode → pooled over rounds
+	scoped, unscoped = make([][]time.Duration, len(modes)), make([][]time.Duration, len(modes))
+	ids := make([][][]string, len(modes)) // first round only
+	hits := make([]int, len(modes))
+	res.Modes = make([]ModeResult, len(modes))
+	res.Rounds = o.Rounds
+	bar := startProgress(o.Progress, o.ProgressLines, "search", o.Rounds*len(qs)*len(modes))
+	for round := range o.Rounds {
+		for mi := range modes {
+			lats[mi] = append(lats[mi], make([]time.Duration, 0, len(qs)))
+		}
+		for qi, q := range qs {
+			for r := range modes {
+				mi := (qi + r + round) % len(modes)
+				m := modes[mi]
+				sr, d, err := search(m, q)
+				if ctx.Err() != nil {
+					bar.finish()
+					return ctx.Err()
+				}
+				lats[mi][round] = append(lats[mi][round], d)
+				if q.project != "" {
+					scoped[mi] = append(scoped[mi], d)
+				} else {
+					unscoped[mi] = append(unscoped[mi], d)
+				}
+				bar.add(1)
+				if round > 0 {
+					continue
+				}
+				if err != nil {
+					res.Modes[mi].Errors++
+				}
+				var got []string
+				for _, h := range sr.Results {
+					got = append(got, h.Record.ID)
+				}
+				ids[mi] = append(ids[mi], got)
+				hits[mi] += len(got)
+			}
+		}
+	}
+	bar.finish()
+	for i, m := range modes {
+		mr := &res.Modes[i]
+		mr.Name, mr.Signals = m.name, m.signals
+		var per []Percentiles
+		for _, l := range lats[i] {
+			per = append(per, summarise(l))
+		}
+		mr.Lat = medianPercentiles(per)
+		mr.Scoped, mr.Unscoped = summarise(scoped[i]), summarise(unscoped[i])
+		if len(qs) > 0 {
+			mr.Hits = float64(hits[i]) / float64(len(qs))
+		}
+	}
+	overlap := func(exact, approx string) (float64, int) {
+		ei := slices.IndexFunc(modes, func(m latMode) bool { return m.name == exact })
+		ai := slices.IndexFunc(modes, func(m latMode) bool { return m.name == approx })
+		if ei < 0 || ai < 0 {
+			return 0, 0
+		}
+		sum, n := 0.0, 0
+		for q := range ids[ei] {
+			e := ids[ei][q][:min(10, len(ids[ei][q]))]
+			if len(e) == 0 {
+				continue
+			}
+			a := ids[ai][q][:min(10, len(ids[ai][q]))]
+			found := 0
+			for _, id := range e {
+				if slices.Contains(a, id) {
+					found++
+				}
+			}
+			sum += float64(found) / float64(len(e))
+			n++
+		}
+		if n == 0 {
+			return 0, 0
+		}
+		return sum / float64(n), n
+	}
+	res.Recall10, res.RecallN = overlap("dense_exact", "dense_hnsw")
+	res.Overlap10, _ = overlap("hybrid_exact", "hybrid_hnsw")
+	return nil
+}
