@@ -300,11 +300,14 @@ func (s *Service) toolCreate(ctx context.Context, p memory.Principal, sc memory.
 	if stat(paths, full) != missing {
 		return "", toolError("File " + in.Path + " already exists")
 	}
-	_, err = s.Create(ctx, p, CreateRequest{Path: full, Content: in.FileText, Scope: sc})
+	res, err := s.Create(ctx, p, CreateRequest{Path: full, Content: in.FileText, Scope: sc})
 	if fault.CodeOf(err) == fault.Conflict {
 		return "", toolError("File " + in.Path + " already exists")
 	}
 	if err != nil {
+		return "", err
+	}
+	if err := heldBack(res, in.Path); err != nil {
 		return "", err
 	}
 	return "File created successfully at: " + in.Path, nil
@@ -376,13 +379,33 @@ func (s *Service) toolStrReplace(ctx context.Context, p memory.Principal, sc mem
 	}
 	changed := strings.Count(f.Content[:positions[0]], "\n")
 	next := strings.Replace(f.Content, in.OldStr, in.NewStr, 1)
-	if _, err := s.writeTool(ctx, p, f, next); err != nil {
+	res, err := s.writeTool(ctx, p, f, next)
+	if err != nil {
+		return "", err
+	}
+	if err := heldBack(res, in.Path); err != nil {
 		return "", err
 	}
 	lines := strings.Split(next, "\n")
 	from, to := max(0, changed-2), min(len(lines), changed+3)
 	return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
 		numbered(lines[from:to], from+1), nil
+}
+
+// heldBack is the error a tool answers when the gate quarantined what it
+// wrote: a quarantined version is readable by operators only, so the
+// reference's success text would tell the model it stored something it
+// cannot read back. A restricted agent's queued version stays readable by
+// its writer, so it answers success as the reference does.
+func heldBack(res Result, path string) error {
+	if res.Decision != memory.DecisionQuarantined {
+		return nil
+	}
+	msg := "Error: " + path + " was not saved where you can read it: its content looks like personal data or a secret"
+	if len(res.PIIKinds) > 0 {
+		msg += " (" + strings.Join(res.PIIKinds, ", ") + ")"
+	}
+	return toolError(msg + ", so it waits for an operator's review. Remove that content and write it again.")
 }
 
 // writeTool writes a tool's new content as the file's next version,
@@ -442,7 +465,11 @@ func (s *Service) toolInsert(ctx context.Context, p memory.Principal, sc memory.
 	if !strings.HasSuffix(next, "\n") {
 		next += "\n"
 	}
-	if _, err := s.writeTool(ctx, p, f, next); err != nil {
+	res, err := s.writeTool(ctx, p, f, next)
+	if err != nil {
+		return "", err
+	}
+	if err := heldBack(res, in.Path); err != nil {
 		return "", err
 	}
 	return "The file " + in.Path + " has been edited.", nil

@@ -75,3 +75,41 @@ func TestMemoryToolRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemoryToolNeverReportsUnreadableAsSaved: a write the gate
+// quarantines is readable by operators only, so the tool must not answer
+// the reference's success text to a writer that cannot read it back; a
+// restricted agent's queued file stays readable by it and succeeds.
+func TestMemoryToolNeverReportsUnreadableAsSaved(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := newEnv(t, st)
+	ctx := t.Context()
+	secret := "AKIAIOSFODNN7EXAMPLE"
+	got, err := e.files.Tool(ctx, e.who["std"], memory.Scope{}, json.RawMessage(`{"command":"create","path":"/memories/keys.md","file_text":"aws key `+secret+`"}`))
+	if err != nil || !got.IsError || strings.Contains(got.Content, secret) || !strings.Contains(got.Content, "/memories/keys.md") {
+		t.Fatalf("quarantined create: %+v %v", got, err)
+	}
+	if _, err := e.files.Read(ctx, e.who["std"], memory.Scope{}, "/memories/keys.md"); err == nil {
+		t.Fatal("test is broken: the writer reads its quarantined file")
+	}
+	// An edit that pastes a secret into a readable file is reported too.
+	if got, err := e.files.Tool(ctx, e.who["std"], memory.Scope{}, json.RawMessage(`{"command":"create","path":"/memories/n.md","file_text":"notes\n"}`)); err != nil || got.IsError {
+		t.Fatalf("create: %+v %v", got, err)
+	}
+	got, err = e.files.Tool(ctx, e.who["std"], memory.Scope{}, json.RawMessage(`{"command":"str_replace","path":"/memories/n.md","old_str":"notes","new_str":"key `+secret+`"}`))
+	if err != nil || !got.IsError || strings.Contains(got.Content, secret) {
+		t.Fatalf("quarantined edit: %+v %v", got, err)
+	}
+	// A restricted agent's file waits for review but reads back: success.
+	got, err = e.files.Tool(ctx, e.who["restricted"], memory.Scope{}, json.RawMessage(`{"command":"create","path":"/memories/r.md","file_text":"restricted note"}`))
+	if err != nil || got.IsError {
+		t.Fatalf("restricted create: %+v %v", got, err)
+	}
+	if f, err := e.files.Read(ctx, e.who["restricted"], memory.Scope{}, "/memories/r.md"); err != nil || f.Content != "restricted note" {
+		t.Fatalf("restricted reads back: %+v %v", f, err)
+	}
+}
