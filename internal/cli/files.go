@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -172,10 +173,12 @@ func editFile(ctx context.Context, env Env, fsvc *files.Service, op memory.Princ
 // ones are left alone.
 func importFiles(ctx context.Context, env Env, fsvc *files.Service, op memory.Principal, sc memory.Scope, dir string) error {
 	var created, updated, same int
+	progress := newProgressLog(env.Stderr).count("files import", "files")
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
+		progress(created + updated + same)
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
@@ -215,7 +218,9 @@ func exportFiles(ctx context.Context, env Env, fsvc *files.Service, op memory.Pr
 	if err != nil {
 		return err
 	}
-	for _, f := range list {
+	progress := newProgressLog(env.Stderr).count("files export", "files of "+strconv.Itoa(len(list)))
+	for i, f := range list {
+		progress(i)
 		rel := filepath.FromSlash(strings.TrimPrefix(f.Path, files.Root+"/"))
 		dst := filepath.Join(dir, rel)
 		if !strings.HasPrefix(dst, filepath.Clean(dir)+string(filepath.Separator)) {

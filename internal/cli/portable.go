@@ -65,7 +65,10 @@ func newProgressLog(w io.Writer) *progressLog {
 }
 
 // fn returns the progress callback of one phase ("export", "import").
-func (p *progressLog) fn(phase string) func(done int) {
+func (p *progressLog) fn(phase string) func(done int) { return p.count(phase, "records") }
+
+// count is fn for things other than records ("files").
+func (p *progressLog) count(phase, unit string) func(done int) {
 	start := time.Now()
 	return func(done int) {
 		p.mu.Lock()
@@ -78,7 +81,7 @@ func (p *progressLog) fn(phase string) func(done int) {
 			return // quiet for short runs
 		}
 		p.last[phase] = now
-		fmt.Fprintf(p.w, "memgate: %s: %d records (%.0f/s)\n", phase, done, float64(done)/now.Sub(start).Seconds())
+		fmt.Fprintf(p.w, "memgate: %s: %d %s (%.0f/s)\n", phase, done, unit, float64(done)/now.Sub(start).Seconds())
 	}
 }
 
