@@ -57,7 +57,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	}
 	fs := files.New(svc, files.Options{})
 	return &Server{svc: svc, files: fs, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned()}), streamWindow: streamWindow,
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 

@@ -47,7 +47,8 @@ func runMCP(env Env, args []string) error {
 
 	// The loops run until a.Close, after the session ends.
 	go a.svc.Run(context.Background())
-	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version(), DropinOnly: *dropin, Pinned: files.New(a.svc, files.Options{}).ContextPinned()})
+	fsvc := files.New(a.svc, files.Options{}) // one path index for the memory tool, the block tools and context
+	err = mcp.ServeStdio(ctx, a.svc, cfg.Workspace, agent, env.Stdin, env.Stdout, mcp.Options{Logger: log, Version: version(), DropinOnly: *dropin, Pinned: fsvc.ContextPinned(), Files: fsvc})
 	if ctx.Err() != nil {
 		return nil // stopped by a signal: a graceful end, not a failure
 	}

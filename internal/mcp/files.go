@@ -91,7 +91,7 @@ func writeBlock(ctx context.Context, fs *files.Service, p memory.Principal, sc m
 }
 
 func (s *server) addFileTools(srv *sdk.Server) {
-	fs := files.New(s.svc, files.Options{})
+	fs := s.files
 
 	in := schemaFor[files.ToolInput](false, map[string][]string{"command": {"view", "create", "str_replace", "insert", "delete", "rename"}})
 	in.Required = []string{"command"}

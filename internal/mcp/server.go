@@ -25,6 +25,7 @@ import (
 	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -47,6 +48,10 @@ type Options struct {
 	// Pinned lists the pinned memory files memory_context puts first;
 	// nil means none.
 	Pinned contextpack.PinnedSource
+	// Files serves the memory tool and the block tools; nil makes one.
+	// Pass the process's one files service: each keeps a path index
+	// built from the whole store and followed through the change log.
+	Files *files.Service
 }
 
 // server binds the tools to the service.
@@ -56,6 +61,7 @@ type server struct {
 	log    *slog.Logger
 	dropin bool
 	asm    *contextpack.Assembler
+	files  *files.Service
 }
 
 // NewServer returns an MCP server with every memgate tool and the
@@ -67,7 +73,10 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &server{svc: svc, who: who, log: o.Logger, dropin: o.DropinOnly, asm: contextpack.New(svc, o.Pinned)}
+	s := &server{svc: svc, who: who, log: o.Logger, dropin: o.DropinOnly, asm: contextpack.New(svc, o.Pinned), files: o.Files}
+	if s.files == nil {
+		s.files = files.New(svc, files.Options{})
+	}
 	// Any resource may be subscribed to, as with the reference; the
 	// knowledge graph's subscribers hear of every change a tool call makes.
 	accept := func(context.Context, *sdk.SubscribeRequest) error { return nil }
