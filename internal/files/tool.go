@@ -74,6 +74,10 @@ func (s *Service) Tool(ctx context.Context, p memory.Principal, sc memory.Scope,
 	return ToolResult{Content: "Error: " + fe.Message, IsError: true}, nil
 }
 
+// ToolCommands are the memory tool's commands, in the reference's order;
+// the MCP schema offers exactly these.
+var ToolCommands = []string{"view", "create", "str_replace", "insert", "delete", "rename"}
+
 func (s *Service) tool(ctx context.Context, p memory.Principal, sc memory.Scope, in ToolInput) (string, error) {
 	switch in.Command {
 	case "view":

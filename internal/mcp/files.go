@@ -93,7 +93,7 @@ func writeBlock(ctx context.Context, fs *files.Service, p memory.Principal, sc m
 func (s *server) addFileTools(srv *sdk.Server) {
 	fs := s.files
 
-	in := schemaFor[files.ToolInput](false, map[string][]string{"command": {"view", "create", "str_replace", "insert", "delete", "rename"}})
+	in := schemaFor[files.ToolInput](false, map[string][]string{"command": files.ToolCommands})
 	in.Required = []string{"command"}
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  "memory",

@@ -132,8 +132,8 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 		Title: "Create or update a graph node",
 		Description: "Create a node of the memory graph (a person, organization, system, project, concept...) or update the one with the same label and key." +
 			graphDoc,
-		InputSchema: schemaFor[upsertNodeIn](true, map[string][]string{"status": {"provisional", "active", "archived"},
-			"access": {"public", "agent", "user", "sensitive"}}),
+		InputSchema: schemaFor[upsertNodeIn](true, map[string][]string{"status": memory.Names(memory.NodeStatuses),
+			"access": accessLevels}),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, handler(s, "graph_upsert_node", func(ctx context.Context, p memory.Principal, in upsertNodeIn) (upsertNodeOut, error) {
 		props, err := rawObject("properties", in.Properties)
@@ -153,7 +153,7 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 		Title: "Create or update a graph relation",
 		Description: "Relate two existing nodes with a typed, directed relation (e.g. system:api DEPENDS_ON system:postgres), or observe an existing " +
 			"relation again. Relations: " + strings.Join(relations, ", ") + "." + graphDoc,
-		InputSchema: schemaFor[upsertEdgeIn](true, map[string][]string{"relation": relations, "access": {"public", "agent", "user", "sensitive"}}),
+		InputSchema: schemaFor[upsertEdgeIn](true, map[string][]string{"relation": relations, "access": accessLevels}),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, handler(s, "graph_upsert_edge", func(ctx context.Context, p memory.Principal, in upsertEdgeIn) (upsertEdgeOut, error) {
 		props, err := rawObject("properties", in.Properties)
@@ -180,7 +180,7 @@ func (s *server) addGraphTools(srv *sdk.Server) {
 		Title: "Graph neighbors",
 		Description: "The nodes related to a node, up to 3 edges away, nearest first, with the relation each was reached by: " +
 			"who works with whom, what a system depends on, what a decision applies to." + graphDoc,
-		InputSchema: schemaFor[neighborsIn](true, map[string][]string{"relations": relations, "direction": {"out", "in", "both"}}),
+		InputSchema: schemaFor[neighborsIn](true, map[string][]string{"relations": relations, "direction": {graph.Out, graph.In, graph.Both}}),
 		Annotations: readHints(),
 	}, handler(s, "graph_neighbors", func(ctx context.Context, p memory.Principal, in neighborsIn) (neighborsOut, error) {
 		ns, err := s.svc.Neighbors(ctx, p, core.NeighborRequest{Node: in.Node, Depth: in.Depth, Relations: in.Relations,

@@ -135,9 +135,11 @@ func rawObject(field string, m map[string]any) (json.RawMessage, error) {
 }
 
 var (
-	recordTypes  = []string{"belief", "decision", "episode", "skill", "entity", "preference", "reflection", "resource"}
-	accessLevels = []string{"public", "agent", "user", "sensitive"}
-	sourceKinds  = []string{"observed", "told", "inferred"}
+	// The tools' enumerations come from the domain model, so a new type,
+	// level or kind reaches the schemas without a second list to update.
+	recordTypes  = memory.Names(memory.Types)
+	accessLevels = memory.Names(memory.WritableAccessLevels)
+	sourceKinds  = memory.Names(memory.SourceKinds)
 )
 
 type writeIn struct {

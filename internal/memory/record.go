@@ -57,6 +57,21 @@ const (
 // AccessLevels lists every access level in a stable order.
 var AccessLevels = []Access{Public, AgentOnly, UserOnly, System, Sensitive}
 
+// WritableAccessLevels are the levels a writer may ask for, in a stable
+// order: system is memgate's own (the gate refuses it from anyone else),
+// so the tools' schemas do not offer it.
+var WritableAccessLevels = []Access{Public, AgentOnly, UserOnly, Sensitive}
+
+// Names returns the values of a string enum list as plain strings, for
+// schemas and messages that list them.
+func Names[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
 // SourceKind says how the writer came to know a record.
 type SourceKind string
 
