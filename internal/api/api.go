@@ -34,9 +34,6 @@ type Server struct {
 	maxBody int64
 	// Version is reported by /healthz.
 	version string
-	// gatewayWS is the workspace of gateway users whose keys predate keys
-	// that name their principal (and so their workspace).
-	gatewayWS string
 	// mcp serves MCP over Streamable HTTP at /mcp.
 	mcp http.Handler
 	// streamWindow is how long a stream (export, import) may go without
@@ -57,7 +54,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	}
 	fs := files.New(svc, files.Options{})
 	return &Server{svc: svc, files: fs, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
+		mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +96,7 @@ func decodeLenient(r *http.Request, v any) error {
 }
 
 // maxKeyBytes bounds scope keys and ids in gateway bodies.
-const maxKeyBytes = 256
+const maxKeyBytes = core.MaxGatewayKeyBytes
 
 // text validates a string field: present (when required), valid UTF-8,
 // at most max bytes, no control characters when key is set. Errors name
@@ -166,13 +165,8 @@ func (s *Server) identify(r *http.Request, id gatewayIdentity) (memory.Principal
 	if err != nil {
 		return memory.Principal{}, "", "", err
 	}
-	if app == "" {
-		app = core.DefaultGroupApp
-	}
-	if proj == "" {
-		proj = core.DefaultGroupApp
-	}
-	p, err := s.svc.AuthenticateUser(r.Context(), s.gatewayWS, uid, *id.UserKey)
+	app, proj = core.GatewayGroup(app, proj)
+	p, err := s.svc.AuthenticateGatewayUser(r.Context(), uid, *id.UserKey)
 	return p, app, proj, err
 }
 
@@ -182,46 +176,20 @@ func (s *Server) gatewaySearch(w http.ResponseWriter, r *http.Request, _ memory.
 	if err != nil {
 		return err
 	}
-	req := core.GatewaySearchRequest{AppID: app, ProjectID: proj, TopK: core.DefaultTopK}
+	// Shapes are checked here; the contract's rules (defaults, bounds,
+	// scopes) in core.GatewaySearch.
+	req := core.GatewaySearchRequest{AppID: app, ProjectID: proj, TopK: b.TopK}
 	if req.Query, err = text("query", b.Query, true, 8<<10, false); err != nil {
 		return err
 	}
-	if req.ConversationID, err = text("conversation_id", b.ConversationID, false, maxKeyBytes-len("chat:"), true); err != nil {
+	if req.ConversationID, err = text("conversation_id", b.ConversationID, false, core.MaxConversationIDBytes, true); err != nil {
 		return err
 	}
-	if b.TopK != nil {
-		if *b.TopK < 1 || *b.TopK > core.MaxTopK {
-			return fault.Field("top_k", "must be between 1 and "+strconv.Itoa(core.MaxTopK))
-		}
-		req.TopK = *b.TopK
-	}
 	if b.MinRelevance != nil {
-		if !(*b.MinRelevance >= 0 && *b.MinRelevance <= 1) {
-			return fault.Field("min_relevance", "must be between 0 and 1")
-		}
 		req.MinRelevance, req.WithRelevance = *b.MinRelevance, true
 	}
-	if b.Scope == nil {
-		req.Scopes = []string{core.ScopeAllUserMemory}
-		if req.ConversationID != "" {
-			req.Scopes = []string{core.ScopeCurrentChat, core.ScopeAllUserMemory}
-		}
-	} else {
-		if len(*b.Scope) == 0 {
-			return fault.Field("scope", "must be a non-empty list of current_chat, resources, all_user_memory")
-		}
-		for i, sc := range *b.Scope {
-			if !slices.Contains(core.GatewayScopes, sc) {
-				return fault.Field("scope["+strconv.Itoa(i)+"]", "must be one of current_chat, resources, all_user_memory")
-			}
-			if slices.Contains(req.Scopes, sc) {
-				return fault.Field("scope["+strconv.Itoa(i)+"]", "is repeated")
-			}
-			req.Scopes = append(req.Scopes, sc)
-		}
-	}
-	if slices.Contains(req.Scopes, core.ScopeCurrentChat) && req.ConversationID == "" {
-		return fault.Field("conversation_id", "is required when scope includes current_chat")
+	if b.Scope != nil {
+		req.Scopes = append([]string{}, *b.Scope...) // non-nil: the client named its scopes
 	}
 	hits, err := s.svc.GatewaySearch(r.Context(), p, req)
 	if err != nil {
@@ -256,13 +224,13 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Pri
 	if err != nil {
 		return err
 	}
-	if b.Messages == nil || len(*b.Messages) == 0 {
-		return fault.Field("messages", "must be a non-empty list")
+	if b.Messages == nil {
+		return core.CheckAddCount(0)
 	}
-	if len(*b.Messages) > core.MaxAddMessages {
-		return fault.Field("messages", "at most "+strconv.Itoa(core.MaxAddMessages)+" messages per add")
+	if err := core.CheckAddCount(len(*b.Messages)); err != nil {
+		return err
 	}
-	maxContent := s.svc.Policy().Limits.MaxContentBytes - maxKeyBytes - 2
+	maxContent := s.svc.MaxMessageContentBytes()
 	msgs := make([]core.GatewayMessage, 0, len(*b.Messages))
 	for i, m := range *b.Messages {
 		at := "messages[" + strconv.Itoa(i) + "]."
@@ -277,7 +245,7 @@ func (s *Server) gatewayAdd(w http.ResponseWriter, r *http.Request, _ memory.Pri
 			return err
 		}
 		if strings.TrimSpace(gm.Content) == "" {
-			return fault.Field(at+"content", "must not be blank")
+			return fault.Field(at+"content", "must not be blank") // here too, so it is reported before the timestamp
 		}
 		if m.Timestamp == nil {
 			return fault.Field(at+"timestamp", "is required")
@@ -416,10 +384,6 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, p memory.Pri
 	var b createUserBody
 	if err := Decode(r, &b); err != nil {
 		return err
-	}
-	if b.UserID == "" {
-		// A runtime that keeps no ids of its own gets one.
-		b.UserID = "user-" + strings.ReplaceAll(memory.NewID(), "-", "")[16:]
 	}
 	u, err := s.svc.CreateUser(r.Context(), p, b.UserID)
 	if err != nil {

@@ -280,24 +280,9 @@ func runMigrate(env Env, args []string) error {
 	defer dst.Close()
 
 	prog := newProgressLog(env.Stderr)
-	op := core.LocalOperator(cfg.Workspace)
-	pr, pw := io.Pipe()
-	exported := make(chan error, 1)
-	go func() {
-		_, err := srcSvc.Export(ctx, op, pw, prog.fn("export"))
-		pw.CloseWithError(err) // nil closes normally
-		exported <- err
-	}()
-	stats, ierr := dstSvc.Import(ctx, op, pr, prog.fn("import"))
-	pr.CloseWithError(errors.New("import stopped")) // unblocks the export if the import failed early
-	eerr := <-exported
-	switch {
-	case ierr != nil && eerr != nil && errors.Is(ierr, eerr):
-		return eerr // the import failed because its input did; nothing was written
-	case ierr != nil:
-		return ierr
-	case eerr != nil:
-		return eerr
+	stats, err := srcSvc.Migrate(ctx, core.LocalOperator(cfg.Workspace), dstSvc, prog.fn("export"), prog.fn("import"))
+	if err != nil {
+		return err
 	}
 	return output(env, asJSON, stats, func(w io.Writer) {
 		fmt.Fprintf(w, "migrated to %s: ", describeDB(target))

@@ -29,16 +29,70 @@ const (
 // GatewayScopes lists the scopes in the order results are attributed.
 var GatewayScopes = []string{ScopeCurrentChat, ScopeResources, ScopeAllUserMemory}
 
-// DefaultTopK and MaxTopK bound a gateway search.
+// The gateway contract's bounds and defaults. Transports take them from
+// here; the service enforces them whatever the transport checked.
 const (
-	DefaultTopK     = 8
-	MaxTopK         = 100
-	MaxAddMessages  = 100
+	// DefaultTopK and MaxTopK bound a gateway search.
+	DefaultTopK = 8
+	MaxTopK     = 100
+	// MaxAddMessages bounds the messages of one add.
+	MaxAddMessages = 100
+	// DefaultGroupApp is the app and the project of a call that names
+	// none.
 	DefaultGroupApp = "default"
+	// MaxGatewayKeyBytes bounds the ids and scope keys of gateway bodies
+	// (app, project, session, sender).
+	MaxGatewayKeyBytes = 256
+	// MaxConversationIDBytes bounds a conversation id: it becomes the
+	// session ChatSession(id), itself a key.
+	MaxConversationIDBytes = MaxGatewayKeyBytes - len(chatPrefix)
 )
 
+// GatewayWorkspace is the workspace of gateway users whose keys predate
+// keys that name their principal (and so their workspace).
+const GatewayWorkspace = memory.DefaultWorkspace
+
+const chatPrefix = "chat:"
+
 // ChatSession is the session id of a gateway conversation.
-func ChatSession(conversationID string) string { return "chat:" + conversationID }
+func ChatSession(conversationID string) string { return chatPrefix + conversationID }
+
+// GatewayGroup is the app and project a gateway call works in: the ones
+// it names, DefaultGroupApp for one it leaves out.
+func GatewayGroup(app, project string) (string, string) {
+	if app == "" {
+		app = DefaultGroupApp
+	}
+	if project == "" {
+		project = DefaultGroupApp
+	}
+	return app, project
+}
+
+// AuthenticateGatewayUser is AuthenticateUser for the gateway: keys that
+// name no principal are looked up in GatewayWorkspace.
+func (s *Service) AuthenticateGatewayUser(ctx context.Context, userID, key string) (memory.Principal, error) {
+	return s.AuthenticateUser(ctx, GatewayWorkspace, userID, key)
+}
+
+// CheckAddCount is the contract's bound on the messages of one add.
+// Transports call it before decoding each message so the count is
+// reported first; GatewayAdd applies it again.
+func CheckAddCount(n int) error {
+	if n == 0 {
+		return fault.Field("messages", "must be a non-empty list")
+	}
+	if n > MaxAddMessages {
+		return fault.Field("messages", "at most "+strconv.Itoa(MaxAddMessages)+" messages per add")
+	}
+	return nil
+}
+
+// MaxMessageContentBytes bounds a message's content: its episode's
+// content is "sender: content", within the policy's content limit.
+func (s *Service) MaxMessageContentBytes() int {
+	return s.policy.Limits.MaxContentBytes - MaxGatewayKeyBytes - len(": ")
+}
 
 // GatewayMessage is one message of an add.
 type GatewayMessage struct {
@@ -57,9 +111,19 @@ var GatewayRoles = []string{"user", "assistant"}
 // earlier than the policy's limits.min_message_timestamp_ms (default
 // 2000-01-01), so seconds sent by mistake are refused, not dated 1970.
 func (s *Service) checkMessages(msgs []GatewayMessage) error {
+	if err := CheckAddCount(len(msgs)); err != nil {
+		return err
+	}
 	lo := s.policy.Limits.MinMessageTimestampMs
+	maxContent := s.MaxMessageContentBytes()
 	for i, m := range msgs {
 		at := "messages[" + strconv.Itoa(i) + "]."
+		if len(m.Content) > maxContent {
+			return fault.Field(at+"content", "must be at most "+strconv.Itoa(maxContent)+" bytes")
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			return fault.Field(at+"content", "must not be blank")
+		}
 		if !slices.Contains(GatewayRoles, m.Role) {
 			return fault.Field(at+"role", "must be one of "+strings.Join(GatewayRoles, ", "))
 		}
@@ -272,8 +336,12 @@ type GatewaySearchRequest struct {
 	AppID, ProjectID string
 	ConversationID   string
 	Query            string
-	Scopes           []string
-	TopK             int
+	// Scopes, nil when the client named none: all_user_memory, with
+	// current_chat first when there is a conversation. A client's empty
+	// list is refused.
+	Scopes []string
+	// TopK, nil when the client named none: DefaultTopK.
+	TopK *int
 	// MinRelevance, an extension of the contract (absent: 0), drops hits
 	// below that relevance.
 	MinRelevance float64
@@ -281,6 +349,49 @@ type GatewaySearchRequest struct {
 	// client that sent min_relevance gets it: the contract's answer stays
 	// byte for byte what SPEC §6 says for everyone else.
 	WithRelevance bool
+}
+
+// check applies the contract's rules to a search: top_k's bounds, the
+// scopes (default, known, not repeated), min_relevance's range, and a
+// conversation for current_chat. It returns k and the scopes to search.
+func (req GatewaySearchRequest) check() (int, []string, error) {
+	if len(req.ConversationID) > MaxConversationIDBytes {
+		return 0, nil, fault.Field("conversation_id", "must be at most "+strconv.Itoa(MaxConversationIDBytes)+" bytes")
+	}
+	k := DefaultTopK
+	if req.TopK != nil {
+		if *req.TopK < 1 || *req.TopK > MaxTopK {
+			return 0, nil, fault.Field("top_k", "must be between 1 and "+strconv.Itoa(MaxTopK))
+		}
+		k = *req.TopK
+	}
+	if !(req.MinRelevance >= 0 && req.MinRelevance <= 1) {
+		return 0, nil, fault.Field("min_relevance", "must be between 0 and 1")
+	}
+	var scopes []string
+	if req.Scopes == nil {
+		scopes = []string{ScopeAllUserMemory}
+		if req.ConversationID != "" {
+			scopes = []string{ScopeCurrentChat, ScopeAllUserMemory}
+		}
+	} else {
+		if len(req.Scopes) == 0 {
+			return 0, nil, fault.Field("scope", "must be a non-empty list of "+strings.Join(GatewayScopes, ", "))
+		}
+		for i, sc := range req.Scopes {
+			if !slices.Contains(GatewayScopes, sc) {
+				return 0, nil, fault.Field("scope["+strconv.Itoa(i)+"]", "must be one of "+strings.Join(GatewayScopes, ", "))
+			}
+			if slices.Contains(scopes, sc) {
+				return 0, nil, fault.Field("scope["+strconv.Itoa(i)+"]", "is repeated")
+			}
+			scopes = append(scopes, sc)
+		}
+	}
+	if slices.Contains(scopes, ScopeCurrentChat) && req.ConversationID == "" {
+		return 0, nil, fault.Field("conversation_id", "is required when scope includes current_chat")
+	}
+	return k, scopes, nil
 }
 
 // GatewayHit is one recalled memory.
@@ -299,6 +410,11 @@ type GatewayHit struct {
 // merges the hits by score; a memory found in several scopes is reported
 // once, under the first scope in GatewayScopes order.
 func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req GatewaySearchRequest) ([]GatewayHit, error) {
+	k, scopes, err := req.check()
+	if err != nil {
+		return nil, err
+	}
+	req.Scopes = scopes
 	uid := userOf(p)
 	base := memory.Scope{UserID: uid, AppID: req.AppID, ProjectID: req.ProjectID}
 	var hits []GatewayHit
@@ -307,7 +423,7 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 		if !slices.Contains(req.Scopes, sc) {
 			continue
 		}
-		sr := SearchRequest{Query: req.Query, K: req.TopK, Scope: base, MinRelevance: req.MinRelevance}
+		sr := SearchRequest{Query: req.Query, K: k, Scope: base, MinRelevance: req.MinRelevance}
 		switch sc {
 		case ScopeCurrentChat:
 			sr.Scope.SessionID = ChatSession(req.ConversationID)
@@ -341,8 +457,8 @@ func (s *Service) GatewaySearch(ctx context.Context, p memory.Principal, req Gat
 		}
 		return 0
 	})
-	if len(hits) > req.TopK {
-		hits = hits[:req.TopK]
+	if len(hits) > k {
+		hits = hits[:k]
 	}
 	if hits == nil {
 		hits = []GatewayHit{}

@@ -72,6 +72,10 @@ func (s *Service) CreateUser(ctx context.Context, by memory.Principal, userID st
 	if err := requireOperator(by); err != nil {
 		return CreatedUser{}, err
 	}
+	if userID == "" {
+		// A runtime that keeps no ids of its own gets one.
+		userID = "user-" + strings.ReplaceAll(memory.NewID(), "-", "")[16:]
+	}
 	if !ValidUserID(userID) {
 		return CreatedUser{}, fault.Field("user_id", "must be 1-128 printable ASCII characters without spaces")
 	}
