@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -247,12 +246,18 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	out := SearchResponse{Route: res.Route, Signals: res.Signals, Degraded: res.Degraded, Results: make([]SearchHit, 0, len(res.Hits))}
 	ids := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		r, err := s.store.GetRecord(ctx, p.Workspace, h.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return SearchResponse{}, storeErr(err, "record")
+		ids = append(ids, h.ID)
+	}
+	// One read for every hit, not one a hit.
+	heads, err := s.store.GetRecords(ctx, p.Workspace, ids)
+	if err != nil {
+		return SearchResponse{}, storeErr(err, "record")
+	}
+	ids = ids[:0]
+	for _, h := range res.Hits {
+		r, ok := heads[h.ID]
+		if !ok {
+			continue // purged between index and read
 		}
 		if !canRead(p, r, req.IncludeSensitive) || r.Status == memory.Forgotten {
 			continue // changed between index and read

@@ -126,7 +126,7 @@ func (e *Engine) Embedder() embed.Embedder { return e.opts.Embedder }
 
 // Load indexes every record head and every current vector of the
 // configured model. It is called once at start, before traffic.
-func (e *Engine) Load(ctx context.Context, st store.Reader) (LoadStats, error) {
+func (e *Engine) Load(ctx context.Context, st Source) (LoadStats, error) {
 	start := time.Now()
 	var stats LoadStats
 	// Changes committed while we scan are replayed by CatchUp, so the
@@ -188,7 +188,7 @@ func (e *Engine) Load(ctx context.Context, st store.Reader) (LoadStats, error) {
 // CatchUp applies the change log written since the last Load or CatchUp,
 // so records written by other processes (the CLI, other replicas) become
 // searchable. It returns how many changes it applied.
-func (e *Engine) CatchUp(ctx context.Context, st store.Reader) (int, error) {
+func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
 	e.mu.RLock()
 	from := e.changeSeq
 	e.mu.RUnlock()

@@ -33,7 +33,7 @@ type RestoreStats struct {
 // snapshot was written (the embedding job's vectors do not go through the
 // change log). On any error the engine is in an unspecified state: discard
 // it and Load a new one.
-func (e *Engine) Restore(ctx context.Context, st store.Reader, path string) (RestoreStats, error) {
+func (e *Engine) Restore(ctx context.Context, st Source, path string) (RestoreStats, error) {
 	start := time.Now()
 	var rs RestoreStats
 	if err := e.LoadSnapshot(path); err != nil {
@@ -95,7 +95,7 @@ func (e *Engine) Restore(ctx context.Context, st store.Reader, path string) (Res
 // verify compares the records of the given changes, and of a spread of
 // live documents, with the store. A mismatch may be a write that landed
 // after catch-up: it catches up once more before giving up.
-func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Change) error {
+func (e *Engine) verify(ctx context.Context, st Source, changes []store.Change) error {
 	type ref struct{ ws, id string }
 	var refs []ref
 	for _, ch := range changes {
@@ -163,7 +163,7 @@ func (e *Engine) verify(ctx context.Context, st store.Reader, changes []store.Ch
 // every embedding it computes by content hash, so they are looked up there,
 // for the documents lacking a vector only; if some still lack one and the
 // store holds more vectors than the index, the store's vectors are scanned.
-func (e *Engine) fillVectors(ctx context.Context, st store.Reader) (int, error) {
+func (e *Engine) fillVectors(ctx context.Context, st Source) (int, error) {
 	emb := e.opts.Embedder
 	if emb == nil {
 		return 0, nil

@@ -66,6 +66,11 @@ type Reader interface {
 	// GetRecord returns the head (current version) of a record, including
 	// forgotten tombstones.
 	GetRecord(ctx context.Context, ws, id string) (memory.Record, error)
+	// GetRecords returns the heads of the records among ids that exist
+	// (forgotten tombstones included), keyed by id; an id not found is
+	// absent from the map. It is GetRecord for many ids in one read (a
+	// search's hits), never nil.
+	GetRecords(ctx context.Context, ws string, ids []string) (map[string]memory.Record, error)
 	// GetRecordVersion returns one historical version.
 	GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error)
 	// GetRecordKnownAt returns the version that was current at transaction

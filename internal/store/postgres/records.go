@@ -169,6 +169,25 @@ func (c *conn) GetRecord(ctx context.Context, ws, id string) (memory.Record, err
 	return r, nil
 }
 
+func (c *conn) GetRecords(ctx context.Context, ws string, ids []string) (map[string]memory.Record, error) {
+	out := make(map[string]memory.Record, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := c.q.Query(ctx, `SELECT `+recordSelect+` FROM records WHERE workspace_id = $1 AND id = ANY($2)`, ws, ids)
+	if err != nil {
+		return nil, mapErr("postgres: get records", err)
+	}
+	rs, err := scanRecords(rows, len(ids))
+	if err != nil {
+		return nil, mapErr("postgres: get records", err)
+	}
+	for _, r := range rs {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
 func (c *conn) GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error) {
 	r, err := scanRecord(c.q.QueryRow(ctx, `SELECT `+recordSelect+` FROM record_versions
 		WHERE workspace_id = $1 AND id = $2 AND version = $3`, ws, id, version))

@@ -120,6 +120,36 @@ func (c *conn) GetRecord(ctx context.Context, ws, id string) (memory.Record, err
 	return r, nil
 }
 
+// getRecordsChunk bounds the ids of one statement (SQLite's variable
+// limit is far above it; smaller statements are cached better).
+const getRecordsChunk = 256
+
+func (c *conn) GetRecords(ctx context.Context, ws string, ids []string) (map[string]memory.Record, error) {
+	ctx = c.detach(ctx)
+	out := make(map[string]memory.Record, len(ids))
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), getRecordsChunk)]
+		ids = ids[len(part):]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, ws)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		rows, err := c.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM records WHERE workspace_id = ? AND id IN (`+placeholders(len(part))+`)`, args...)
+		if err != nil {
+			return nil, mapErr("sqlite: get records", err)
+		}
+		rs, err := scanRecords(rows, len(part))
+		if err != nil {
+			return nil, mapErr("sqlite: get records", err)
+		}
+		for _, r := range rs {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
 func (c *conn) GetRecordVersion(ctx context.Context, ws, id string, version int) (memory.Record, error) {
 	ctx = c.detach(ctx)
 	r, err := scanRecord(c.stmt(ctx, stGetRecordVersion).QueryRowContext(ctx, ws, id, version))
