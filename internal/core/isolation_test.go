@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,7 +79,13 @@ func TestWorkspaceIsolationProperty(t *testing.T) {
 		}
 	}
 
-	for step := range 400 {
+	// 400 steps under MEMGATE_TEST_LONG (CI); 150 in the default loop,
+	// a fresh random walk each run.
+	steps := 150
+	if os.Getenv("MEMGATE_TEST_LONG") != "" {
+		steps = 400
+	}
+	for step := range steps {
 		ws := pick(wss)
 		op := ops[ws]
 		switch n := rng.IntN(10); {

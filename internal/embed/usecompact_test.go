@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memgate/memgate/internal/embed/usemodel"
@@ -27,10 +28,7 @@ var compactTexts = []string{
 // checks the compact form's vectors stay close to the float32 ones.
 func TestUSELiteCompactMatchesFloat32(t *testing.T) {
 	ref := loadUSELiteForTest(t)
-	var b bytes.Buffer
-	if err := WriteUSELiteCompact(useLiteDir, &b); err != nil {
-		t.Fatal(err)
-	}
+	b := compactForTest(t)
 	if b.Len() > 15<<20 {
 		t.Errorf("compact model is %d bytes, want ≤ 15 MiB (the binary may grow 16 MiB)", b.Len())
 	}
@@ -61,15 +59,33 @@ func TestUSELiteCompactMatchesFloat32(t *testing.T) {
 	t.Logf("min cosine to the float32 vectors: %.8f", minCos)
 }
 
+var (
+	compactOnce  sync.Once
+	compactBytes []byte
+	compactErr   error
+)
+
+// compactForTest converts the shared model once for the tests that
+// compare against the conversion (it takes seconds under -race).
+func compactForTest(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	compactOnce.Do(func() {
+		var b bytes.Buffer
+		compactErr = WriteUSELiteCompact(useLiteDir, &b)
+		compactBytes = b.Bytes()
+	})
+	if compactErr != nil {
+		t.Fatal(compactErr)
+	}
+	return bytes.NewBuffer(compactBytes)
+}
+
 // TestBuiltinUSELiteIsGenerated checks the committed use-lite.bin is what
 // the generator makes from the shared model today (go generate was run
 // and the file was not edited).
 func TestBuiltinUSELiteIsGenerated(t *testing.T) {
 	loadUSELiteForTest(t)
-	var b bytes.Buffer
-	if err := WriteUSELiteCompact(useLiteDir, &b); err != nil {
-		t.Fatal(err)
-	}
+	b := compactForTest(t)
 	if !bytes.Equal(b.Bytes(), usemodel.Data) {
 		t.Fatalf("internal/embed/usemodel/use-lite.bin (%d bytes) differs from a fresh conversion (%d bytes): run go generate ./internal/embed/usemodel", len(usemodel.Data), b.Len())
 	}
