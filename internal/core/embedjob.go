@@ -3,9 +3,9 @@ package core
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
+	"github.com/memgate/memgate/internal/backoff"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -183,7 +183,7 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 	if s.index == nil || s.index.Embedder() == nil {
 		return
 	}
-	backoff := time.Duration(0)
+	failures := 0 // consecutive failed rounds
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -198,8 +198,8 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			backoff = min(max(2*backoff, time.Second), time.Minute)
-			wait := backoff/2 + rand.N(backoff/2+1)
+			wait := backoff.Delay(time.Second, time.Minute, failures)
+			failures++
 			s.log.Warn("embedding job failed; writes continue, search degrades to lexical", "err", err, "retry_in", wait)
 			if !t.Stop() {
 				select {
@@ -217,12 +217,12 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 			t.Reset(0)
 			continue
 		case n > 0:
-			backoff = 0
+			failures = 0
 			s.log.Debug("embedded records", "count", n)
 			t.Reset(0) // there may be more
 			continue
 		}
-		backoff = 0
+		failures = 0
 		t.Reset(interval)
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/memgate/memgate/internal/backoff"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
@@ -265,13 +265,7 @@ func safeHandle(ctx context.Context, h jobHandler, j store.Job) (c jobCommit, er
 // base·2^(n-1), capped, with "equal jitter" (half fixed, half random) so
 // that failing jobs do not retry in lockstep.
 func (s *Service) backoff(n int) time.Duration {
-	o := s.jobs.opts
-	d := o.BackoffBase
-	for i := 1; i < n && d < o.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, o.BackoffMax)
-	return d/2 + rand.N(d/2+1)
+	return backoff.Delay(s.jobs.opts.BackoffBase, s.jobs.opts.BackoffMax, n-1)
 }
 
 func jobOutcome(err error) string {

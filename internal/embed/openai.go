@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/backoff"
 	"github.com/memgate/memgate/internal/remote"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -206,22 +206,14 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 }
 
 // backoff is the wait before retry number attempt+1: the server's
-// Retry-After when it sent one, capped by MaxBackoff; otherwise full
-// jitter, uniform in [0, min(MaxBackoff, MinBackoff·2^attempt)].
+// Retry-After when it sent one, capped by MaxBackoff; otherwise
+// memgate's one backoff (internal/backoff): MinBackoff·2^attempt, capped
+// by MaxBackoff, with equal jitter.
 func (o *OpenAI) backoff(attempt int, te *temporaryError) time.Duration {
 	if te.hasRetryAfter {
 		return min(max(te.retryAfter, 0), o.cfg.MaxBackoff)
 	}
-	ceil := o.cfg.MaxBackoff
-	if attempt < 40 {
-		if d := o.cfg.MinBackoff << attempt; d > 0 && d < ceil {
-			ceil = d
-		}
-	}
-	if ceil <= 0 {
-		return 0
-	}
-	return time.Duration(rand.Int64N(int64(ceil) + 1))
+	return backoff.Delay(o.cfg.MinBackoff, o.cfg.MaxBackoff, attempt)
 }
 
 // post makes one attempt. Errors worth retrying come wrapped in a

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memgate/memgate/internal/backoff"
 	"github.com/memgate/memgate/internal/remote"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -508,14 +508,7 @@ func (l *LLM) backoff(attempt int, re *retryable) time.Duration {
 	if re.hasAfter {
 		return min(re.retryAfter, l.cfg.MaxBackoff)
 	}
-	d := l.cfg.MaxBackoff
-	if attempt < 30 {
-		if b := l.cfg.BackoffBase << attempt; b > 0 && b < d {
-			d = b
-		}
-	}
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
+	return backoff.Delay(l.cfg.BackoffBase, l.cfg.MaxBackoff, attempt)
 }
 
 // post makes one attempt. Its errors never contain the API key or the
