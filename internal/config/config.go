@@ -9,11 +9,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/memgate/memgate/internal/dburl"
 )
 
 // Config is the whole configuration of a memgate process.
@@ -260,35 +261,11 @@ func (c *Config) Validate() error {
 func (c Config) DBPath() string { return filepath.Join(c.DataDir, "memgate.db") }
 
 // IsPostgresURL reports whether s is a postgres:// or postgresql:// URL.
-func IsPostgresURL(s string) bool {
-	scheme, _, ok := strings.Cut(s, "://")
-	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
-}
+func IsPostgresURL(s string) bool { return dburl.IsURL(s) }
 
-// RedactURL returns a database URL with its password (in the user info or
-// a password parameter) replaced by "xxxxx". A string that does not parse
-// is reduced to its scheme, since it may hold a password in a form this
-// cannot see.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		scheme, _, ok := strings.Cut(raw, "://")
-		if !ok {
-			return "(unparsable database URL)"
-		}
-		return scheme + "://(unparsable URL)"
-	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// RedactURL returns a database URL with its password replaced by
+// "xxxxx" (dburl.Redact, the one redaction of database URLs).
+func RedactURL(raw string) string { return dburl.Redact(raw) }
 
 // ParseLevel parses a log level name.
 func ParseLevel(s string) (slog.Level, error) {
