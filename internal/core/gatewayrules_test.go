@@ -9,21 +9,28 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 )
 
+// newGatewayUser is a service with one gateway user, authenticated as the
+// gateway does.
+func newGatewayUser(t *testing.T, name string) (*Service, memory.Principal) {
+	t.Helper()
+	s, _, _ := newPortableService(t, true)
+	u, err := s.CreateUser(t.Context(), LocalOperator(memory.DefaultWorkspace), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.AuthenticateGatewayUser(t.Context(), u.UserID, u.UserKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
 // The gateway contract's rules are the service's: a caller that is not
 // the HTTP handler (the SDK's in-process server, the bench, a future
 // transport) gets the same defaults and refusals.
 func TestGatewaySearchRulesInService(t *testing.T) {
-	s, _, _ := newPortableService(t, true)
+	s, p := newGatewayUser(t, "alice")
 	ctx := t.Context()
-	op := LocalOperator(memory.DefaultWorkspace)
-	u, err := s.CreateUser(ctx, op, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.AuthenticateGatewayUser(ctx, u.UserID, u.UserKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	app, proj := GatewayGroup("", "")
 	if app != DefaultGroupApp || proj != DefaultGroupApp {
 		t.Fatalf("default group %q/%q", app, proj)
@@ -59,17 +66,8 @@ func TestGatewaySearchRulesInService(t *testing.T) {
 }
 
 func TestGatewayAddRulesInService(t *testing.T) {
-	s, _, _ := newPortableService(t, true)
+	s, p := newGatewayUser(t, "bob")
 	ctx := t.Context()
-	op := LocalOperator(memory.DefaultWorkspace)
-	u, err := s.CreateUser(ctx, op, "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.AuthenticateGatewayUser(ctx, u.UserID, u.UserKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	app, proj := GatewayGroup("", "")
 	cv := UserConversation(p, app, proj, "s1")
 	msg := GatewayMessage{SenderID: "bob", Role: "user", Timestamp: 1_750_000_000_000, Content: "hello"}

@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,14 +220,9 @@ func (o *OpenAI) backoff(attempt int, te *temporaryError) time.Duration {
 func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, error) {
 	rctx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, o.endpoint, bytes.NewReader(body))
+	req, err := remote.NewPost(rctx, o.endpoint, o.cfg.APIKey, body)
 	if err != nil {
 		return nil, o.sanitize(fmt.Errorf("embed: openai: building request: %w", err))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if o.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
 	}
 	resp, err := o.client.Do(req)
 	if err != nil {
@@ -244,20 +238,13 @@ func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, err
 		}
 		return nil, &temporaryError{err: o.sanitize(fmt.Errorf("embed: openai: POST %s: %w", remote.RedactedURL(o.endpoint, o.cfg.APIKey), err))}
 	}
-	defer func() {
-		_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody) // let the connection be reused
-		resp.Body.Close()
-	}()
+	defer remote.Drain(resp.Body, maxErrorBody)
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		// Redact before cutting, so that no piece of the key survives.
-		msg := remote.Redact(o.cfg.APIKey, remote.ErrorMessage([]byte(remote.Redact(o.cfg.APIKey, string(raw))), maxErrorMessage))
-		apiErr := &APIError{StatusCode: resp.StatusCode, Message: msg}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			te := &temporaryError{err: apiErr}
-			te.retryAfter, te.hasRetryAfter = remote.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			return nil, te
+		f := remote.ReadFailure(resp, o.cfg.APIKey, maxErrorBody, maxErrorMessage)
+		apiErr := &APIError{StatusCode: f.Status, Message: f.Message}
+		if f.Status == http.StatusTooManyRequests || f.Status >= 500 {
+			return nil, &temporaryError{err: apiErr, retryAfter: f.RetryAfter, hasRetryAfter: f.HasRetryAfter}
 		}
 		return nil, apiErr
 	}

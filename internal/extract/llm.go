@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -516,14 +515,9 @@ func (l *LLM) backoff(attempt int, re *retryable) time.Duration {
 func (l *LLM) post(ctx context.Context, body []byte) (string, error) {
 	actx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, l.endpoint, bytes.NewReader(body))
+	req, err := remote.NewPost(actx, l.endpoint, l.cfg.APIKey, body)
 	if err != nil {
 		return "", errors.New("extract: llm: cannot build the request")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if l.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+l.cfg.APIKey)
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -539,17 +533,12 @@ func (l *LLM) post(ctx context.Context, body []byte) (string, error) {
 		}
 		return "", &retryable{err: fmt.Errorf("extract: llm: POST %s: %s", remote.RedactedURL(l.endpoint, l.cfg.APIKey), remote.Redact(l.cfg.APIKey, err.Error()))}
 	}
-	defer func() {
-		_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody)
-		resp.Body.Close()
-	}()
+	defer remote.Drain(resp.Body, maxErrorBody)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		apiErr := &APIError{StatusCode: resp.StatusCode, Message: remote.Redact(l.cfg.APIKey, remote.ErrorMessage([]byte(remote.Redact(l.cfg.APIKey, string(raw))), maxErrorMessage))}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout {
-			re := &retryable{err: apiErr}
-			re.retryAfter, re.hasAfter = remote.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
-			return "", re
+		f := remote.ReadFailure(resp, l.cfg.APIKey, maxErrorBody, maxErrorMessage)
+		apiErr := &APIError{StatusCode: f.Status, Message: f.Message}
+		if f.Status == http.StatusTooManyRequests || f.Status >= 500 || f.Status == http.StatusRequestTimeout {
+			return "", &retryable{err: apiErr, retryAfter: f.RetryAfter, hasAfter: f.HasRetryAfter}
 		}
 		return "", apiErr
 	}

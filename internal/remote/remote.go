@@ -5,7 +5,10 @@
 package remote
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -91,4 +94,45 @@ func RedactedURL(raw, secret string) string {
 		return "(endpoint)"
 	}
 	return Redact(secret, u.Redacted())
+}
+
+// NewPost builds the JSON POST both OpenAI-compatible clients send: JSON
+// in and out, and the key, when there is one, as a bearer token.
+func NewPost(ctx context.Context, endpoint, apiKey string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	return req, nil
+}
+
+// Failure is what a non-2xx answer says: its status, its error message
+// (at most maxMessage bytes, apiKey redacted before and after cutting, so
+// no piece of the key survives) and its Retry-After.
+type Failure struct {
+	Status        int
+	Message       string
+	RetryAfter    time.Duration
+	HasRetryAfter bool
+}
+
+// ReadFailure reads a non-2xx answer's body (at most maxBody bytes).
+func ReadFailure(resp *http.Response, apiKey string, maxBody int64, maxMessage int) Failure {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	f := Failure{Status: resp.StatusCode,
+		Message: Redact(apiKey, ErrorMessage([]byte(Redact(apiKey, string(raw))), maxMessage))}
+	f.RetryAfter, f.HasRetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return f
+}
+
+// Drain reads what is left of a body (at most limit bytes) and closes it,
+// so the connection can be reused.
+func Drain(body io.ReadCloser, limit int64) {
+	_, _ = io.CopyN(io.Discard, body, limit)
+	body.Close()
 }
