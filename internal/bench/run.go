@@ -165,49 +165,10 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	if o.IngestWorkers <= 0 {
 		o.IngestWorkers = 1
 	}
-	if o.Gateway == nil {
-		return nil, fmt.Errorf("bench: no gateway to ingest through")
-	}
 	convs := ds.Convs
 	if o.Limit > 0 && o.Limit < len(convs) {
 		convs = convs[:o.Limit]
 	}
-	r := &runner{svc: svc, o: o, convs: convs, res: newResult(ds, convs, o), states: make([]*convState, len(convs))}
-	// The phases, in order: ingestion through the gate, the flush jobs'
-	// extraction, dense vectors, then the questions.
-	if err := r.ingest(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.waitFlushes(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.embed(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.ask(ctx); err != nil {
-		return nil, err
-	}
-	return r.res, nil
-}
-
-// runner holds one Run's state across its phases. mu guards res's
-// counters and flushes while workers run.
-type runner struct {
-	svc     Service
-	o       Options
-	convs   []Conv
-	res     *Result
-	states  []*convState // by conversation, filled by ingest
-	mu      sync.Mutex
-	flushes []string // flush job ids
-	written int      // turns added, for progress
-	started time.Time
-	lastLog time.Time
-}
-
-// newResult is the empty result of a run over convs, with the turn
-// counts and each conversation's turn texts.
-func newResult(ds *Dataset, convs []Conv, o Options) *Result {
 	res := &Result{Bench: ds.Bench, Convs: len(convs), Decisions: map[string]int{}, Reasons: map[string]int{},
 		KMax: o.KMax, SignalsRequested: o.Signals, Routes: map[string]int{}, Degraded: map[string]int{},
 		Skipped: map[string]int{}, turnText: map[string]map[string]string{}}
@@ -223,20 +184,99 @@ func newResult(ds *Dataset, convs []Conv, o Options) *Result {
 		}
 		res.turnText[c.ID] = tt
 	}
-	return res
-}
 
-// parallel runs fn(i) for i in [0, n) on workers goroutines, stopping
-// at the first error (or when ctx ends) and returning it.
-func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+	// Ingestion, through the gate.
+	start := time.Now()
+	states := make([]*convState, len(convs))
 	var mu sync.Mutex
 	var firstErr error
+	written := 0
+	var flushes []string
+	lastProgress := time.Now()
+	if o.Gateway == nil {
+		return nil, fmt.Errorf("bench: no gateway to ingest through")
+	}
+	ingest := func(i int) error {
+		c := convs[i]
+		st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
+		states[i] = st
+		for _, sess := range sessionTurns(c) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Turns the gateway would refuse as a whole add are counted
+			// as rejected, as the gate would have.
+			var turns []Turn
+			for _, t := range sess {
+				reason := ""
+				switch {
+				case strings.TrimSpace(t.Text) == "":
+					reason = "blank"
+				case len(t.Text) > maxTurnBytes:
+					reason = "too_large"
+				}
+				if reason == "" {
+					turns = append(turns, t)
+					continue
+				}
+				mu.Lock()
+				res.Decisions[memory.DecisionRejected]++
+				res.Reasons[memory.DecisionRejected+"/"+reason]++
+				mu.Unlock()
+			}
+			for from := 0; from < len(turns); from += core.MaxAddMessages {
+				part := turns[from:min(len(turns), from+core.MaxAddMessages)]
+				ar, err := o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
+				if err != nil {
+					return fmt.Errorf("bench: adding session %s of %s: %w", part[0].Session, c.ID, err)
+				}
+				if len(ar.MemoryIDs) != len(part) {
+					return fmt.Errorf("bench: add answered %d ids for %d messages", len(ar.MemoryIDs), len(part))
+				}
+				mu.Lock()
+				for d, n := range ar.Decisions {
+					res.Decisions[d] += n
+					if d == memory.DecisionQuarantined {
+						res.Quarantined += n
+					}
+				}
+				res.Decisions[memory.DecisionDuplicate] += ar.Duplicates
+				written += len(part)
+				if o.Progress != nil && time.Since(lastProgress) > 10*time.Second {
+					lastProgress = time.Now()
+					fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", written, res.Turns,
+						float64(written)/time.Since(start).Seconds())
+				}
+				mu.Unlock()
+				for i, id := range ar.MemoryIDs {
+					t := part[i]
+					if !slices.Contains(st.recTurns[id], t.ID) {
+						st.recTurns[id] = append(st.recTurns[id], t.ID)
+					}
+					if _, ok := st.content[id]; !ok {
+						st.content[id] = t.Content
+					}
+				}
+			}
+			if len(turns) == 0 {
+				continue
+			}
+			fr, err := o.Gateway.Flush(ctx, AppID, c.ID, turns[0].Session)
+			if err != nil {
+				return fmt.Errorf("bench: flushing session %s of %s: %w", turns[0].Session, c.ID, err)
+			}
+			mu.Lock()
+			flushes = append(flushes, fr.JobID)
+			mu.Unlock()
+		}
+		return nil
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for range min(workers, max(1, n)) {
+	for range min(o.IngestWorkers, max(1, len(convs))) {
 		wg.Go(func() {
 			for i := range jobs {
-				if err := fn(i); err != nil {
+				if err := ingest(i); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -246,11 +286,11 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 			}
 		})
 	}
-	for i := range n {
+	for i := range convs {
 		mu.Lock()
 		failed := firstErr != nil
 		mu.Unlock()
-		if failed || ctx.Err() != nil {
+		if failed {
 			break
 		}
 		jobs <- i
@@ -258,252 +298,139 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	close(jobs)
 	wg.Wait()
 	if firstErr != nil {
-		return firstErr
+		return nil, firstErr
 	}
-	return ctx.Err()
-}
+	res.Ingest = time.Since(start)
 
-// ingest adds every conversation's sessions through the gateway and
-// flushes each, on IngestWorkers workers.
-func (r *runner) ingest(ctx context.Context) error {
-	r.started, r.lastLog = time.Now(), time.Now()
-	err := parallel(ctx, len(r.convs), r.o.IngestWorkers, func(i int) error {
-		st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
-		r.states[i] = st
-		for _, sess := range sessionTurns(r.convs[i]) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := r.ingestSession(ctx, r.convs[i], st, sess); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	r.res.Ingest = time.Since(r.started)
-	return nil
-}
-
-// ingestSession adds one session's turns (in adds of at most
-// core.MaxAddMessages) and flushes it.
-func (r *runner) ingestSession(ctx context.Context, c Conv, st *convState, sess []Turn) error {
-	turns := r.admissible(sess)
-	for from := 0; from < len(turns); from += core.MaxAddMessages {
-		part := turns[from:min(len(turns), from+core.MaxAddMessages)]
-		ar, err := r.o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
+	// Extraction: every flush job must have ended before querying.
+	start = time.Now()
+	for _, id := range flushes {
+		j, err := o.Gateway.Wait(ctx, id)
 		if err != nil {
-			return fmt.Errorf("bench: adding session %s of %s: %w", part[0].Session, c.ID, err)
-		}
-		if len(ar.MemoryIDs) != len(part) {
-			return fmt.Errorf("bench: add answered %d ids for %d messages", len(ar.MemoryIDs), len(part))
-		}
-		r.noteAdd(ar, len(part))
-		for i, id := range ar.MemoryIDs {
-			t := part[i]
-			if !slices.Contains(st.recTurns[id], t.ID) {
-				st.recTurns[id] = append(st.recTurns[id], t.ID)
-			}
-			if _, ok := st.content[id]; !ok {
-				st.content[id] = t.Content
-			}
-		}
-	}
-	if len(turns) == 0 {
-		return nil
-	}
-	fr, err := r.o.Gateway.Flush(ctx, AppID, c.ID, turns[0].Session)
-	if err != nil {
-		return fmt.Errorf("bench: flushing session %s of %s: %w", turns[0].Session, c.ID, err)
-	}
-	r.mu.Lock()
-	r.flushes = append(r.flushes, fr.JobID)
-	r.mu.Unlock()
-	return nil
-}
-
-// admissible drops the turns the gateway would refuse as a whole add,
-// counting them as rejected, as the gate would have.
-func (r *runner) admissible(sess []Turn) []Turn {
-	var turns []Turn
-	for _, t := range sess {
-		reason := ""
-		switch {
-		case strings.TrimSpace(t.Text) == "":
-			reason = "blank"
-		case len(t.Text) > maxTurnBytes:
-			reason = "too_large"
-		}
-		if reason == "" {
-			turns = append(turns, t)
-			continue
-		}
-		r.mu.Lock()
-		r.res.Decisions[memory.DecisionRejected]++
-		r.res.Reasons[memory.DecisionRejected+"/"+reason]++
-		r.mu.Unlock()
-	}
-	return turns
-}
-
-// noteAdd counts an add's decisions and reports progress now and then.
-func (r *runner) noteAdd(ar core.AddResult, added int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res := r.res
-	for d, n := range ar.Decisions {
-		res.Decisions[d] += n
-		if d == memory.DecisionQuarantined {
-			res.Quarantined += n
-		}
-	}
-	res.Decisions[memory.DecisionDuplicate] += ar.Duplicates
-	r.written += added
-	if r.o.Progress != nil && time.Since(r.lastLog) > 10*time.Second {
-		r.lastLog = time.Now()
-		fmt.Fprintf(r.o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", r.written, res.Turns,
-			float64(r.written)/time.Since(r.started).Seconds())
-	}
-}
-
-// waitFlushes waits for every flush job: extraction must have ended
-// before querying.
-func (r *runner) waitFlushes(ctx context.Context) error {
-	start := time.Now()
-	for _, id := range r.flushes {
-		j, err := r.o.Gateway.Wait(ctx, id)
-		if err != nil {
-			return fmt.Errorf("bench: waiting for flush job %s: %w", id, err)
+			return nil, fmt.Errorf("bench: waiting for flush job %s: %w", id, err)
 		}
 		if j.Status != "done" {
-			return fmt.Errorf("bench: flush job %s ended %s: %s", id, j.Status, j.LastError)
+			return nil, fmt.Errorf("bench: flush job %s ended %s: %s", id, j.Status, j.LastError)
 		}
 		var sum core.FlushSummary
 		if len(j.Result) > 0 {
 			_ = json.Unmarshal(j.Result, &sum)
 		}
-		r.res.Facts += sum.Added + sum.Updated
+		res.Facts += sum.Added + sum.Updated
 	}
-	r.res.Flushes = len(r.flushes)
-	r.res.ExtractWait = time.Since(start)
-	return nil
-}
+	res.Flushes = len(flushes)
+	res.ExtractWait = time.Since(start)
 
-// embed computes the pending dense vectors before querying.
-func (r *runner) embed(ctx context.Context) error {
-	if !r.o.Embed {
-		return nil
-	}
-	start := time.Now()
-	for {
-		n, err := r.svc.EmbedPending(ctx, 1<<30)
-		if err != nil {
-			return fmt.Errorf("bench: embedding: %w", err)
+	// Dense vectors before querying.
+	if o.Embed {
+		start = time.Now()
+		for {
+			n, err := svc.EmbedPending(ctx, 1<<30)
+			if err != nil {
+				return nil, fmt.Errorf("bench: embedding: %w", err)
+			}
+			if n == 0 {
+				break
+			}
+			res.Embedded += n
 		}
-		if n == 0 {
-			break
-		}
-		r.res.Embedded += n
+		res.Embed = time.Since(start)
 	}
-	r.res.Embed = time.Since(start)
-	return nil
-}
 
-// question is one question to ask: conversation and question index.
-type question struct{ conv, q int }
-
-// ask asks every question with evidence (and the abstention questions
-// without) on Workers workers, then lists the signals used.
-func (r *runner) ask(ctx context.Context) error {
-	var work []question
-	for ci, c := range r.convs {
+	// Questions.
+	type job struct{ conv, q int }
+	var work []job
+	for ci, c := range convs {
 		for qi, q := range c.Questions {
 			if len(q.Evidence) == 0 {
-				r.res.Skipped[q.Group]++
+				res.Skipped[q.Group]++
 				if q.Group != Abstention {
 					continue
 				}
 				// Asked all the same: how relevant its best hit looks is
 				// what the abstention separation measures.
 			}
-			work = append(work, question{ci, qi})
+			work = append(work, job{ci, qi})
 		}
 	}
-	r.res.Questions = make([]QuestionResult, len(work))
+	res.Questions = make([]QuestionResult, len(work))
 	used := map[string]bool{}
-	start := time.Now()
-	err := parallel(ctx, len(work), r.o.Workers, func(i int) error {
-		r.res.Questions[i] = r.askOne(ctx, work[i], used)
-		return nil
-	})
-	if err != nil {
-		return err
+	start = time.Now()
+	next := make(chan int)
+	for range min(o.Workers, max(1, len(work))) {
+		wg.Go(func() {
+			for i := range next {
+				j := work[i]
+				c, q := convs[j.conv], convs[j.conv].Questions[j.q]
+				st := states[j.conv]
+				qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
+				for _, e := range q.Evidence {
+					qr.Rank[e] = 0
+				}
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session,
+					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
+					// The metric is turn recall: a result counts when it is a
+					// turn's episode, so the facts extraction derived from
+					// the turns are not ranked against them.
+					Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
+				t0 := time.Now()
+				sr, err := svc.Search(ctx, o.Principal, req)
+				qr.Latency = time.Since(t0)
+				if err != nil {
+					qr.Err = err.Error()
+				}
+				qr.Route = sr.Route
+				for r, h := range sr.Results {
+					turns := st.recTurns[h.Record.ID]
+					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
+					if r < ReportHits {
+						hit.Content = h.Record.Content
+					}
+					qr.Hits = append(qr.Hits, hit)
+					for _, t := range turns {
+						if rk, ok := qr.Rank[t]; ok && rk == 0 {
+							qr.Rank[t] = r + 1
+						}
+					}
+				}
+				res.Questions[i] = qr
+				mu.Lock()
+				for _, s := range sr.Signals {
+					used[s] = true
+				}
+				for _, d := range sr.Degraded {
+					res.Degraded[d]++
+				}
+				if err != nil {
+					res.SearchErrors++
+				}
+				res.Routes[sr.Route]++
+				mu.Unlock()
+			}
+		})
 	}
-	r.res.Query = time.Since(start)
+	for i := range work {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Query = time.Since(start)
 	for _, s := range []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph} {
 		if used[s] {
-			r.res.SignalsUsed = append(r.res.SignalsUsed, s)
+			res.SignalsUsed = append(res.SignalsUsed, s)
 			delete(used, s)
 		}
 	}
 	for s := range used {
-		r.res.SignalsUsed = append(r.res.SignalsUsed, s)
+		res.SignalsUsed = append(res.SignalsUsed, s)
 	}
-	return nil
-}
-
-// askOne searches one question and ranks its evidence turns; it counts
-// the answer's signals, degradations, route and error in r.res (used
-// collects the signals).
-func (r *runner) askOne(ctx context.Context, j question, used map[string]bool) QuestionResult {
-	o := r.o
-	c, q := r.convs[j.conv], r.convs[j.conv].Questions[j.q]
-	st := r.states[j.conv]
-	qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
-	for _, e := range q.Evidence {
-		qr.Rank[e] = 0
-	}
-	req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session,
-		Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
-		// The metric is turn recall: a result counts when it is a
-		// turn's episode, so the facts extraction derived from
-		// the turns are not ranked against them.
-		Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
-	t0 := time.Now()
-	sr, err := r.svc.Search(ctx, o.Principal, req)
-	qr.Latency = time.Since(t0)
-	if err != nil {
-		qr.Err = err.Error()
-	}
-	qr.Route = sr.Route
-	for rank, h := range sr.Results {
-		turns := st.recTurns[h.Record.ID]
-		hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
-		if rank < ReportHits {
-			hit.Content = h.Record.Content
-		}
-		qr.Hits = append(qr.Hits, hit)
-		for _, t := range turns {
-			if rk, ok := qr.Rank[t]; ok && rk == 0 {
-				qr.Rank[t] = rank + 1
-			}
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range sr.Signals {
-		used[s] = true
-	}
-	for _, d := range sr.Degraded {
-		r.res.Degraded[d]++
-	}
-	if err != nil {
-		r.res.SearchErrors++
-	}
-	r.res.Routes[sr.Route]++
-	return qr
+	return res, nil
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.
