@@ -85,9 +85,16 @@ func runBench(env Env, args []string) error {
 	if limit < 0 {
 		return usagef("bench: --limit must not be negative")
 	}
-	sigs, err := benchSignals(signals)
-	if err != nil {
-		return err
+	var sigs []string
+	for s := range strings.SplitSeq(signals, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph {
+			return usagef("bench: --signals must be among lexical, dense, graph")
+		}
+		sigs = append(sigs, s)
 	}
 	if len(sigs) == 1 && sigs[0] == retrieve.SignalDense && cfg.Embedder == "none" {
 		return usagef("bench: --signals dense needs an embedder (--embedder local --embedder-path FILE)")
@@ -111,9 +118,19 @@ func runBench(env Env, args []string) error {
 		return err
 	}
 
-	ds, err := loadBenchData(name, data)
+	f, err := os.Open(data)
 	if err != nil {
-		return err
+		return usagef("bench: %v", err)
+	}
+	var ds *bench.Dataset
+	if name == bench.LoCoMo {
+		ds, err = bench.LoadLoCoMo(f)
+	} else {
+		ds, err = bench.LoadLongMemEval(f)
+	}
+	f.Close()
+	if err != nil {
+		return usagef("%v", err)
 	}
 
 	// Interrupting a long run still removes the temporary data directory.
@@ -141,12 +158,35 @@ func runBench(env Env, args []string) error {
 			weights[sig] = w
 		}
 	}
+	var fb *float64
+	if *feedback >= 0 {
+		fb = feedback
+	}
+	var spk *float64
+	if *speaker >= 0 {
+		spk = speaker
+	}
+	var sess *float64
+	if *session >= 0 {
+		sess = session
+	}
+	var ctxSpread *float64
+	if *contextSpread >= 0 {
+		ctxSpread = contextSpread
+	}
 	if *cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*cpuProfile)
+		pf, err := os.Create(*cpuProfile)
 		if err != nil {
-			return err
+			return fmt.Errorf("bench: cpuprofile: %w", err)
 		}
-		defer stopProfile()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
 	}
 	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, true)
 	if err != nil {
@@ -154,7 +194,7 @@ func runBench(env Env, args []string) error {
 	}
 	defer stopGW()
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
-		Weights: weights, Context: setFlag(contextSpread), Feedback: setFlag(feedback), Speaker: setFlag(speaker), Session: setFlag(session),
+		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 	})
@@ -162,90 +202,21 @@ func runBench(env Env, args []string) error {
 		return err
 	}
 	if report != "" {
-		if err := writeBenchReport(report, res); err != nil {
-			return err
+		rf, err := os.Create(report)
+		if err != nil {
+			return fmt.Errorf("bench: report: %w", err)
+		}
+		if err := bench.WriteReport(rf, res); err != nil {
+			rf.Close()
+			return fmt.Errorf("bench: report: %w", err)
+		}
+		if err := rf.Close(); err != nil {
+			return fmt.Errorf("bench: report: %w", err)
 		}
 	}
 	sum := bench.Summarize(ds, res)
 	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: data, Embedder: embedder,
 		Wall: time.Since(start), JSONOnly: jsonOnly})
-}
-
-// benchSignals parses --signals: a comma-separated subset of lexical,
-// dense, graph; empty is every signal available.
-func benchSignals(signals string) ([]string, error) {
-	var sigs []string
-	for s := range strings.SplitSeq(signals, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph {
-			return nil, usagef("bench: --signals must be among lexical, dense, graph")
-		}
-		sigs = append(sigs, s)
-	}
-	return sigs, nil
-}
-
-// loadBenchData reads the dataset of benchmark name from path.
-func loadBenchData(name, path string) (*bench.Dataset, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("bench: %v", err)
-	}
-	defer f.Close()
-	var ds *bench.Dataset
-	if name == bench.LoCoMo {
-		ds, err = bench.LoadLoCoMo(f)
-	} else {
-		ds, err = bench.LoadLongMemEval(f)
-	}
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	return ds, nil
-}
-
-// setFlag is a float flag whose default, -1, means "not set": nil then,
-// so the search's own default applies.
-func setFlag(v *float64) *float64 {
-	if *v < 0 {
-		return nil
-	}
-	return v
-}
-
-// startCPUProfile profiles the process into path until stop is called.
-func startCPUProfile(path string) (stop func(), err error) {
-	pf, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		pf.Close()
-		return nil, fmt.Errorf("bench: cpuprofile: %w", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		pf.Close()
-	}, nil
-}
-
-// writeBenchReport writes per-question results as JSON lines to path.
-func writeBenchReport(path string, res *bench.Result) error {
-	rf, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	if err := bench.WriteReport(rf, res); err != nil {
-		rf.Close()
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	if err := rf.Close(); err != nil {
-		return fmt.Errorf("bench: report: %w", err)
-	}
-	return nil
 }
 
 // defaultLatencyData is the corpus of `memgate bench latency` when --data
