@@ -54,186 +54,228 @@ func lineErr(line int, cause error, format string, args ...any) error {
 func (s *Service) parseImport(ctx context.Context, r io.Reader) (*importSet, error) {
 	set := &importSet{}
 	br := bufio.NewReaderSize(r, 256<<10)
-	var (
-		line         int
-		rank         = -1
-		lastID       string
-		nodeIDs      = map[string]bool{}
-		nodeKeys     = map[string]bool{}
-		liveEdges    = map[string]bool{}
-		recordIDs    = map[string]bool{}
-		principalIDs = map[string]bool{}
-		names        = map[string]bool{}
-		ended        bool
-		buf          []byte
-	)
+	p := importParse{rank: -1, nodeIDs: map[string]bool{}, nodeKeys: map[string]bool{}, liveEdges: map[string]bool{},
+		recordIDs: map[string]bool{}, names: map[string]bool{}}
+	line := 0
+	var buf []byte
 	for {
 		if line%1000 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, storeErr(err, "import")
 			}
 		}
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf[:0], chunk...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(buf) > maxImportLine {
-				return nil, lineErr(line+1, nil, "longer than %d bytes", maxImportLine)
-			}
-			chunk, err = br.ReadSlice('\n')
-			buf = append(buf, chunk...)
+		var eof bool
+		var err error
+		buf, eof, err = readImportLine(br, buf, line+1)
+		if err != nil {
+			return nil, err
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fault.Wrap(fault.Unavailable, err, "import: cannot read line %d", line+1)
-		}
-		if len(buf) == 0 && errors.Is(err, io.EOF) {
+		if len(buf) == 0 && eof {
 			break
 		}
 		line++
-		text := bytes.TrimSuffix(buf, []byte("\n"))
-		if ended {
+		if p.ended {
 			return nil, lineErr(line, nil, "data after the end line")
 		}
-		if len(bytes.TrimSpace(text)) == 0 {
-			return nil, lineErr(line, nil, "empty line")
+		l, err := decodeImportLine(bytes.TrimSuffix(buf, []byte("\n")), line)
+		if err != nil {
+			return nil, err
 		}
-		var l exportLine
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if derr := dec.Decode(&l); derr != nil {
-			return nil, lineErr(line, derr, "not a valid export line: %s", jsonProblem(derr))
+		if err := p.order(l, line); err != nil {
+			return nil, err
 		}
-		if dec.More() {
-			return nil, lineErr(line, nil, "more than one JSON value")
-		}
-		want, known := lineRank[l.Kind]
-		if !known {
-			return nil, lineErr(line, nil, "unknown kind %q", clip(l.Kind))
-		}
-		if line == 1 && l.Kind != ExportFormat {
-			return nil, lineErr(line, nil, "want the header line {\"kind\":%q,...}", ExportFormat)
-		}
-		if want < rank || (want == rank && want <= lineRank["workspace"]) {
-			return nil, lineErr(line, nil, "%s line out of order", l.Kind)
-		}
-		if want > rank {
-			lastID = ""
-		}
-		if want > lineRank["workspace"] && rank < lineRank["workspace"] {
-			return nil, lineErr(line, nil, "missing the workspace line")
-		}
-		rank = want
-		if err := checkLineFields(l); err != nil {
-			return nil, lineErr(line, nil, "%v", err)
-		}
-		id := ""
-		switch l.Kind {
-		case ExportFormat:
-			if l.Version != ExportVersion {
-				return nil, lineErr(line, nil, "format version %d is not supported (want %d)", l.Version, ExportVersion)
-			}
-			if l.Workspace == "" {
-				return nil, lineErr(line, nil, "header without a workspace")
-			}
-			set.workspace = l.Workspace
-		case "workspace":
-			if l.Workspace != set.workspace {
-				return nil, lineErr(line, nil, "workspace line names another workspace than the header")
-			}
-			if !isJSONObject(l.Settings) {
-				return nil, lineErr(line, nil, "settings must be a JSON object")
-			}
-			if l.CreatedAt == nil {
-				return nil, lineErr(line, nil, "workspace without created_at")
-			}
-			set.settings, set.createdAt = l.Settings, memory.Canon(*l.CreatedAt)
-		case "principal":
-			p := l.Principal
-			id = p.ID
-			if err := validImportPrincipal(p); err != nil {
-				return nil, lineErr(line, nil, "principal: %v", err)
-			}
-			if names[p.Name] {
-				return nil, lineErr(line, nil, "principal name appears twice")
-			}
-			names[p.Name] = true
-			principalIDs[p.ID] = true
-			set.principals = append(set.principals, memory.Principal{ID: p.ID, Kind: p.Kind, Name: p.Name, Trust: p.Trust,
-				CreatedAt: memory.Canon(p.CreatedAt), RevokedAt: memory.CanonPtr(p.RevokedAt)})
-			set.principalL = append(set.principalL, line)
-		case "node":
-			n := *l.Node
-			id = n.ID
-			if err := validImportNode(n); err != nil {
-				return nil, lineErr(line, nil, "node: %v", err)
-			}
-			key := n.Label + "\x00" + n.NaturalKey
-			if nodeKeys[key] {
-				return nil, lineErr(line, nil, "node: label and natural_key appear twice")
-			}
-			nodeKeys[key], nodeIDs[n.ID] = true, true
-			n.CreatedAt, n.UpdatedAt = memory.Canon(n.CreatedAt), memory.Canon(n.UpdatedAt)
-			set.nodes = append(set.nodes, n)
-		case "edge":
-			e := *l.Edge
-			id = e.ID
-			if err := validImportEdge(e, nodeIDs); err != nil {
-				return nil, lineErr(line, nil, "edge: %v", err)
-			}
-			if e.InvalidatedAt == nil {
-				key := e.From + "\x00" + e.To + "\x00" + e.Relation
-				if liveEdges[key] {
-					return nil, lineErr(line, nil, "edge: two live edges join the same nodes by the same relation")
-				}
-				liveEdges[key] = true
-			}
-			e.ObservedAt, e.CreatedAt, e.UpdatedAt = memory.Canon(e.ObservedAt), memory.Canon(e.CreatedAt), memory.Canon(e.UpdatedAt)
-			e.ValidFrom, e.ValidUntil, e.InvalidatedAt = memory.CanonPtr(e.ValidFrom), memory.CanonPtr(e.ValidUntil), memory.CanonPtr(e.InvalidatedAt)
-			set.edges = append(set.edges, e)
-		case "record":
-			if len(l.Versions) == 0 {
-				return nil, lineErr(line, nil, "record without versions")
-			}
-			id = l.Versions[0].ID
-			for i := range l.Versions {
-				if err := s.validImportVersion(&l.Versions[i], id, i+1); err != nil {
-					return nil, lineErr(line, err, "record %s version %d: %s", clip(id), i+1, fault.As(err).Message)
-				}
-			}
-			recordIDs[id] = true
-			set.records = append(set.records, l.Versions)
-			set.counts.Versions += len(l.Versions)
-		case "approval":
-			a := l.Approval
-			id = a.ID
-			if err := validImportApproval(a, recordIDs); err != nil {
-				return nil, lineErr(line, nil, "approval: %v", err)
-			}
-			set.approvals = append(set.approvals, memory.Approval{ID: a.ID, RecordID: a.RecordID, Kind: a.Kind, Reason: a.Reason,
-				Status: a.Status, CreatedAt: memory.Canon(a.CreatedAt), ExpiresAt: memory.Canon(a.ExpiresAt),
-				DecidedAt: memory.CanonPtr(a.DecidedAt), DecidedBy: a.DecidedBy})
-		case "end":
-			got := ExportCounts{Principals: len(set.principals), Nodes: len(set.nodes), Edges: len(set.edges),
-				Records: len(set.records), Versions: set.counts.Versions, Approvals: len(set.approvals)}
-			if *l.Counts != got {
-				return nil, lineErr(line, nil, "the counts do not match the lines before (file truncated or edited?)")
-			}
-			set.counts = got
-			ended = true
+		id, err := s.addImportLine(set, &p, l, line)
+		if err != nil {
+			return nil, err
 		}
 		if id != "" {
-			if id <= lastID {
+			if id <= p.lastID {
 				return nil, lineErr(line, nil, "%s ids must be strictly ascending", l.Kind)
 			}
-			lastID = id
+			p.lastID = id
 		}
-		if errors.Is(err, io.EOF) {
+		if eof {
 			break
 		}
 	}
-	if !ended {
+	if !p.ended {
 		return nil, lineErr(line+1, nil, "missing the end line (file truncated?)")
 	}
 	return set, nil
+}
+
+// importParse is what parseImport remembers between lines: the kind
+// order reached, the last id of that kind, and the keys that must be
+// unique or must exist before a line refers to them.
+type importParse struct {
+	rank                         int
+	lastID                       string
+	nodeIDs, nodeKeys, liveEdges map[string]bool
+	recordIDs, names             map[string]bool
+	ended                        bool
+}
+
+// readImportLine reads line number n (1-based) into buf, at most
+// maxImportLine bytes; eof reports the end of the input.
+func readImportLine(br *bufio.Reader, buf []byte, n int) ([]byte, bool, error) {
+	chunk, err := br.ReadSlice('\n')
+	buf = append(buf[:0], chunk...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(buf) > maxImportLine {
+			return nil, false, lineErr(n, nil, "longer than %d bytes", maxImportLine)
+		}
+		chunk, err = br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fault.Wrap(fault.Unavailable, err, "import: cannot read line %d", n)
+	}
+	return buf, errors.Is(err, io.EOF), nil
+}
+
+// decodeImportLine decodes one line: one JSON object of a known kind with
+// no unknown fields.
+func decodeImportLine(text []byte, line int) (exportLine, error) {
+	var l exportLine
+	if len(bytes.TrimSpace(text)) == 0 {
+		return l, lineErr(line, nil, "empty line")
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if derr := dec.Decode(&l); derr != nil {
+		return l, lineErr(line, derr, "not a valid export line: %s", jsonProblem(derr))
+	}
+	if dec.More() {
+		return l, lineErr(line, nil, "more than one JSON value")
+	}
+	return l, nil
+}
+
+// order checks a line's kind against the export's order (header,
+// workspace, principals, nodes, edges, records, approvals, end) and its
+// fields against its kind.
+func (p *importParse) order(l exportLine, line int) error {
+	want, known := lineRank[l.Kind]
+	if !known {
+		return lineErr(line, nil, "unknown kind %q", clip(l.Kind))
+	}
+	if line == 1 && l.Kind != ExportFormat {
+		return lineErr(line, nil, "want the header line {\"kind\":%q,...}", ExportFormat)
+	}
+	if want < p.rank || (want == p.rank && want <= lineRank["workspace"]) {
+		return lineErr(line, nil, "%s line out of order", l.Kind)
+	}
+	if want > p.rank {
+		p.lastID = ""
+	}
+	if want > lineRank["workspace"] && p.rank < lineRank["workspace"] {
+		return lineErr(line, nil, "missing the workspace line")
+	}
+	p.rank = want
+	if err := checkLineFields(l); err != nil {
+		return lineErr(line, nil, "%v", err)
+	}
+	return nil
+}
+
+// addImportLine validates one line of its kind and adds it to set; it
+// returns the line's id ("" for kinds without one).
+func (s *Service) addImportLine(set *importSet, p *importParse, l exportLine, line int) (string, error) {
+	switch l.Kind {
+	case ExportFormat:
+		if l.Version != ExportVersion {
+			return "", lineErr(line, nil, "format version %d is not supported (want %d)", l.Version, ExportVersion)
+		}
+		if l.Workspace == "" {
+			return "", lineErr(line, nil, "header without a workspace")
+		}
+		set.workspace = l.Workspace
+	case "workspace":
+		if l.Workspace != set.workspace {
+			return "", lineErr(line, nil, "workspace line names another workspace than the header")
+		}
+		if !isJSONObject(l.Settings) {
+			return "", lineErr(line, nil, "settings must be a JSON object")
+		}
+		if l.CreatedAt == nil {
+			return "", lineErr(line, nil, "workspace without created_at")
+		}
+		set.settings, set.createdAt = l.Settings, memory.Canon(*l.CreatedAt)
+	case "principal":
+		pr := l.Principal
+		if err := validImportPrincipal(pr); err != nil {
+			return "", lineErr(line, nil, "principal: %v", err)
+		}
+		if p.names[pr.Name] {
+			return "", lineErr(line, nil, "principal name appears twice")
+		}
+		p.names[pr.Name] = true
+		set.principals = append(set.principals, memory.Principal{ID: pr.ID, Kind: pr.Kind, Name: pr.Name, Trust: pr.Trust,
+			CreatedAt: memory.Canon(pr.CreatedAt), RevokedAt: memory.CanonPtr(pr.RevokedAt)})
+		set.principalL = append(set.principalL, line)
+		return pr.ID, nil
+	case "node":
+		n := *l.Node
+		if err := validImportNode(n); err != nil {
+			return "", lineErr(line, nil, "node: %v", err)
+		}
+		key := n.Label + "\x00" + n.NaturalKey
+		if p.nodeKeys[key] {
+			return "", lineErr(line, nil, "node: label and natural_key appear twice")
+		}
+		p.nodeKeys[key], p.nodeIDs[n.ID] = true, true
+		n.CreatedAt, n.UpdatedAt = memory.Canon(n.CreatedAt), memory.Canon(n.UpdatedAt)
+		set.nodes = append(set.nodes, n)
+		return n.ID, nil
+	case "edge":
+		e := *l.Edge
+		if err := validImportEdge(e, p.nodeIDs); err != nil {
+			return "", lineErr(line, nil, "edge: %v", err)
+		}
+		if e.InvalidatedAt == nil {
+			key := e.From + "\x00" + e.To + "\x00" + e.Relation
+			if p.liveEdges[key] {
+				return "", lineErr(line, nil, "edge: two live edges join the same nodes by the same relation")
+			}
+			p.liveEdges[key] = true
+		}
+		e.ObservedAt, e.CreatedAt, e.UpdatedAt = memory.Canon(e.ObservedAt), memory.Canon(e.CreatedAt), memory.Canon(e.UpdatedAt)
+		e.ValidFrom, e.ValidUntil, e.InvalidatedAt = memory.CanonPtr(e.ValidFrom), memory.CanonPtr(e.ValidUntil), memory.CanonPtr(e.InvalidatedAt)
+		set.edges = append(set.edges, e)
+		return e.ID, nil
+	case "record":
+		if len(l.Versions) == 0 {
+			return "", lineErr(line, nil, "record without versions")
+		}
+		id := l.Versions[0].ID
+		for i := range l.Versions {
+			if err := s.validImportVersion(&l.Versions[i], id, i+1); err != nil {
+				return "", lineErr(line, err, "record %s version %d: %s", clip(id), i+1, fault.As(err).Message)
+			}
+		}
+		p.recordIDs[id] = true
+		set.records = append(set.records, l.Versions)
+		set.counts.Versions += len(l.Versions)
+		return id, nil
+	case "approval":
+		a := l.Approval
+		if err := validImportApproval(a, p.recordIDs); err != nil {
+			return "", lineErr(line, nil, "approval: %v", err)
+		}
+		set.approvals = append(set.approvals, memory.Approval{ID: a.ID, RecordID: a.RecordID, Kind: a.Kind, Reason: a.Reason,
+			Status: a.Status, CreatedAt: memory.Canon(a.CreatedAt), ExpiresAt: memory.Canon(a.ExpiresAt),
+			DecidedAt: memory.CanonPtr(a.DecidedAt), DecidedBy: a.DecidedBy})
+		return a.ID, nil
+	case "end":
+		got := ExportCounts{Principals: len(set.principals), Nodes: len(set.nodes), Edges: len(set.edges),
+			Records: len(set.records), Versions: set.counts.Versions, Approvals: len(set.approvals)}
+		if *l.Counts != got {
+			return "", lineErr(line, nil, "the counts do not match the lines before (file truncated or edited?)")
+		}
+		set.counts = got
+		p.ended = true
+	}
+	return "", nil
 }
 
 // checkLineFields requires exactly the fields of the line's kind.
