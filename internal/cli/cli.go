@@ -33,8 +33,15 @@ import (
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
+// Version, Commit and Date are set at build time by scripts/release with
+// -ldflags "-X ...cli.Version=... -X ...cli.Commit=... -X ...cli.Date=...";
+// Date is the commit's time (RFC 3339, UTC), not the build's, so builds
+// are reproducible.
+var (
+	Version = "dev"
+	Commit  = ""
+	Date    = ""
+)
 
 // Exit statuses the CLI adds to fault.ExitCode's.
 const (
@@ -97,7 +104,7 @@ func commands() []command {
 		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"version", "print the version (also --version)", func(env Env, _ []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "memgate", version())
+			_, err := fmt.Fprintln(env.Stdout, versionLine())
 			return err
 		}},
 	}
@@ -131,7 +138,7 @@ func Main(args []string, env Env) int {
 	case "help":
 		return runHelp(env, args[1:])
 	case "--version", "-version":
-		fmt.Fprintln(env.Stdout, "memgate", version())
+		fmt.Fprintln(env.Stdout, versionLine())
 		return exitOK
 	}
 	env.jsonErrors = env.jsonErrors || wantsJSON(args[1:])
