@@ -105,6 +105,7 @@ func commands() []command {
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
 		{"backup", "take an online backup of a SQLite data directory into a new directory (docs/backup.md)", runBackup},
 		{"restore", "verify a backup and make it the data directory's database (servers stopped)", runRestore},
+		{"healthcheck", "exit 0 if the server at --addr is alive (--ready: ready); for container healthchecks", runHealthcheck},
 		{"version", "print the version (also --version)", func(env Env, _ []string) error {
 			_, err := fmt.Fprintln(env.Stdout, versionLine())
 			return err
