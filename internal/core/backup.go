@@ -257,19 +257,10 @@ func InspectCopy(ctx context.Context, st store.Store, progress func(BackupProgre
 	if err != nil {
 		return 0, 0, nil, storeErr(err, "workspaces")
 	}
-	counts := map[string]int64{}
-	var n int64
-	err = st.ScanRecords(ctx, func(ws string, _ memory.Record) error {
-		counts[ws]++
-		if n++; n%10000 == 0 {
-			progress(BackupProgress{Stage: "records", Done: n, Unit: "records"})
-		}
-		return nil
-	})
+	counts, err := countRecords(ctx, st, progress)
 	if err != nil {
 		return 0, 0, nil, storeErr(err, "records")
 	}
-	progress(BackupProgress{Stage: "records", Done: n, Total: n, Unit: "records"})
 	out := make([]BackupWorkspace, 0, len(wsl))
 	var entries int64
 	for _, w := range wsl {
@@ -295,6 +286,27 @@ func InspectCopy(ctx context.Context, st store.Store, progress func(BackupProgre
 	}
 	slices.SortFunc(out, func(a, b BackupWorkspace) int { return strings.Compare(a.ID, b.ID) })
 	return schema, head, out, nil
+}
+
+// countRecords counts each workspace's record heads, with a count query
+// where the backend has one (reading every record would cost a large
+// database's backup more CPU than copying it).
+func countRecords(ctx context.Context, st store.Store, progress func(BackupProgress)) (map[string]int64, error) {
+	if rc, ok := st.(interface {
+		RecordCounts(context.Context) (map[string]int64, error)
+	}); ok {
+		return rc.RecordCounts(ctx)
+	}
+	counts := map[string]int64{}
+	var n int64
+	err := st.ScanRecords(ctx, func(ws string, _ memory.Record) error {
+		counts[ws]++
+		if n++; n%10000 == 0 {
+			progress(BackupProgress{Stage: "records", Done: n, Unit: "records"})
+		}
+		return nil
+	})
+	return counts, err
 }
 
 // ReadBackup reads a backup's manifest and checks every file it lists

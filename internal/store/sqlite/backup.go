@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
 	"modernc.org/sqlite"
 
 	"github.com/memgate/memgate/internal/store"
@@ -146,4 +147,25 @@ func FileSchemaVersion(ctx context.Context, path string) (int, error) {
 		return 0, nil
 	}
 	return schemaVersion(ctx, db)
+}
+
+// RecordCounts counts the record heads of every workspace, forgotten
+// tombstones included: what a backup manifest records, without reading
+// the records.
+func (s *Store) RecordCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT workspace_id, count(*) FROM records GROUP BY workspace_id`)
+	if err != nil {
+		return nil, mapErr("sqlite: count records", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var ws string
+		var n int64
+		if err := rows.Scan(&ws, &n); err != nil {
+			return nil, mapErr("sqlite: count records", err)
+		}
+		out[ws] = n
+	}
+	return out, mapErr("sqlite: count records", rows.Err())
 }
