@@ -212,11 +212,6 @@ func (s *Service) backup(ctx context.Context, by memory.Principal, bk store.Back
 	if err != nil {
 		return m, err
 	}
-	for _, w := range wss {
-		if w.AuditHead == "" && w.AuditEntries > 0 {
-			return m, fault.New(fault.Internal, "audit chain of workspace "+w.ID+" is broken in the copy")
-		}
-	}
 	m.Schema, m.ChangeHead, m.Workspaces = schema, head, wss
 	db, err := hashFile(dbPath, func(done, total int64) {
 		progress(BackupProgress{Stage: "checksum", Done: done, Total: total, Unit: "bytes"})
