@@ -2,6 +2,9 @@ package cli_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -343,5 +346,88 @@ func copyDir(t *testing.T, from, to string) {
 		if err := os.WriteFile(filepath.Join(to, e.Name()), raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRestoreRefusesBrokenAuditChain: a backup whose checksums were
+// recomputed after its audit log was altered (by someone with the files)
+// passes the checksums but not the chain verification, and restore
+// leaves the target data directory as it was.
+func TestRestoreRefusesBrokenAuditChain(t *testing.T) {
+	env := map[string]string{"MEMGATE_EMBEDDER": "none"}
+	src := filepath.Join(t.TempDir(), "src")
+	for _, c := range []string{"one", "two", "three"} {
+		if r := run(t, src, env, "write", "--type", "belief", "--content", "fact "+c); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	bk := filepath.Join(t.TempDir(), "bk")
+	if r := run(t, src, env, "backup", bk); r.code != 0 || !strings.Contains(r.stdout, "chains verified") {
+		t.Fatalf("backup: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	dst := filepath.Join(t.TempDir(), "dst")
+	if r := run(t, dst, env, "restore", bk); r.code != 0 {
+		t.Fatalf("restore of the untouched backup: exit %d %s", r.code, r.stderr)
+	}
+	before := exportLines(t, dst, env)
+
+	dbPath := filepath.Join(bk, "memgate.db")
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_log'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var triggers []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		triggers = append(triggers, n)
+	}
+	rows.Close()
+	for _, n := range triggers {
+		if _, err := db.Exec(`DROP TRIGGER "` + n + `"`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`UPDATE audit_log SET payload = replace(payload, 'accepted', 'rejected') WHERE seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA journal_mode = DELETE`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// New checksums in the manifest: only the chain can tell.
+	raw, err := os.ReadFile(filepath.Join(bk, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	for _, f := range m["files"].([]any) {
+		if f := f.(map[string]any); f["name"] == "memgate.db" {
+			f["sha256"], f["bytes"] = hex.EncodeToString(sum[:]), len(body)
+		}
+	}
+	raw, _ = json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(bk, "manifest.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r := run(t, dst, env, "restore", bk)
+	if r.code == 0 || !strings.Contains(r.stderr, "audit chain") {
+		t.Fatalf("restore of a backup with a broken chain: exit %d %s", r.code, r.stderr)
+	}
+	if after := exportLines(t, dst, env); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatal("a refused restore changed the data directory")
 	}
 }
