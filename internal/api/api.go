@@ -163,6 +163,10 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
+		// Online backups (backup.go)
+		{"POST", "/v1/admin/backup", operator, "Take an online backup of the SQLite database and index snapshot into the server's backup directory; audited", s.backup},
+		// A2A discovery (agentcard.go)
+		{"GET", "/.well-known/agent-card.json", public, "The A2A agent card: memgate's skills, interfaces and authentication", s.agentCard},
 	}
 }
 

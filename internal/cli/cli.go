@@ -33,8 +33,15 @@ import (
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
+// Version, Commit and Date are set at build time by scripts/release with
+// -ldflags "-X ...cli.Version=... -X ...cli.Commit=... -X ...cli.Date=...";
+// Date is the commit's time (RFC 3339, UTC), not the build's, so builds
+// are reproducible.
+var (
+	Version = "dev"
+	Commit  = ""
+	Date    = ""
+)
 
 // Exit statuses the CLI adds to fault.ExitCode's.
 const (
@@ -96,8 +103,11 @@ func commands() []command {
 		{"operators", "create an operator token", runOperators},
 		{"reembed", "switch the data directory to another embedder (resumable)", runReembed},
 		{"migrate", "copy the workspace to another database (--to), or apply schema migrations", runMigrate},
+		{"backup", "take an online backup of a SQLite data directory into a new directory (docs/backup.md)", runBackup},
+		{"restore", "verify a backup and make it the data directory's database (servers stopped)", runRestore},
+		{"healthcheck", "exit 0 if the server at --addr is alive (--ready: ready); for container healthchecks", runHealthcheck},
 		{"version", "print the version (also --version)", func(env Env, _ []string) error {
-			_, err := fmt.Fprintln(env.Stdout, "memgate", version())
+			_, err := fmt.Fprintln(env.Stdout, versionLine())
 			return err
 		}},
 	}
@@ -131,7 +141,7 @@ func Main(args []string, env Env) int {
 	case "help":
 		return runHelp(env, args[1:])
 	case "--version", "-version":
-		fmt.Fprintln(env.Stdout, "memgate", version())
+		fmt.Fprintln(env.Stdout, versionLine())
 		return exitOK
 	}
 	env.jsonErrors = env.jsonErrors || wantsJSON(args[1:])
@@ -233,6 +243,8 @@ type app struct {
 	index *retrieve.Engine
 	// op is the operator the CLI acts as (core.Service.CLIOperator).
 	op memory.Principal
+	// unlock releases the data directory's shared lock (dataDirLock).
+	unlock func()
 
 	closed bool
 }
@@ -249,6 +261,9 @@ func (a *app) Close() error {
 	err := a.svc.Close()
 	if cerr := a.store.Close(); cerr != nil {
 		a.log.Warn("closing the database failed", "err", cerr)
+	}
+	if a.unlock != nil {
+		a.unlock()
 	}
 	return err
 }
@@ -274,6 +289,25 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 	if err := cfg.EnsureDataDir(); err != nil {
 		return nil, fault.Wrap(fault.Unavailable, err, "cannot create data directory %s", cfg.DataDir)
 	}
+	// While this process uses the data directory, restore refuses to
+	// replace its database (backup.go).
+	unlock, err := lockShared(dataDirLock(cfg))
+	if errors.Is(err, errLocked) {
+		return nil, fault.New(fault.Unavailable, "the data directory is being restored; try again when the restore has finished")
+	}
+	if err != nil {
+		return nil, fault.Wrap(fault.Unavailable, err, "cannot lock the data directory %s", cfg.DataDir)
+	}
+	a, err := openAppLocked(ctx, env, cfg, log, m, withIndex, loops, pol)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	a.unlock = unlock
+	return a, nil
+}
+
+func openAppLocked(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger, m *metrics.Metrics, withIndex bool, loops core.Loops, pol gate.Policy) (*app, error) {
 	st, err := openStore(ctx, cfg, databaseOf(cfg))
 	if err != nil {
 		return nil, err
@@ -342,7 +376,8 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 		return nil, err
 	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
-		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops}
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops,
+		Backups: core.BackupOptions{Dir: backupDir(cfg), SnapshotPath: indexSnapshot(cfg), Version: version()}}
 	// Every command may erase (forget, reject, expire), with or without
 	// an index of its own: the snapshot on disk predates the erasure and
 	// may hold the words, so it goes (serve saves a fresh one).

@@ -190,6 +190,21 @@ func runHelp(env Env, args []string) int {
 	return Main(append(slices.Clone(args), "-h"), env)
 }
 
+// versionLine is what --version prints: the version, and for a release
+// build (scripts/release) the commit and the commit's time it was built
+// from, so that two builds of one commit print, and are, the same.
+func versionLine() string {
+	line := "memgate " + version()
+	if Commit != "" {
+		line += " (commit " + Commit
+		if Date != "" {
+			line += ", " + Date
+		}
+		line += ")"
+	}
+	return line
+}
+
 // version is the build's version: the one set with -ldflags, else the
 // module version, else the VCS revision Go stamped into the binary.
 func version() string {

@@ -107,7 +107,7 @@ func TestLeafHelp(t *testing.T) {
 func TestVersionFlag(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
 		r := run(t, "", nil, args...)
-		if r.code != 0 || !regexp.MustCompile(`^memgate \S+\n$`).MatchString(r.stdout) {
+		if r.code != 0 || !regexp.MustCompile(`^memgate \S+( \(commit [0-9a-f]+(-dirty)?(, \S+)?\))?\n$`).MatchString(r.stdout) {
 			t.Errorf("%v: exit %d %q %q", args, r.code, r.stdout, r.stderr)
 		}
 	}

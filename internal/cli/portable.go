@@ -44,11 +44,39 @@ func openDB(ctx context.Context, cfg *config.Config, db string, mustExist bool) 
 			return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot create the directory of %s", db)
 		}
 	}
+	var unlock func()
+	if !postgres.IsDSN(db) {
+		// As openApp: restore must not replace this database under us.
+		if unlock, err = lockShared(filepath.Join(filepath.Dir(db), "memgate.lock")); errors.Is(err, errLocked) {
+			return nil, nil, fault.New(fault.Unavailable, "the data directory is being restored; try again when the restore has finished")
+		} else if err != nil {
+			return nil, nil, fault.Wrap(fault.Unavailable, err, "cannot lock the directory of %s", db)
+		}
+	}
 	st, err := openStore(ctx, cfg, db)
 	if err != nil {
+		if unlock != nil {
+			unlock()
+		}
 		return nil, nil, err
 	}
+	if unlock != nil {
+		st = unlockingStore{st, unlock}
+	}
 	return st, core.New(core.Options{Store: st, Policy: pol}), nil
+}
+
+// unlockingStore releases the directory's shared lock when the store
+// closes.
+type unlockingStore struct {
+	store.Store
+	unlock func()
+}
+
+func (s unlockingStore) Close() error {
+	err := s.Store.Close()
+	s.unlock()
+	return err
 }
 
 // progressLog prints a progress line at most every interval; it is safe

@@ -47,6 +47,8 @@ type Options struct {
 	ScrubWait time.Duration
 	// Loops select the background work Run does (see lifecycle.go).
 	Loops Loops
+	// Backups configure online backups (backup.go).
+	Backups BackupOptions
 }
 
 // Service implements memgate's operations over a store.
@@ -75,6 +77,8 @@ type Service struct {
 
 	loops Loops
 	life  lifecycle
+
+	backups BackupOptions
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -113,6 +117,7 @@ func New(o Options) *Service {
 		onErased:    o.OnErased,
 		erasure:     newErasure(o.ScrubWait),
 		loops:       o.Loops.withDefaults(),
+		backups:     o.Backups,
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	if o.Index != nil {

@@ -395,3 +395,19 @@ const (
 	DefaultLimit = 50
 	MaxLimit     = 500
 )
+
+// Backuper is a backend that copies its database while it serves
+// (SQLite; PostgreSQL is backed up with pg_dump, docs/backup.md).
+type Backuper interface {
+	// Backend names the backend ("sqlite").
+	Backend() string
+	// BackupTo writes a consistent copy of the whole database, as one
+	// moment's committed state, to dest, a file that must not exist.
+	// Writes go on meanwhile. progress, if not nil, is called now and
+	// then with the bytes written and the bytes expected.
+	BackupTo(ctx context.Context, dest string, progress func(done, total int64)) error
+	// OpenCopy opens a copy BackupTo made, to read what it holds.
+	OpenCopy(ctx context.Context, path string) (Store, error)
+	// SchemaVersion is the database's schema version.
+	SchemaVersion(ctx context.Context) (int, error)
+}
