@@ -27,11 +27,12 @@ function sum(text, name, filter) {
   return seen ? t : null;
 }
 
-function chart(values) {
+function chart(samples) {
+  const values = samples.length === 1 ? [samples[0], samples[0]] : samples;
   const W = 200, H = 60, n = values.length;
   const max = Math.max(1, ...values), min = Math.min(...values);
   const pts = values.map((v, i) => (n === 1 ? W : (i * W) / (n - 1)).toFixed(1) + "," + (H - 4 - ((v - min) / Math.max(1, max - min)) * (H - 8)).toFixed(1)).join(" ");
-  return h("svg", { ...S, class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "trend of the last " + n + " samples" }, h("polyline", { ...S, points: pts }));
+  return h("svg", { ...S, class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "trend of the last " + samples.length + " samples" }, h("polyline", { ...S, points: pts }));
 }
 
 export default function health(main) {

@@ -14,7 +14,7 @@ const reasons = new Map();
 export default function queue(main) {
   let status = "pending", kind = "", items = [], cursor = "", sel = 0, trust = new Map();
   const list = h("div", { id: "queue-list", "aria-live": "polite" });
-  const more = h("button", { type: "button", hidden: true }, "Load more");
+  const more = h("button", { type: "button", id: "queue-more", hidden: true }, "Load more");
   const timing = h("span", { class: "meta", id: "queue-timing" });
   const statusSel = h("select", { id: "q-status" }, ["pending", "approved", "rejected", "expired"].map((s) => h("option", { value: s }, s)));
   const kindSel = h("select", { id: "q-kind" }, h("option", { value: "" }, "all kinds"),
@@ -37,9 +37,11 @@ export default function queue(main) {
   kindSel.addEventListener("change", () => { kind = kindSel.value; render(); });
   more.addEventListener("click", () => page(false));
 
-  async function page(first) {
+  let generation = 0; // only the latest reload renders (a quick change of filter starts another)
+  async function page(first, gen) {
     const t0 = performance.now();
     const res = await get("/v1/approvals" + qs({ status, cursor: first ? "" : cursor, limit: 50 }));
+    if (gen !== undefined && gen !== generation) return;
     items = first ? res.items : items.concat(res.items);
     cursor = res.next_cursor || "";
     more.hidden = !cursor;
@@ -48,13 +50,16 @@ export default function queue(main) {
       const ms = Math.round(performance.now() - t0);
       timing.textContent = "first page in " + ms + " ms";
       timing.dataset.ms = String(ms);
+      // Since the page started loading: what a reload of the queue costs.
+      timing.dataset.sinceLoad = String(Math.round(performance.now()));
     }
   }
   function reload() {
     sel = 0;
+    const gen = ++generation;
     load(list, "queue", async () => {
       try { const a = await get("/v1/agents"); trust = new Map(a.agents.map((x) => [x.id, x])); } catch { trust = new Map(); }
-      await page(true);
+      await page(true, gen);
     });
   }
   function visible() { return items.filter((it) => !kind || it.kind === kind); }
