@@ -278,6 +278,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		// An agent's token is refused, and the page says so.
 		run(t, ctx, "agent signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.botToken), submit("#token"),
 			waitJS(`document.querySelector("form.signin p.err").textContent.includes("only an operator")`))
+		// Any CSP violation or uncaught error from here on fails the test
+		// (checked after the flows; the page is not reloaded in between).
+		run(t, ctx, "watch for violations", eval(`window.__problems = [];
+			document.addEventListener("securitypolicyviolation", e => window.__problems.push("CSP " + e.violatedDirective + " " + e.blockedURI));
+			window.addEventListener("error", e => window.__problems.push("error " + e.message));
+			window.addEventListener("unhandledrejection", e => window.__problems.push("rejection " + e.reason))`))
 		run(t, ctx, "operator signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.opToken), submit("#token"),
 			chromedp.WaitVisible(chromedp.CSS("#queue-list")))
 		if who := textOf(t, ctx, "#who"); who != "Operator operator" && !strings.HasPrefix(who, "Operator ") {
@@ -424,6 +430,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot(t, ctx, "health")
 		goTo(t, ctx, "#/graph/person:carol", "#g-out svg")
 		shot(t, ctx, "graph")
+	})
+
+	step(t, "no CSP violation or script error", func(t *testing.T) {
+		if got := get(t, ctx, "read problems", chromedp.Evaluate[[]string](`window.__problems`)); len(got) > 0 {
+			t.Fatalf("the page reported: %q", got)
+		}
 	})
 
 	step(t, "10,000 pending items", func(t *testing.T) {
