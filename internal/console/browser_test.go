@@ -441,6 +441,31 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	step(t, "keyboard shortcuts and bulk actions", func(t *testing.T) {
+		var items []core.WriteResult
+		for _, c := range []string{"Ticket from carl@example.org about invoices", "Ticket from dora@example.org about refunds", "Ticket from erin@example.org about logins"} {
+			items = append(items, s.write(t, c))
+		}
+		cards := `document.querySelectorAll("#queue-list article.card")`
+		goTo(t, ctx, "#/queue", "#queue-list article.card")
+		run(t, ctx, "three items", waitJS(cards+`.length === 3`),
+			chromedp.KeyEvent("x"), chromedp.KeyEvent("j"), chromedp.KeyEvent("x"),
+			waitJS(`document.querySelectorAll("#queue-list input.pick:checked").length === 2 && `+cards+`[1].classList.contains("selected")`),
+			chromedp.SetValue(chromedp.CSS("#bulk-reason"), "bulk: test data"), chromedp.Click(chromedp.CSS("#bulk-reject")),
+			waitJS(cards+`.length === 1`), chromedp.KeyEvent("a"), chromedp.WaitVisible(chromedp.CSS("#queue-list .state.empty")))
+		run(t, ctx, "show rejected", chromedp.SetValue(chromedp.CSS("#q-status"), "rejected"),
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`article[data-approval=%q] .reject-reason`, items[1].ApprovalID))))
+		for _, it := range items[:2] {
+			if got := textOf(t, ctx, fmt.Sprintf(`article[data-approval=%q] .reject-reason`, it.ApprovalID)); got != "reason: bulk: test data" {
+				t.Fatalf("bulk-rejected item shows %q", got)
+			}
+		}
+		rec, err := s.svc.Get(bg, s.op, items[2].Record.ID, core.GetOptions{IncludeSensitive: true})
+		if err != nil || rec.Status != memory.Active {
+			t.Fatalf("the item approved with the a key: %+v %v", rec, err)
+		}
+	})
+
 	step(t, "screens fit 1280 and phone widths", func(t *testing.T) {
 		for _, w := range []struct {
 			name   string
