@@ -466,6 +466,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	})
 
+	step(t, "edit a memory file and see its history", func(t *testing.T) {
+		goTo(t, ctx, "#/files", "#f-newpath")
+		link := `#f-list a`
+		run(t, ctx, "create", chromedp.SetValue(chromedp.CSS("#f-newpath"), "/memories/team.md"),
+			chromedp.SetValue(chromedp.CSS("#f-newcontent"), "# Team\nCarol leads the platform team."), submit("#f-newpath"),
+			waitJS(`[...document.querySelectorAll("#f-list a")].some(a => a.textContent === "/memories/team.md")`),
+			chromedp.Click(chromedp.CSS(link)), chromedp.WaitVisible(chromedp.CSS("#f-content")),
+			chromedp.SetValue(chromedp.CSS("#f-content"), "# Team\nCarol and Dave lead the platform team."),
+			eval(`[...document.querySelectorAll("main button")].find(b => b.textContent === "Save new version").click()`),
+			waitJS(`document.querySelectorAll("main .card .content ins").length > 0`))
+		ins := get(t, ctx, "read additions", chromedp.Evaluate[string](`[...document.querySelectorAll("main .card .content ins")].map(e => e.textContent).join("|")`))
+		del := get(t, ctx, "read removals", chromedp.Evaluate[string](`[...document.querySelectorAll("main .card .content del")].map(e => e.textContent).join("|")`))
+		if !strings.Contains(ins, "Dave") || strings.Contains(ins, "Carol") || del != "leads" {
+			t.Fatalf("the file's version 2 marks %q as added and %q as removed", ins, del)
+		}
+		if meta := textOf(t, ctx, "main p.meta"); !strings.HasPrefix(meta, "version 2") {
+			t.Fatalf("the file page shows %q", meta)
+		}
+		shot(t, ctx, "files")
+	})
+
 	step(t, "screens fit 1280 and phone widths", func(t *testing.T) {
 		for _, w := range []struct {
 			name   string
