@@ -569,6 +569,11 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 			e.t.Errorf("seed %d: %s %s by %s answered %d, the rules say %d", e.seed, r.method, r.path, a, code, want)
 		}
 	}
+	// The console's forget-subject preview reads counts across the
+	// workspace: operators only, as the erasure itself.
+	if code, _ := e.rest(a, "POST", "/v1/graph/forget_subject", map[string]any{"subject": "user:alice", "preview": true}); okClass(code) != want {
+		e.t.Errorf("seed %d: forget_subject preview by %s answered %d, the rules say %d", e.seed, a, code, want)
+	}
 	code, body := e.rest(a, "GET", "/v1/export", nil)
 	if okClass(code) != want {
 		e.t.Fatalf("seed %d: export by %s answered %d, the rules say %d", e.seed, a, code, want)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/memgate/memgate/internal/console"
 	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
@@ -45,6 +46,9 @@ type Server struct {
 	// assembler builds context envelopes (POST /v1/context, the
 	// gateway's search on request).
 	assembler *contextpack.Assembler
+	// sessions are the console's signed-in operators; nil while the
+	// console is off (EnableConsole).
+	sessions *console.Sessions
 }
 
 // New returns a server. m may be nil.
@@ -180,6 +184,9 @@ func (s *Server) Handler() http.Handler {
 	// is a protocol endpoint, not a REST operation, so it is not in Routes
 	// (nor in the OpenAPI document).
 	mux.Handle("/mcp", s.wrap(Route{Path: "/mcp", Auth: anyToken, handle: s.serveMCP}))
+	if s.sessions != nil {
+		s.mountConsole(mux)
+	}
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	}
@@ -331,7 +338,15 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, p memory.Princ
 	return nil
 }
 
+// authenticate is the one place a request's principal is found: its
+// bearer token, or else its console session cookie (with the CSRF token
+// on a request that changes state, see sessionPrincipal).
 func (s *Server) authenticate(r *http.Request) (memory.Principal, error) {
+	if r.Header.Get("Authorization") == "" {
+		if p, _, present, err := s.sessionPrincipal(r); present {
+			return p, err
+		}
+	}
 	// The scheme is case-insensitive (RFC 9110 §11.1), as the MCP SDK's
 	// own check is.
 	f := strings.Fields(r.Header.Get("Authorization"))

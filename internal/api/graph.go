@@ -137,6 +137,8 @@ func (s *Server) graphHealth(w http.ResponseWriter, r *http.Request, p memory.Pr
 
 type forgetSubjectRequest struct {
 	Subject string `json:"subject"`
+	// Preview counts what would be erased and erases nothing.
+	Preview bool `json:"preview,omitempty"`
 }
 
 func (s *Server) forgetSubject(w http.ResponseWriter, r *http.Request, p memory.Principal) error {
@@ -144,7 +146,11 @@ func (s *Server) forgetSubject(w http.ResponseWriter, r *http.Request, p memory.
 	if err := Decode(r, &req); err != nil {
 		return err
 	}
-	rep, err := s.svc.ForgetSubject(r.Context(), p, req.Subject)
+	forget := s.svc.ForgetSubject
+	if req.Preview {
+		forget = s.svc.PreviewForgetSubject
+	}
+	rep, err := forget(r.Context(), p, req.Subject)
 	if err != nil {
 		return err
 	}

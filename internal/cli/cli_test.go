@@ -117,6 +117,17 @@ func TestForgetSubjectCommand(t *testing.T) {
 		Subject                         string
 		Records, Messages, Nodes, Edges int
 	}
+	var pre struct {
+		Records, Nodes int
+		Preview        bool
+	}
+	mustJSON(t, run(t, dir, nil, "forget", "--subject", "person:bob", "--preview", "--json"), &pre)
+	if !pre.Preview || pre.Records != 1 || pre.Nodes != 1 {
+		t.Fatalf("preview %+v", pre)
+	}
+	if r := run(t, dir, nil, "list", "--json"); !strings.Contains(r.stdout, "Bob lives in Oslo") {
+		t.Fatalf("the preview erased: %s", r.stdout)
+	}
 	mustJSON(t, run(t, dir, nil, "forget", "--subject", "person:bob", "--json"), &rep)
 	if rep.Subject != "person:bob" || rep.Records != 1 || rep.Nodes != 1 {
 		t.Fatalf("report %+v", rep)

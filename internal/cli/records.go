@@ -233,6 +233,8 @@ func runForget(env Env, args []string) error {
 	var subject string
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.StringVar(&subject, "subject", "", "forget a whole subject, label:key (e.g. user:alice): every record that mentions it or is scoped to it, its messages, node and edges")
+	var preview bool
+	fs.BoolVar(&preview, "preview", false, "with --subject: count what would be erased, by kind, and erase nothing")
 	pos, err := positionals(env, fs, cfg, args)
 	if err != nil {
 		return err
@@ -242,15 +244,27 @@ func runForget(env Env, args []string) error {
 			return usagef("forget: give a record id or --subject, not both")
 		}
 		return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
-			rep, err := a.svc.ForgetSubject(ctx, a.operator(), subject)
+			forget := a.svc.ForgetSubject
+			if preview {
+				forget = a.svc.PreviewForgetSubject
+			}
+			rep, err := forget(ctx, a.operator(), subject)
 			if err != nil {
 				return err
 			}
 			return output(env, asJSON, rep, func(w io.Writer) {
+				if rep.Preview {
+					fmt.Fprintf(w, "forgetting subject %s would erase %d records, %d messages, %d nodes, %d edges (nothing erased)\n",
+						rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
+					return
+				}
 				fmt.Fprintf(w, "forgot subject %s: %d records, %d messages, %d nodes, %d edges (tombstones kept; database files scrubbed)\n",
 					rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
 			})
 		})
+	}
+	if preview {
+		return usagef("forget: --preview goes with --subject")
 	}
 	if len(pos) != 1 {
 		return usagef("want exactly one record id, or --subject label:key")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/config"
+	"github.com/memgate/memgate/internal/console"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/maintain"
@@ -55,8 +56,12 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 	if err != nil {
 		return fault.Wrap(fault.Unavailable, err, "cannot listen on %s", cfg.Addr)
 	}
+	rest := api.New(a.svc, log, m, version())
+	if cfg.Console {
+		rest.EnableConsole(console.Options{})
+	}
 	srv := &http.Server{
-		Handler:           api.New(a.svc, log, m, version()).Handler(),
+		Handler:           rest.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -50,6 +50,9 @@ type Config struct {
 	// MaintenanceInterval is how often serve runs the maintenance sweep
 	// (decay, archive; MEMGATE_MAINTENANCE_INTERVAL); 0 disables it.
 	MaintenanceInterval time.Duration `json:"maintenance_interval"`
+	// Console serves the operator console at /console/ (MEMGATE_CONSOLE;
+	// docs/console.md).
+	Console bool `json:"console"`
 
 	// Embedder is none, local (word vectors), use (the USE-Lite sentence
 	// encoder) or openai (MEMGATE_EMBEDDER). Empty means not given: the
@@ -102,6 +105,7 @@ func Default() Config {
 		AuditCheckInterval:  5 * time.Minute,
 		ExpiryInterval:      time.Minute,
 		MaintenanceInterval: time.Hour,
+		Console:             true,
 		VectorIndex:         "auto",
 		JobWorkers:          2,
 		JobLease:            2 * time.Minute,
@@ -121,6 +125,7 @@ var envNames = map[string]string{
 	"audit-check-interval": "MEMGATE_AUDIT_CHECK_INTERVAL",
 	"expiry-interval":      "MEMGATE_EXPIRY_INTERVAL",
 	"maintenance-interval": "MEMGATE_MAINTENANCE_INTERVAL",
+	"console":              "MEMGATE_CONSOLE",
 	"embedder":             "MEMGATE_EMBEDDER",
 	"embedder-path":        "MEMGATE_EMBEDDER_PATH",
 	"embedder-url":         "MEMGATE_EMBEDDER_URL",
@@ -155,6 +160,7 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.DurationVar(&c.AuditCheckInterval, "audit-check-interval", c.AuditCheckInterval, "audit chain re-verification interval (env MEMGATE_AUDIT_CHECK_INTERVAL)")
 		fs.DurationVar(&c.ExpiryInterval, "expiry-interval", c.ExpiryInterval, "approval TTL job interval (env MEMGATE_EXPIRY_INTERVAL)")
 		fs.DurationVar(&c.MaintenanceInterval, "maintenance-interval", c.MaintenanceInterval, "maintenance sweep interval, 0 disables (env MEMGATE_MAINTENANCE_INTERVAL)")
+		fs.BoolVar(&c.Console, "console", c.Console, "serve the operator console at /console/; -console=false turns it off (env MEMGATE_CONSOLE)")
 		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
 		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")

@@ -19,6 +19,10 @@ type ApprovalItem struct {
 	// contradicts (the other side, with its provenance). Approving keeps
 	// Record and supersedes it.
 	ConflictsWith *memory.Record `json:"conflicts_with,omitempty"`
+	// PII is where the PII screen finds personal data in Record's
+	// content now, for a reviewer to see (kinds and offsets, never the
+	// text itself).
+	PII []PIISpan `json:"pii,omitempty"`
 }
 
 // ApprovalPage is one page of the approval queue.
@@ -63,7 +67,7 @@ func (s *Service) ListApprovals(ctx context.Context, by memory.Principal, status
 		if err != nil {
 			return ApprovalPage{}, storeErr(err, "record")
 		}
-		it := ApprovalItem{Approval: a, Record: r}
+		it := ApprovalItem{Approval: a, Record: r, PII: s.piiSpans(r.Content)}
 		if a.Kind == memory.ApprovalConflict && r.Supersedes != nil {
 			o, err := s.store.GetRecord(ctx, by.Workspace, *r.Supersedes)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -83,6 +83,8 @@ type ForgetReport struct {
 	Messages int    `json:"messages"`
 	Nodes    int    `json:"nodes"`
 	Edges    int    `json:"edges"`
+	// Preview is true on a dry run's report: nothing was erased.
+	Preview bool `json:"preview,omitempty"`
 }
 
 // subjectScope is the scope key a subject's own records carry: a user's
@@ -145,6 +147,22 @@ func subjectRecords(ctx context.Context, r store.Reader, ws, subject string, sco
 // only the erased records named go too (erase.go), and the database files
 // are scrubbed afterwards, so the text survives nowhere.
 func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
+	return s.forgetSubject(ctx, by, subject, false)
+}
+
+// PreviewForgetSubject reports what ForgetSubject would erase, counted
+// by kind, and erases nothing: it runs the very same erasure in a
+// transaction it then rolls back, so the counts cannot drift from what
+// the real erasure does. Same access check (operators only); nothing is
+// audited, since nothing changed.
+func (s *Service) PreviewForgetSubject(ctx context.Context, by memory.Principal, subject string) (ForgetReport, error) {
+	return s.forgetSubject(ctx, by, subject, true)
+}
+
+// errPreview rolls back a preview's transaction.
+var errPreview = errors.New("forget preview: roll back")
+
+func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subject string, preview bool) (ForgetReport, error) {
 	if err := requireOperator(by); err != nil {
 		return ForgetReport{}, err
 	}
@@ -201,10 +219,17 @@ func (s *Service) ForgetSubject(ctx context.Context, by memory.Principal, subjec
 			rep.Nodes++
 		}
 		rep.Edges = len(fx.deletedEdges)
+		if preview {
+			return errPreview
+		}
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
 			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
 		return err
 	})
+	if preview && errors.Is(err, errPreview) {
+		rep.Preview = true
+		return rep, nil
+	}
 	if err != nil {
 		return ForgetReport{}, err
 	}
