@@ -76,6 +76,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, vectorTests()...)
 	tests = append(tests, ingestTests()...)
 	tests = append(tests, graphTests()...)
+	tests = append(tests, eventTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
