@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -47,6 +48,9 @@ type Options struct {
 	ScrubWait time.Duration
 	// Loops select the background work Run does (see lifecycle.go).
 	Loops Loops
+	// Webhooks tune webhook delivery (internal/events); Loops.Webhooks
+	// runs it.
+	Webhooks events.Options
 }
 
 // Service implements memgate's operations over a store.
@@ -75,6 +79,8 @@ type Service struct {
 
 	loops Loops
 	life  lifecycle
+
+	deliverer *events.Deliverer
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -115,6 +121,14 @@ func New(o Options) *Service {
 		loops:       o.Loops.withDefaults(),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
+	wo := o.Webhooks
+	if wo.Logger == nil {
+		wo.Logger = o.Logger
+	}
+	if wo.Metrics == nil {
+		wo.Metrics = o.Metrics
+	}
+	s.deliverer = events.NewDeliverer(o.Store, wo)
 	if o.Index != nil {
 		o.Index.SetGraph(s.graphSignal)
 	}

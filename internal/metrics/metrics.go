@@ -20,6 +20,8 @@ type Metrics struct {
 	JobRuns         *prometheus.CounterVec
 	JobDuration     *prometheus.HistogramVec
 	GatekeeperEvals *prometheus.CounterVec
+	// WebhookDeliveries counts delivery attempts by outcome.
+	WebhookDeliveries *prometheus.CounterVec
 }
 
 // New builds and registers the collectors on a fresh registry, together
@@ -54,9 +56,12 @@ func New() *Metrics {
 		GatekeeperEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "memgate_gatekeeper_evaluations_total", Help: "Extraction gatekeeper evaluations by decision.",
 		}, []string{"decision"}),
+		WebhookDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome (delivered, failed, dead).",
+		}, []string{"outcome"}),
 	}
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.GateDecisions, m.AuditChainOK, m.ApprovalsExpire,
-		m.JobRuns, m.JobDuration, m.GatekeeperEvals,
+		m.JobRuns, m.JobDuration, m.GatekeeperEvals, m.WebhookDeliveries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -77,4 +82,13 @@ func (m *Metrics) ObserveGatekeeper(decision string) {
 		return
 	}
 	m.GatekeeperEvals.WithLabelValues(decision).Inc()
+}
+
+// ObserveWebhook counts one webhook delivery attempt by outcome; a nil
+// Metrics ignores it.
+func (m *Metrics) ObserveWebhook(outcome string) {
+	if m == nil {
+		return
+	}
+	m.WebhookDeliveries.WithLabelValues(outcome).Inc()
 }
