@@ -166,6 +166,12 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
+		// Events and webhooks (docs/events.md).
+		{"GET", "/v1/events", operator, "The workspace's event stream as Server-Sent Events; resume with Last-Event-ID", s.streamEvents},
+		{"POST", "/v1/webhooks", operator, "Register a webhook endpoint; its signing secret is shown once", s.createWebhook},
+		{"GET", "/v1/webhooks", operator, "List webhook endpoints (never their secrets)", s.listWebhooks},
+		{"DELETE", "/v1/webhooks/{id}", operator, "Remove a webhook endpoint and its delivery log", s.deleteWebhook},
+		{"GET", "/v1/webhooks/deliveries", operator, "The webhook delivery log, newest first", s.listDeliveries},
 	}
 }
 

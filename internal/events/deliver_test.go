@@ -268,7 +268,9 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 }
 
-func contains(b []byte, s string) bool { return len(s) > 0 && string(b) != "" && stringsContains(string(b), s) }
+func contains(b []byte, s string) bool {
+	return len(s) > 0 && string(b) != "" && stringsContains(string(b), s)
+}
 
 // TestWebhookGivesUp: an event an endpoint keeps refusing is logged dead
 // after MaxAttempts and the endpoint moves on to the next.

@@ -135,4 +135,3 @@ func tamperAudit(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 }
-
