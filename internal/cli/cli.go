@@ -23,6 +23,7 @@ import (
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -90,6 +91,7 @@ func commands() []command {
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"decisions", "list gate and extraction decisions with their reasons", runDecisions},
+		{"webhooks", "add, list or remove webhook endpoints; deliveries shows their delivery log", runWebhooks},
 		{"maintain", "run a maintenance job (decay, archive, consolidate, conflicts, rescreen, lessons) or all (sweep) once, or restore an archived record", runMaintain},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
@@ -342,7 +344,8 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 		return nil, err
 	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
-		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops}
+		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops,
+		Webhooks: events.Options{Timeout: cfg.WebhookTimeout}}
 	// Every command may erase (forget, reject, expire), with or without
 	// an index of its own: the snapshot on disk predates the erasure and
 	// may hold the words, so it goes (serve saves a fresh one).

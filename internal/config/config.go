@@ -77,6 +77,9 @@ type Config struct {
 	// another worker may take its job over (MEMGATE_JOB_LEASE).
 	JobWorkers int           `json:"job_workers"`
 	JobLease   time.Duration `json:"job_lease"`
+	// WebhookTimeout bounds one webhook delivery (MEMGATE_WEBHOOK_TIMEOUT);
+	// an endpoint whose deliverer died is taken over after 3× it.
+	WebhookTimeout time.Duration `json:"webhook_timeout"`
 	// LLMURL and LLMModel configure the optional LLM extractor: an
 	// OpenAI-compatible chat-completions API (MEMGATE_LLM_URL,
 	// MEMGATE_LLM_MODEL). Its key is read from MEMGATE_LLM_API_KEY or
@@ -104,6 +107,7 @@ func Default() Config {
 		VectorIndex:         "auto",
 		JobWorkers:          2,
 		JobLease:            2 * time.Minute,
+		WebhookTimeout:      10 * time.Second,
 	}
 }
 
@@ -128,6 +132,7 @@ var envNames = map[string]string{
 	"vector-index":         "MEMGATE_VECTOR_INDEX",
 	"job-workers":          "MEMGATE_JOB_WORKERS",
 	"job-lease":            "MEMGATE_JOB_LEASE",
+	"webhook-timeout":      "MEMGATE_WEBHOOK_TIMEOUT",
 	"llm-url":              "MEMGATE_LLM_URL",
 	"llm-model":            "MEMGATE_LLM_MODEL",
 	"agent":                "MEMGATE_MCP_AGENT", // memgate mcp only
@@ -156,6 +161,7 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.DurationVar(&c.MaintenanceInterval, "maintenance-interval", c.MaintenanceInterval, "maintenance sweep interval, 0 disables (env MEMGATE_MAINTENANCE_INTERVAL)")
 		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
 		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
+		fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "how long one webhook delivery may take (env MEMGATE_WEBHOOK_TIMEOUT)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
 		fs.StringVar(&c.LLMModel, "llm-model", c.LLMModel, "chat model of the LLM extractor (env MEMGATE_LLM_MODEL)")
 	}
@@ -250,7 +256,7 @@ func (c *Config) Validate() error {
 	if c.MaintenanceInterval < 0 {
 		return fmt.Errorf("maintenance-interval: must be >= 0 (0 disables the sweep)")
 	}
-	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 {
+	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 || c.WebhookTimeout <= 0 {
 		return fmt.Errorf("intervals and timeouts must be positive")
 	}
 	return nil

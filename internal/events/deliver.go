@@ -183,11 +183,11 @@ func (d *Deliverer) start(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// lease is how long one worker holds an endpoint: a batch of deliveries,
-// each bounded by Timeout, plus slack.
-func (d *Deliverer) lease() time.Duration {
-	return time.Duration(d.o.Batch+1)*d.o.Timeout + time.Minute
-}
+// lease is how long one worker holds an endpoint without progress: one
+// POST and its commit, each bounded by Timeout, plus as much slack. Every
+// delivery renews it, so a batch may take longer, and an endpoint whose
+// process died is taken over soon.
+func (d *Deliverer) lease() time.Duration { return 3 * d.o.Timeout }
 
 // serve delivers the events an endpoint has not yet had, in order, until
 // they run out, one fails, or the batch is done.
@@ -222,7 +222,7 @@ func (d *Deliverer) serve(ctx context.Context, ws, id string) error {
 		}
 		attempts++
 		dl := d.post(ctx, w, e, attempts)
-		u := store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: dl.At}
+		u := store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: dl.At, LeaseUntil: dl.At.Add(d.lease())}
 		switch {
 		case dl.Outcome == store.DeliveryDelivered:
 			u.Cursor, u.Attempts = e.Seq, 0
@@ -243,7 +243,8 @@ func (d *Deliverer) serve(ctx context.Context, ws, id string) error {
 	}
 	if cursor != w.Cursor || attempts != w.Attempts {
 		return d.st.Tx(ctx, func(tx store.Tx) error {
-			return tx.AdvanceWebhook(ctx, ws, id, d.owner, store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: d.o.Now()})
+			now := d.o.Now()
+			return tx.AdvanceWebhook(ctx, ws, id, d.owner, store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: now, LeaseUntil: now.Add(d.lease())})
 		})
 	}
 	return nil
@@ -253,7 +254,7 @@ func (d *Deliverer) serve(ctx context.Context, ws, id string) error {
 // transaction; it outlives a cancelled ctx briefly so a delivery that
 // happened is recorded.
 func (d *Deliverer) commit(ctx context.Context, w store.Webhook, dl store.Delivery, u store.WebhookUpdate) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.Timeout)
 	defer cancel()
 	return d.st.Tx(cctx, func(tx store.Tx) error {
 		if err := tx.InsertDelivery(cctx, dl); err != nil {

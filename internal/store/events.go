@@ -56,11 +56,13 @@ type Webhook struct {
 	LeaseUntil *time.Time
 }
 
-// WebhookUpdate ends a lease on a webhook, moving its cursor and backoff.
+// WebhookUpdate records progress on a leased webhook: its cursor and
+// backoff, and the lease renewed until LeaseUntil.
 type WebhookUpdate struct {
-	Cursor   int64
-	Attempts int
-	NextAt   time.Time
+	Cursor     int64
+	Attempts   int
+	NextAt     time.Time
+	LeaseUntil time.Time
 }
 
 // Delivery is one entry of the delivery log: one attempt at one event.
@@ -118,8 +120,8 @@ type EventWriter interface {
 	// ClaimWebhook leases endpoint id to owner until now+lease when its
 	// NextAt has come and no other lease holds it; ok is false otherwise.
 	ClaimWebhook(ctx context.Context, ws, id, owner string, now time.Time, lease time.Duration) (w Webhook, ok bool, err error)
-	// AdvanceWebhook records progress under owner's lease (which it
-	// keeps); ErrVersionConflict, writing nothing, when owner no longer
+	// AdvanceWebhook records progress under owner's lease, renewing it
+	// until u.LeaseUntil; ErrVersionConflict, writing nothing, when owner no longer
 	// holds it.
 	AdvanceWebhook(ctx context.Context, ws, id, owner string, u WebhookUpdate) error
 	// ReleaseWebhook ends owner's lease, if it still holds it.

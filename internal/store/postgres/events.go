@@ -163,9 +163,9 @@ func (t *tx) ClaimWebhook(ctx context.Context, ws, id, owner string, now time.Ti
 }
 
 func (t *tx) AdvanceWebhook(ctx context.Context, ws, id, owner string, u store.WebhookUpdate) error {
-	tag, err := t.q.Exec(ctx, `UPDATE webhooks SET cursor = $1, attempts = $2, next_at = $3
-		WHERE workspace_id = $4 AND id = $5 AND lease_owner = $6 AND lease_until IS NOT NULL`,
-		u.Cursor, u.Attempts, u.NextAt, ws, id, owner)
+	tag, err := t.q.Exec(ctx, `UPDATE webhooks SET cursor = $1, attempts = $2, next_at = $3, lease_until = $4
+		WHERE workspace_id = $5 AND id = $6 AND lease_owner = $7 AND lease_until IS NOT NULL`,
+		u.Cursor, u.Attempts, u.NextAt, u.LeaseUntil, ws, id, owner)
 	if err != nil {
 		return mapErr("postgres: advance webhook", err)
 	}

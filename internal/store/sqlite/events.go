@@ -179,9 +179,9 @@ func (t *tx) ClaimWebhook(ctx context.Context, ws, id, owner string, now time.Ti
 
 func (t *tx) AdvanceWebhook(ctx context.Context, ws, id, owner string, u store.WebhookUpdate) error {
 	ctx = t.detach(ctx)
-	res, err := t.db.ExecContext(ctx, `UPDATE webhooks SET cursor = ?, attempts = ?, next_at = ?
+	res, err := t.db.ExecContext(ctx, `UPDATE webhooks SET cursor = ?, attempts = ?, next_at = ?, lease_until = ?
 		WHERE workspace_id = ? AND id = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
-		u.Cursor, u.Attempts, micros(u.NextAt), ws, id, owner)
+		u.Cursor, u.Attempts, micros(u.NextAt), micros(u.LeaseUntil), ws, id, owner)
 	return oneRow(res, err, "sqlite: advance webhook "+id+": lease not held", store.ErrVersionConflict)
 }
 

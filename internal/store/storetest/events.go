@@ -192,7 +192,7 @@ func testWebhooks(t *testing.T, s store.Store) {
 		t.Fatalf("advance without the lease = %v, want ErrVersionConflict", err)
 	}
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
-		if err := tx.AdvanceWebhook(ctx, "ws-a", w.ID, "p1", store.WebhookUpdate{Cursor: 5, Attempts: 2, NextAt: T0.Add(time.Hour)}); err != nil {
+		if err := tx.AdvanceWebhook(ctx, "ws-a", w.ID, "p1", store.WebhookUpdate{Cursor: 5, Attempts: 2, NextAt: T0.Add(time.Hour), LeaseUntil: T0.Add(time.Hour)}); err != nil {
 			return err
 		}
 		return tx.ReleaseWebhook(ctx, "ws-a", w.ID, "p1")
