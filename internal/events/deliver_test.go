@@ -171,6 +171,24 @@ func TestWebhookDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	rcv.secret = created.Secret
+	// The registration is audited, naming neither the URL's query (a
+	// receiver's token) nor the secret.
+	entries, err := e.st.ListAudit(e.ctx, e.op.Workspace, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := false
+	for _, a := range entries {
+		if a.Event == "webhook.create" {
+			audited = true
+			if contains(a.Payload, "token=abc") || contains(a.Payload, created.Secret) || !contains(a.Payload, created.Webhook.ID) {
+				t.Fatalf("audit payload %s", a.Payload)
+			}
+		}
+	}
+	if !audited {
+		t.Fatal("webhook registration not audited")
+	}
 	few := newReceiver(t, e.clk.Now)
 	fewHook, err := e.svc.CreateWebhook(e.ctx, e.op, core.WebhookRequest{URL: few.srv.URL, Kinds: []string{events.JobDead, events.AuditBroken}})
 	if err != nil {
