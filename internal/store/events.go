@@ -105,6 +105,13 @@ type EventReader interface {
 	// ListDeliveries returns the delivery log of a workspace, newest
 	// first, optionally of one webhook, with ids below before.
 	ListDeliveries(ctx context.Context, ws, webhookID, before string, limit int) ([]Delivery, error)
+
+	// CountOpenApprovals counts the open approval items of every
+	// workspace by kind (for metrics).
+	CountOpenApprovals(ctx context.Context) (map[string]int, error)
+	// CountJobs counts the durable jobs of every workspace by status
+	// (for metrics).
+	CountJobs(ctx context.Context) (map[string]int, error)
 }
 
 // EventWriter is the outbox's write half; Tx embeds it.

@@ -225,3 +225,29 @@ func (c *conn) ListDeliveries(ctx context.Context, ws, webhookID, before string,
 	}
 	return out, mapErr("postgres: list deliveries", rows.Err())
 }
+
+func (c *conn) countBy(ctx context.Context, op, q string) (map[string]int, error) {
+	rows, err := c.q.Query(ctx, q)
+	if err != nil {
+		return nil, mapErr(op, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, mapErr(op, err)
+		}
+		out[k] = n
+	}
+	return out, mapErr(op, rows.Err())
+}
+
+func (c *conn) CountOpenApprovals(ctx context.Context) (map[string]int, error) {
+	return c.countBy(ctx, "postgres: count approvals", "SELECT kind, count(*)::int FROM approvals WHERE status = 'pending' GROUP BY kind")
+}
+
+func (c *conn) CountJobs(ctx context.Context) (map[string]int, error) {
+	return c.countBy(ctx, "postgres: count jobs", "SELECT status, count(*)::int FROM jobs GROUP BY status")
+}
