@@ -240,10 +240,12 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.KnownAt != nil {
 		return s.searchKnownAt(ctx, p, req, q)
 	}
+	start := time.Now()
 	res, err := s.index.Search(ctx, q)
 	if err != nil {
 		return SearchResponse{}, storeErr(err, "search")
 	}
+	s.metrics.ObserveSearch(res.Route, res.Signals, time.Since(start))
 	out := SearchResponse{Route: res.Route, Signals: res.Signals, Degraded: res.Degraded, Results: make([]SearchHit, 0, len(res.Hits))}
 	ids := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {

@@ -129,6 +129,11 @@ func New(o Options) *Service {
 		wo.Metrics = o.Metrics
 	}
 	s.deliverer = events.NewDeliverer(o.Store, wo)
+	if o.Metrics != nil {
+		// A second service on the same registry (tests) keeps the
+		// first's collector.
+		_ = o.Metrics.Registry.Register(newStateCollector(s))
+	}
 	if o.Index != nil {
 		o.Index.SetGraph(s.graphSignal)
 	}
