@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"syscall"
 
 	"github.com/memgate/memgate/internal/config"
@@ -32,6 +33,7 @@ import (
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=...".
@@ -235,6 +237,8 @@ type app struct {
 	index *retrieve.Engine
 	// op is the operator the CLI acts as (core.Service.CLIOperator).
 	op memory.Principal
+	// stopTracing flushes and stops the tracer provider.
+	stopTracing func(context.Context) error
 
 	closed bool
 }
@@ -251,6 +255,13 @@ func (a *app) Close() error {
 	err := a.svc.Close()
 	if cerr := a.store.Close(); cerr != nil {
 		a.log.Warn("closing the database failed", "err", cerr)
+	}
+	if a.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if terr := a.stopTracing(ctx); terr != nil {
+			a.log.Warn("flushing traces failed", "err", terr)
+		}
+		cancel()
 	}
 	return err
 }
@@ -343,9 +354,15 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 		st.Close()
 		return nil, err
 	}
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Endpoint: cfg.OTelEndpoint, SampleRatio: cfg.OTelSampleRatio,
+		Version: version(), Getenv: env.Getenv})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
 		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops,
-		Webhooks: events.Options{Timeout: cfg.WebhookTimeout}}
+		Webhooks: events.Options{Timeout: cfg.WebhookTimeout}, Tracer: tp}
 	// Every command may erase (forget, reject, expire), with or without
 	// an index of its own: the snapshot on disk predates the erasure and
 	// may hold the words, so it goes (serve saves a fresh one).
@@ -379,7 +396,7 @@ func openApp(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger,
 		st.Close()
 		return nil, err
 	}
-	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op}, nil
+	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op, stopTracing: stopTracing}, nil
 }
 
 // databaseOf is the configured database: the PostgreSQL URL, or the

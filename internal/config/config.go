@@ -80,6 +80,12 @@ type Config struct {
 	// WebhookTimeout bounds one webhook delivery (MEMGATE_WEBHOOK_TIMEOUT);
 	// an endpoint whose deliverer died is taken over after 3× it.
 	WebhookTimeout time.Duration `json:"webhook_timeout"`
+	// OTelEndpoint is the OTLP/HTTP collector traces go to
+	// (MEMGATE_OTEL_ENDPOINT); "" leaves tracing off unless the standard
+	// OTEL_EXPORTER_OTLP_ENDPOINT is set. OTelSampleRatio is the share of
+	// traces kept (MEMGATE_OTEL_SAMPLE_RATIO, default 1).
+	OTelEndpoint    string  `json:"otel_endpoint"`
+	OTelSampleRatio float64 `json:"otel_sample_ratio"`
 	// LLMURL and LLMModel configure the optional LLM extractor: an
 	// OpenAI-compatible chat-completions API (MEMGATE_LLM_URL,
 	// MEMGATE_LLM_MODEL). Its key is read from MEMGATE_LLM_API_KEY or
@@ -108,6 +114,7 @@ func Default() Config {
 		JobWorkers:          2,
 		JobLease:            2 * time.Minute,
 		WebhookTimeout:      10 * time.Second,
+		OTelSampleRatio:     1,
 	}
 }
 
@@ -133,6 +140,8 @@ var envNames = map[string]string{
 	"job-workers":          "MEMGATE_JOB_WORKERS",
 	"job-lease":            "MEMGATE_JOB_LEASE",
 	"webhook-timeout":      "MEMGATE_WEBHOOK_TIMEOUT",
+	"otel-endpoint":        "MEMGATE_OTEL_ENDPOINT",
+	"otel-sample-ratio":    "MEMGATE_OTEL_SAMPLE_RATIO",
 	"llm-url":              "MEMGATE_LLM_URL",
 	"llm-model":            "MEMGATE_LLM_MODEL",
 	"agent":                "MEMGATE_MCP_AGENT", // memgate mcp only
@@ -162,6 +171,8 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
 		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
 		fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "how long one webhook delivery may take (env MEMGATE_WEBHOOK_TIMEOUT)")
+		fs.StringVar(&c.OTelEndpoint, "otel-endpoint", c.OTelEndpoint, "OTLP/HTTP collector URL for traces, e.g. http://localhost:4318; off when empty (env MEMGATE_OTEL_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT)")
+		fs.Float64Var(&c.OTelSampleRatio, "otel-sample-ratio", c.OTelSampleRatio, "share of traces kept, 0-1 (env MEMGATE_OTEL_SAMPLE_RATIO)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
 		fs.StringVar(&c.LLMModel, "llm-model", c.LLMModel, "chat model of the LLM extractor (env MEMGATE_LLM_MODEL)")
 	}
@@ -252,6 +263,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JobWorkers < 1 || c.JobWorkers > 64 {
 		return fmt.Errorf("job-workers: must be between 1 and 64")
+	}
+	if c.OTelSampleRatio < 0 || c.OTelSampleRatio > 1 {
+		return fmt.Errorf("otel-sample-ratio: must be between 0 and 1")
 	}
 	if c.MaintenanceInterval < 0 {
 		return fmt.Errorf("maintenance-interval: must be >= 0 (0 disables the sweep)")

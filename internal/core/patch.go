@@ -163,7 +163,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if err := s.rateLimit(p); err != nil {
 			return err
 		}
-		out, err := s.policy.Decide(gate.Input{Principal: p, Record: next})
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: next})
 		if err != nil {
 			return err
 		}

@@ -213,7 +213,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 				return fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
 			}
 		}
-		out, err := s.policy.Decide(gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
@@ -21,6 +24,7 @@ import (
 	"github.com/memgate/memgate/internal/ratelimit"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Options configure a Service.
@@ -48,6 +52,9 @@ type Options struct {
 	ScrubWait time.Duration
 	// Loops select the background work Run does (see lifecycle.go).
 	Loops Loops
+	// Tracer provides the OpenTelemetry tracer of spans that start here
+	// (jobs, MCP over stdio, HTTP requests); nil disables tracing.
+	Tracer trace.TracerProvider
 	// Webhooks tune webhook delivery (internal/events); Loops.Webhooks
 	// runs it.
 	Webhooks events.Options
@@ -81,6 +88,7 @@ type Service struct {
 	life  lifecycle
 
 	deliverer *events.Deliverer
+	tracer    trace.TracerProvider
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -119,6 +127,7 @@ func New(o Options) *Service {
 		onErased:    o.OnErased,
 		erasure:     newErasure(o.ScrubWait),
 		loops:       o.Loops.withDefaults(),
+		tracer:      tracing.Provider(o.Tracer),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
 	wo := o.Webhooks
@@ -139,6 +148,9 @@ func New(o Options) *Service {
 	}
 	return s
 }
+
+// TracerProvider returns the provider of the spans the transports start.
+func (s *Service) TracerProvider() trace.TracerProvider { return s.tracer }
 
 // Policy returns the policy in force.
 func (s *Service) Policy() gate.Policy { return s.policy }
@@ -174,7 +186,13 @@ func storeErr(err error, what string) error {
 
 // tx runs fn in a store transaction and maps store errors to faults.
 func (s *Service) tx(ctx context.Context, what string, fn func(store.Tx) error) error {
-	return storeErr(s.store.Tx(ctx, fn), what)
+	ctx, span := tracing.Start(ctx, "store.tx", attribute.String("memgate.object", what))
+	defer span.End()
+	err := storeErr(s.store.Tx(ctx, fn), what)
+	if err != nil {
+		tracing.Fail(span, string(fault.As(err).Code))
+	}
+	return err
 }
 
 func actorKind(p memory.Principal) string {
