@@ -19,8 +19,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 	"syscall"
+	"time"
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
