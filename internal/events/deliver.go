@@ -190,7 +190,7 @@ func (d *Deliverer) start(ctx context.Context, wg *sync.WaitGroup) error {
 func (d *Deliverer) lease() time.Duration { return 3 * d.o.Timeout }
 
 // serve delivers the events an endpoint has not yet had, in order, until
-// they run out, one fails, or the batch is done.
+// they run out or one fails; it reads them a batch at a time.
 func (d *Deliverer) serve(ctx context.Context, ws, id string) error {
 	var w store.Webhook
 	var ok bool
@@ -207,44 +207,51 @@ func (d *Deliverer) serve(ctx context.Context, ws, id string) error {
 		defer cancel()
 		_ = d.st.Tx(rctx, func(tx store.Tx) error { return tx.ReleaseWebhook(rctx, ws, id, d.owner) })
 	}()
-	evs, err := d.st.ListEvents(ctx, ws, w.Cursor, d.o.Batch)
-	if err != nil {
-		return err
-	}
 	cursor, attempts := w.Cursor, w.Attempts
-	for _, e := range evs {
-		if len(w.Kinds) > 0 && !slices.Contains(w.Kinds, e.Kind) {
-			cursor = e.Seq // not subscribed: skipped, saved with the next delivery
-			continue
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		attempts++
-		dl := d.post(ctx, w, e, attempts)
-		u := store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: dl.At, LeaseUntil: dl.At.Add(d.lease())}
-		switch {
-		case dl.Outcome == store.DeliveryDelivered:
-			u.Cursor, u.Attempts = e.Seq, 0
-		case attempts >= d.o.MaxAttempts:
-			dl.Outcome = store.DeliveryDead
-			u.Cursor, u.Attempts = e.Seq, 0
-		default:
-			u.NextAt = dl.At.Add(d.backoff(attempts, dl.retryAfter))
-		}
-		if err := d.commit(ctx, w, dl.Delivery, u); err != nil {
+	saved := cursor
+	for ctx.Err() == nil {
+		evs, err := d.st.ListEvents(ctx, ws, cursor, d.o.Batch)
+		if err != nil {
 			return err
 		}
-		d.o.Metrics.ObserveWebhook(dl.Outcome)
-		if dl.Outcome == store.DeliveryFailed {
-			return nil
+		for _, e := range evs {
+			if len(w.Kinds) > 0 && !slices.Contains(w.Kinds, e.Kind) {
+				cursor = e.Seq // not subscribed: skipped, saved with the next delivery
+				continue
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			attempts++
+			dl := d.post(ctx, w, e, attempts)
+			u := store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: dl.At, LeaseUntil: dl.At.Add(d.lease())}
+			switch {
+			case dl.Outcome == store.DeliveryDelivered:
+				u.Cursor, u.Attempts = e.Seq, 0
+			case attempts >= d.o.MaxAttempts:
+				dl.Outcome = store.DeliveryDead
+				u.Cursor, u.Attempts = e.Seq, 0
+			default:
+				u.NextAt = dl.At.Add(d.backoff(attempts, dl.retryAfter))
+			}
+			if err := d.commit(ctx, w, dl.Delivery, u); err != nil {
+				return err
+			}
+			d.o.Metrics.ObserveWebhook(dl.Outcome)
+			if dl.Outcome == store.DeliveryFailed {
+				return nil
+			}
+			cursor, attempts, saved = u.Cursor, 0, u.Cursor
 		}
-		cursor, attempts = u.Cursor, 0
+		if len(evs) < d.o.Batch {
+			break // caught up
+		}
 	}
-	if cursor != w.Cursor || attempts != w.Attempts {
+	if cursor != saved {
+		// Skipped events after the last delivery: save the position.
 		return d.st.Tx(ctx, func(tx store.Tx) error {
 			now := d.o.Now()
-			return tx.AdvanceWebhook(ctx, ws, id, d.owner, store.WebhookUpdate{Cursor: cursor, Attempts: attempts, NextAt: now, LeaseUntil: now.Add(d.lease())})
+			return tx.AdvanceWebhook(ctx, ws, id, d.owner, store.WebhookUpdate{Cursor: cursor, NextAt: now, LeaseUntil: now.Add(d.lease())})
 		})
 	}
 	return nil

@@ -323,3 +323,38 @@ func TestWebhookGivesUp(t *testing.T) {
 		t.Fatalf("after giving up on the first event the receiver got %d, starting with %v", len(got), got)
 	}
 }
+
+// TestWebhookBatches: one pass delivers every pending event, a batch at
+// a time, and saves the position after unsubscribed events.
+func TestWebhookBatches(t *testing.T) {
+	e := newEnv(t, events.Options{Batch: 3})
+	rcv := newReceiver(t, e.clk.Now)
+	c, err := e.svc.CreateWebhook(e.ctx, e.op, core.WebhookRequest{URL: rcv.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.secret = c.Secret
+	rcv2 := newReceiver(t, e.clk.Now)
+	some, err := e.svc.CreateWebhook(e.ctx, e.op, core.WebhookRequest{URL: rcv2.srv.URL, Kinds: []string{events.ApprovalPending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv2.secret = some.Secret
+	e.emitAll(t)
+	if err := e.svc.Deliverer().RunOnce(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rcv.received()); got != len(events.Kinds) {
+		t.Fatalf("one pass delivered %d events, want %d", got, len(events.Kinds))
+	}
+	if got := len(rcv2.received()); got != 1 {
+		t.Fatalf("the filtered endpoint got %d events, want 1", got)
+	}
+	hooks, _ := e.svc.ListWebhooks(e.ctx, e.op)
+	head, _ := e.st.EventHead(e.ctx)
+	for _, h := range hooks {
+		if h.Cursor != head {
+			t.Errorf("webhook %s (kinds %v) cursor %d, want the head %d", h.ID, h.Kinds, h.Cursor, head)
+		}
+	}
+}
