@@ -564,6 +564,7 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 	}
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/approvals"}, {"GET", "/v1/audit"}, {"GET", "/v1/decisions"}, {"GET", "/v1/agents"}, {"GET", "/users"},
+		{"GET", "/v1/webhooks"}, {"GET", "/v1/webhooks/deliveries"}, {"GET", "/v1/events?after=0&follow=false"},
 	} {
 		if code, _ := e.rest(a, r.method, r.path, nil); okClass(code) != want {
 			e.t.Errorf("seed %d: %s %s by %s answered %d, the rules say %d", e.seed, r.method, r.path, a, code, want)
@@ -574,6 +575,7 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 	if code, _ := e.rest(a, "POST", "/v1/graph/forget_subject", map[string]any{"subject": "user:alice", "preview": true}); okClass(code) != want {
 		e.t.Errorf("seed %d: forget_subject preview by %s answered %d, the rules say %d", e.seed, a, code, want)
 	}
+	e.checkEventStream(a, want)
 	code, body := e.rest(a, "GET", "/v1/export", nil)
 	if okClass(code) != want {
 		e.t.Fatalf("seed %d: export by %s answered %d, the rules say %d", e.seed, a, code, want)
@@ -718,4 +720,31 @@ func errStatus(err error) int {
 		return http.StatusOK
 	}
 	return fault.HTTPStatus(fault.CodeOf(err))
+}
+
+// checkEventStream: the event stream holds only the operator's workspace's
+// events, ids only, and at least the approvals the matrix queued there.
+func (e *matrixEnv) checkEventStream(a *actor, want int) {
+	e.t.Helper()
+	code, body := e.rest(a, "GET", "/v1/events?after=0&follow=false", nil)
+	if okClass(code) != want || code != http.StatusOK {
+		return // the status was checked with the other operator-only reads
+	}
+	n := 0
+	for line := range strings.SplitSeq(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Workspace string `json:"workspace"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil || ev.Workspace != a.p.Workspace {
+			e.t.Errorf("seed %d: the event stream of %s holds %s", e.seed, a, data)
+		}
+		n++
+	}
+	if n == 0 {
+		e.t.Errorf("seed %d: the event stream of %s is empty; the matrix queued approvals there", e.seed, a)
+	}
 }

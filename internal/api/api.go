@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memgate/memgate/internal/console"
 	"github.com/memgate/memgate/internal/contextpack"
@@ -23,6 +27,7 @@ import (
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Server serves REST v1 over a core service.
@@ -171,6 +176,12 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/admin/backup", operator, "Take an online backup of the SQLite database and index snapshot into the server's backup directory; audited", s.backup},
 		// A2A discovery (agentcard.go)
 		{"GET", "/.well-known/agent-card.json", public, "The A2A agent card: memgate's skills, interfaces and authentication", s.agentCard},
+		// Events and webhooks (docs/events.md).
+		{"GET", "/v1/events", operator, "The workspace's event stream as Server-Sent Events; resume with Last-Event-ID", s.streamEvents},
+		{"POST", "/v1/webhooks", operator, "Register a webhook endpoint; its signing secret is shown once", s.createWebhook},
+		{"GET", "/v1/webhooks", operator, "List webhook endpoints (never their secrets)", s.listWebhooks},
+		{"DELETE", "/v1/webhooks/{id}", operator, "Remove a webhook endpoint and its delivery log", s.deleteWebhook},
+		{"GET", "/v1/webhooks/deliveries", operator, "The webhook delivery log, newest first", s.listDeliveries},
 	}
 }
 
@@ -289,6 +300,13 @@ func (s *Server) wrap(rt Route) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		var p memory.Principal
+		// The request's span: a child of the caller's when it sent a W3C
+		// traceparent. It names the route pattern, never the URL.
+		ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := s.svc.TracerProvider().Tracer(tracing.Name).Start(ctx, r.Method+" "+label, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", label)))
+		r = r.WithContext(ctx)
+		defer span.End()
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -298,6 +316,10 @@ func (s *Server) wrap(rt Route) http.Handler {
 				s.writeError(sw, r, fault.New(fault.Internal, "internal error"))
 			}
 			d := time.Since(start)
+			span.SetAttributes(attribute.Int("http.response.status_code", sw.status))
+			if sw.status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(sw.status))
+			}
 			if s.metrics != nil {
 				s.metrics.HTTPRequests.WithLabelValues(label, r.Method, strconv.Itoa(sw.status)).Inc()
 				s.metrics.HTTPDuration.WithLabelValues(label).Observe(d.Seconds())

@@ -18,6 +18,7 @@ import (
 	"github.com/memgate/memgate/internal/audit"
 	"github.com/memgate/memgate/internal/contextpack"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
@@ -423,6 +424,11 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"GatewayUser", core.GatewayUser{}, true},
 		{"CreateUserRequest", createUserBody{}, false},
 		{"ForgetReport", core.ForgetReport{}, true},
+		{"Webhook", core.WebhookView{}, true},
+		{"CreatedWebhook", core.WebhookCreated{}, true},
+		{"Delivery", core.DeliveryView{}, true},
+		{"DeliveryPage", core.DeliveryPage{}, true},
+		{"EventPayload", events.Payload{}, true},
 		{"ImportStats", core.ImportStats{}, true},
 		{"Node", memory.Node{}, true},
 		{"Edge", memory.Edge{}, true},

@@ -20,9 +20,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -31,6 +33,7 @@ import (
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Version, Commit and Date are set at build time by scripts/release with
@@ -97,6 +100,7 @@ func commands() []command {
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},
 		{"decisions", "list gate and extraction decisions with their reasons", runDecisions},
+		{"webhooks", "add, list or remove webhook endpoints; deliveries shows their delivery log", runWebhooks},
 		{"maintain", "run a maintenance job (decay, archive, consolidate, conflicts, rescreen, lessons) or all (sweep) once, or restore an archived record", runMaintain},
 		{"export", "write the workspace as canonical NDJSON", runExport},
 		{"import", "load an export into an empty workspace", runImport},
@@ -245,6 +249,8 @@ type app struct {
 	op memory.Principal
 	// unlock releases the data directory's shared lock (dataDirLock).
 	unlock func()
+	// stopTracing flushes and stops the tracer provider.
+	stopTracing func(context.Context) error
 
 	closed bool
 }
@@ -261,6 +267,13 @@ func (a *app) Close() error {
 	err := a.svc.Close()
 	if cerr := a.store.Close(); cerr != nil {
 		a.log.Warn("closing the database failed", "err", cerr)
+	}
+	if a.stopTracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if terr := a.stopTracing(ctx); terr != nil {
+			a.log.Warn("flushing traces failed", "err", terr)
+		}
+		cancel()
 	}
 	if a.unlock != nil {
 		a.unlock()
@@ -375,9 +388,16 @@ func openAppLocked(ctx context.Context, env Env, cfg *config.Config, log *slog.L
 		st.Close()
 		return nil, err
 	}
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Endpoint: cfg.OTelEndpoint, SampleRatio: cfg.OTelSampleRatio,
+		Version: version(), Getenv: env.Getenv})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	opts := core.Options{Store: st, Policy: pol, Logger: log, Metrics: m, Index: ix, Extraction: ext,
 		Jobs: core.JobOptions{Workers: cfg.JobWorkers, Lease: cfg.JobLease}, Loops: loops,
-		Backups: core.BackupOptions{Dir: backupDir(cfg), SnapshotPath: indexSnapshot(cfg), Version: version()}}
+		Backups:  core.BackupOptions{Dir: backupDir(cfg), SnapshotPath: indexSnapshot(cfg), Version: version()},
+		Webhooks: events.Options{Timeout: cfg.WebhookTimeout}, Tracer: tp}
 	// Every command may erase (forget, reject, expire), with or without
 	// an index of its own: the snapshot on disk predates the erasure and
 	// may hold the words, so it goes (serve saves a fresh one).
@@ -411,7 +431,7 @@ func openAppLocked(ctx context.Context, env Env, cfg *config.Config, log *slog.L
 		st.Close()
 		return nil, err
 	}
-	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op}, nil
+	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op, stopTracing: stopTracing}, nil
 }
 
 // databaseOf is the configured database: the PostgreSQL URL, or the

@@ -196,7 +196,18 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		Entries []json.RawMessage `json:"entries"`
 	}
 	srv.do("GET", "/v1/audit?limit=500", op, nil, http.StatusOK, &page)
+	// The event outbox names ids and counts only: no erased text, and the
+	// erasures are there.
+	outbox := srv.raw("GET", "/v1/events?after=0&follow=false", op)
 	srv.stop()
+	for _, mk := range erased {
+		if bytes.Contains(outbox, []byte(mk)) {
+			t.Errorf("the event outbox holds %s", mk)
+		}
+	}
+	if n := bytes.Count(outbox, []byte("event: forget.completed")); n != 9 {
+		t.Errorf("the outbox has %d forget.completed events, want 9 (5 records, 4 subjects)", n)
+	}
 	events := map[string]int{}
 	for _, e := range page.Entries {
 		for _, mk := range erased {
@@ -550,4 +561,24 @@ func (s *served) callTool(cs *sdk.ClientSession, name string, args map[string]an
 	var out map[string]any
 	json.Unmarshal(raw, &out)
 	return out
+}
+
+// raw GETs path and returns the body, requiring 200.
+func (s *served) raw(method, path, token string) []byte {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.url+path, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("%s %s: %d: %s", method, path, resp.StatusCode, raw)
+	}
+	return raw
 }

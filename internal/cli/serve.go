@@ -115,7 +115,7 @@ func indexSnapshot(cfg *config.Config) string { return filepath.Join(cfg.DataDir
 // serveLoops is the background work of serve: every loop (see
 // docs/lifecycle.md).
 func serveLoops(cfg *config.Config, log *slog.Logger) core.Loops {
-	l := core.Loops{Jobs: true, Expiry: cfg.ExpiryInterval, AuditCheck: cfg.AuditCheckInterval,
+	l := core.Loops{Jobs: true, Webhooks: true, Expiry: cfg.ExpiryInterval, AuditCheck: cfg.AuditCheckInterval,
 		SnapshotPath: indexSnapshot(cfg), Settle: cfg.ShutdownTimeout}
 	if cfg.MaintenanceInterval > 0 {
 		l.Maintenance = maintain.Loop(maintain.LoopOptions{Interval: cfg.MaintenanceInterval, Log: log})

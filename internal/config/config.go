@@ -81,6 +81,15 @@ type Config struct {
 	// another worker may take its job over (MEMGATE_JOB_LEASE).
 	JobWorkers int           `json:"job_workers"`
 	JobLease   time.Duration `json:"job_lease"`
+	// WebhookTimeout bounds one webhook delivery (MEMGATE_WEBHOOK_TIMEOUT);
+	// an endpoint whose deliverer died is taken over after 3× it.
+	WebhookTimeout time.Duration `json:"webhook_timeout"`
+	// OTelEndpoint is the OTLP/HTTP collector traces go to
+	// (MEMGATE_OTEL_ENDPOINT); "" leaves tracing off unless the standard
+	// OTEL_EXPORTER_OTLP_ENDPOINT is set. OTelSampleRatio is the share of
+	// traces kept (MEMGATE_OTEL_SAMPLE_RATIO, default 1).
+	OTelEndpoint    string  `json:"otel_endpoint"`
+	OTelSampleRatio float64 `json:"otel_sample_ratio"`
 	// LLMURL and LLMModel configure the optional LLM extractor: an
 	// OpenAI-compatible chat-completions API (MEMGATE_LLM_URL,
 	// MEMGATE_LLM_MODEL). Its key is read from MEMGATE_LLM_API_KEY or
@@ -109,6 +118,8 @@ func Default() Config {
 		VectorIndex:         "auto",
 		JobWorkers:          2,
 		JobLease:            2 * time.Minute,
+		WebhookTimeout:      10 * time.Second,
+		OTelSampleRatio:     1,
 	}
 }
 
@@ -134,6 +145,9 @@ var envNames = map[string]string{
 	"vector-index":         "MEMGATE_VECTOR_INDEX",
 	"job-workers":          "MEMGATE_JOB_WORKERS",
 	"job-lease":            "MEMGATE_JOB_LEASE",
+	"webhook-timeout":      "MEMGATE_WEBHOOK_TIMEOUT",
+	"otel-endpoint":        "MEMGATE_OTEL_ENDPOINT",
+	"otel-sample-ratio":    "MEMGATE_OTEL_SAMPLE_RATIO",
 	"llm-url":              "MEMGATE_LLM_URL",
 	"llm-model":            "MEMGATE_LLM_MODEL",
 	"agent":                "MEMGATE_MCP_AGENT", // memgate mcp only
@@ -163,6 +177,9 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.BoolVar(&c.Console, "console", c.Console, "serve the operator console at /console/; -console=false turns it off (env MEMGATE_CONSOLE)")
 		fs.IntVar(&c.JobWorkers, "job-workers", c.JobWorkers, "durable job workers, e.g. conversation extraction (env MEMGATE_JOB_WORKERS)")
 		fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "how long a job attempt may run before another worker takes the job over (env MEMGATE_JOB_LEASE)")
+		fs.DurationVar(&c.WebhookTimeout, "webhook-timeout", c.WebhookTimeout, "how long one webhook delivery may take (env MEMGATE_WEBHOOK_TIMEOUT)")
+		fs.StringVar(&c.OTelEndpoint, "otel-endpoint", c.OTelEndpoint, "OTLP/HTTP collector URL for traces, e.g. http://localhost:4318; off when empty (env MEMGATE_OTEL_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT)")
+		fs.Float64Var(&c.OTelSampleRatio, "otel-sample-ratio", c.OTelSampleRatio, "share of traces kept, 0-1 (env MEMGATE_OTEL_SAMPLE_RATIO)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
 		fs.StringVar(&c.LLMModel, "llm-model", c.LLMModel, "chat model of the LLM extractor (env MEMGATE_LLM_MODEL)")
 	}
@@ -254,10 +271,13 @@ func (c *Config) Validate() error {
 	if c.JobWorkers < 1 || c.JobWorkers > 64 {
 		return fmt.Errorf("job-workers: must be between 1 and 64")
 	}
+	if c.OTelSampleRatio < 0 || c.OTelSampleRatio > 1 {
+		return fmt.Errorf("otel-sample-ratio: must be between 0 and 1")
+	}
 	if c.MaintenanceInterval < 0 {
 		return fmt.Errorf("maintenance-interval: must be >= 0 (0 disables the sweep)")
 	}
-	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 {
+	if c.ShutdownTimeout <= 0 || c.AuditCheckInterval <= 0 || c.ExpiryInterval <= 0 || c.JobLease <= 0 || c.WebhookTimeout <= 0 {
 		return fmt.Errorf("intervals and timeouts must be positive")
 	}
 	return nil

@@ -156,7 +156,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 			changed = append(changed, old)
 		}
 		a.Status, a.DecidedAt, a.DecidedBy = memory.ApprovalApproved, &now, by.ID
-		if err := tx.UpdateApproval(ctx, a); err != nil {
+		if err := updateApproval(ctx, tx, a); err != nil {
 			return err
 		}
 		_, err = appendAudit(ctx, tx, by.Workspace, by, decisionID, "approval.approve", now, map[string]any{
@@ -202,7 +202,7 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 			return err
 		}
 		a.Status, a.DecidedAt, a.DecidedBy = st, &now, by.ID
-		if err := tx.UpdateApproval(ctx, a); err != nil {
+		if err := updateApproval(ctx, tx, a); err != nil {
 			return err
 		}
 		if a.Kind == memory.ApprovalConflict && rec.Status == memory.Active {

@@ -40,6 +40,9 @@ func (s *Service) VerifyAudit(ctx context.Context, ws string) (VerifyReport, err
 				if errors.As(err, &be) {
 					rep.OK, rep.Broken = false, be
 					rep.Entries, rep.Head = v.Count(), v.Head()
+					if err := s.reportBroken(ctx, ws, be); err != nil {
+						s.log.Error("recording an audit.broken event failed", "workspace", ws, "err", err)
+					}
 					return rep, nil
 				}
 				return rep, err

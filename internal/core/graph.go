@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -221,6 +222,13 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 		rep.Edges = len(fx.deletedEdges)
 		if preview {
 			return errPreview
+		}
+		// The event names no subject, not even its hash (a guessable one):
+		// counts only.
+		err = emit(ctx, tx, by.Workspace, events.ForgetCompleted, now, events.Subject{
+			"scope": "subject", "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
+		if err != nil {
+			return err
 		}
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
 			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})

@@ -239,7 +239,15 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer fcancel()
-	ferr := s.store.Tx(fctx, func(tx store.Tx) error { return tx.FinishJob(fctx, j.Workspace, j.ID, s.jobs.owner, u) })
+	ferr := s.store.Tx(fctx, func(tx store.Tx) error {
+		if err := tx.FinishJob(fctx, j.Workspace, j.ID, s.jobs.owner, u); err != nil {
+			return err
+		}
+		if u.Status == store.JobDead {
+			return tx.AppendEvent(fctx, store.JobDeadEvent(j, u.At))
+		}
+		return nil
+	})
 	if ferr != nil {
 		s.log.Error("recording a job failure failed", "job_id", j.ID, "err", ferr)
 	}

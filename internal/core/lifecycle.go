@@ -55,6 +55,9 @@ type Loops struct {
 	EmbedSweep time.Duration
 	// Usage is how often retrieval counters are written; 0 is 1s.
 	Usage time.Duration
+	// Webhooks runs webhook delivery from the event outbox
+	// (internal/events). serve enables it.
+	Webhooks bool
 	// Maintenance, when set, is the scheduled maintenance loop
 	// (internal/maintain builds it; serve enables it). Run starts it with
 	// the others and stops it with them; it must return when ctx ends.
@@ -118,6 +121,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	if l.Jobs {
 		wg.Go(func() { s.RunJobs(ctx) })
+	}
+	if l.Webhooks {
+		wg.Go(func() { s.deliverer.Run(ctx) })
 	}
 	if l.Maintenance != nil {
 		wg.Go(func() { l.Maintenance(ctx, s) })

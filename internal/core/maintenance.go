@@ -212,7 +212,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 func (s *Service) openReview(ctx context.Context, tx store.Tx, ws, recordID string, kind memory.ApprovalKind, reason string, now time.Time) (string, error) {
 	a := memory.Approval{ID: memory.NewID(), Workspace: ws, RecordID: recordID, Kind: kind, Reason: reason,
 		Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
-	return a.ID, tx.InsertApproval(ctx, a)
+	return a.ID, insertApproval(ctx, tx, a)
 }
 
 // PutMaintenanceCursor stores (or, with "", clears) a job's resume

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -162,7 +163,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if err := s.rateLimit(p); err != nil {
 			return err
 		}
-		out, err := s.policy.Decide(gate.Input{Principal: p, Record: next})
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: next})
 		if err != nil {
 			return err
 		}
@@ -170,6 +171,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 			next.Status, next.Access, next.Gate.Decision = memory.Quarantined, memory.Sensitive, memory.DecisionQuarantined
 		}
 		if err := tx.UpdateRecord(ctx, p.Workspace, next, head.Version); err != nil {
+			return err
+		}
+		if err := fileChanged(ctx, tx, p.Workspace, next, "updated", now); err != nil {
 			return err
 		}
 		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now); err != nil {
@@ -186,7 +190,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if out.ApprovalKind == memory.ApprovalQuarantine {
 			a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: id, Kind: out.ApprovalKind, Reason: out.Reason,
 				Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
-			if err := tx.InsertApproval(ctx, a); err != nil {
+			if err := insertApproval(ctx, tx, a); err != nil {
 				return err
 			}
 			res.ApprovalID = a.ID
@@ -250,6 +254,12 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 			return err
 		}
 		forgot = true
+		if err := emit(ctx, tx, p.Workspace, events.ForgetCompleted, now, events.Subject{"scope": "record", "record_id": id}); err != nil {
+			return err
+		}
+		if err := fileChanged(ctx, tx, p.Workspace, head, "forgotten", now); err != nil {
+			return err
+		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.forget", now, map[string]any{
 			"record_id": id, "type": string(head.Type), "content_sha256": head.ContentSHA256, "version": head.Version + 1})
 		return err
@@ -278,7 +288,7 @@ func closeApprovals(ctx context.Context, tx store.Tx, by memory.Principal, recor
 				continue
 			}
 			a.Status, a.DecidedAt, a.DecidedBy = st, &now, by.ID
-			if err := tx.UpdateApproval(ctx, a); err != nil {
+			if err := updateApproval(ctx, tx, a); err != nil {
 				return err
 			}
 		}

@@ -213,7 +213,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 				return fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
 			}
 		}
-		out, err := s.policy.Decide(gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
 		if err != nil {
 			return err
 		}
@@ -268,6 +268,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
 			return err
 		}
+		if err := fileChanged(ctx, tx, p.Workspace, r, "created", now); err != nil {
+			return err
+		}
 		changed = append(changed, r)
 		nodes, err := s.linkEntities(ctx, tx, p, r, now)
 		if err != nil {
@@ -300,7 +303,7 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if out.ApprovalKind != "" {
 			a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: r.ID, Kind: out.ApprovalKind,
 				Reason: out.Reason, Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
-			if err := tx.InsertApproval(ctx, a); err != nil {
+			if err := insertApproval(ctx, tx, a); err != nil {
 				return err
 			}
 			res.ApprovalID = a.ID

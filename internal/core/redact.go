@@ -58,6 +58,9 @@ func (s *Service) RedactVersion(ctx context.Context, p memory.Principal, id stri
 		if err := tx.RedactVersion(ctx, p.Workspace, id, version); err != nil {
 			return err
 		}
+		if err := fileChanged(ctx, tx, p.Workspace, head, "redacted", now); err != nil {
+			return err
+		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.redact", now, map[string]any{
 			"record_id": id, "version": version, "content_sha256": v.ContentSHA256})
 		if err != nil {

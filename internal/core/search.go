@@ -5,12 +5,15 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // SearchRequest is a hybrid search (SPEC §5).
@@ -239,10 +242,19 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.KnownAt != nil {
 		return s.searchKnownAt(ctx, p, req, q)
 	}
-	res, err := s.index.Search(ctx, q)
+	start := time.Now()
+	sctx, span := tracing.Start(ctx, "retrieve.search", attribute.Int("memgate.search.k", q.K))
+	res, err := s.index.Search(sctx, q)
 	if err != nil {
+		span.End()
 		return SearchResponse{}, storeErr(err, "search")
 	}
+	span.SetAttributes(attribute.String("memgate.search.route", res.Route), attribute.StringSlice("memgate.search.signals", res.Signals),
+		attribute.Int("memgate.search.hits", len(res.Hits)))
+	span.End()
+	s.metrics.ObserveSearch(res.Route, res.Signals, time.Since(start))
+	ctx, hydrate := tracing.Start(ctx, "store.hydrate", attribute.Int("memgate.records", len(res.Hits)))
+	defer hydrate.End()
 	out := SearchResponse{Route: res.Route, Signals: res.Signals, Degraded: res.Degraded, Results: make([]SearchHit, 0, len(res.Hits))}
 	ids := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {

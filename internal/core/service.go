@@ -12,7 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/events"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -20,6 +24,7 @@ import (
 	"github.com/memgate/memgate/internal/ratelimit"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Options configure a Service.
@@ -49,6 +54,12 @@ type Options struct {
 	Loops Loops
 	// Backups configure online backups (backup.go).
 	Backups BackupOptions
+	// Tracer provides the OpenTelemetry tracer of spans that start here
+	// (jobs, MCP over stdio, HTTP requests); nil disables tracing.
+	Tracer trace.TracerProvider
+	// Webhooks tune webhook delivery (internal/events); Loops.Webhooks
+	// runs it.
+	Webhooks events.Options
 }
 
 // Service implements memgate's operations over a store.
@@ -78,7 +89,9 @@ type Service struct {
 	loops Loops
 	life  lifecycle
 
-	backups BackupOptions
+	backups   BackupOptions
+	deliverer *events.Deliverer
+	tracer    trace.TracerProvider
 }
 
 // graphSink receives committed graph changes (the in-memory graph index).
@@ -118,13 +131,30 @@ func New(o Options) *Service {
 		erasure:     newErasure(o.ScrubWait),
 		loops:       o.Loops.withDefaults(),
 		backups:     o.Backups,
+		tracer:      tracing.Provider(o.Tracer),
 	}
 	s.jobs.handlers[FlushJobKind] = s.handleFlush
+	wo := o.Webhooks
+	if wo.Logger == nil {
+		wo.Logger = o.Logger
+	}
+	if wo.Metrics == nil {
+		wo.Metrics = o.Metrics
+	}
+	s.deliverer = events.NewDeliverer(o.Store, wo)
+	if o.Metrics != nil {
+		// A second service on the same registry (tests) keeps the
+		// first's collector.
+		_ = o.Metrics.Registry.Register(newStateCollector(s))
+	}
 	if o.Index != nil {
 		o.Index.SetGraph(s.graphSignal)
 	}
 	return s
 }
+
+// TracerProvider returns the provider of the spans the transports start.
+func (s *Service) TracerProvider() trace.TracerProvider { return s.tracer }
 
 // Policy returns the policy in force.
 func (s *Service) Policy() gate.Policy { return s.policy }
@@ -160,7 +190,13 @@ func storeErr(err error, what string) error {
 
 // tx runs fn in a store transaction and maps store errors to faults.
 func (s *Service) tx(ctx context.Context, what string, fn func(store.Tx) error) error {
-	return storeErr(s.store.Tx(ctx, fn), what)
+	ctx, span := tracing.Start(ctx, "store.tx", attribute.String("memgate.object", what))
+	defer span.End()
+	err := storeErr(s.store.Tx(ctx, fn), what)
+	if err != nil {
+		tracing.Fail(span, string(fault.As(err).Code))
+	}
+	return err
 }
 
 func actorKind(p memory.Principal) string {

@@ -86,7 +86,7 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 		SubscribeHandler:   accept,
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
-	srv.AddReceivingMiddleware(argumentErrors)
+	srv.AddReceivingMiddleware(traced(svc.TracerProvider()), argumentErrors)
 	if !o.DropinOnly {
 		s.addMemoryTools(srv)
 		s.addGraphTools(srv)

@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +22,10 @@ type Metrics struct {
 	JobRuns         *prometheus.CounterVec
 	JobDuration     *prometheus.HistogramVec
 	GatekeeperEvals *prometheus.CounterVec
+	// WebhookDeliveries counts delivery attempts by outcome.
+	WebhookDeliveries *prometheus.CounterVec
+	// SearchDuration is search latency by route and the signals used.
+	SearchDuration *prometheus.HistogramVec
 }
 
 // New builds and registers the collectors on a fresh registry, together
@@ -54,9 +60,16 @@ func New() *Metrics {
 		GatekeeperEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "memgate_gatekeeper_evaluations_total", Help: "Extraction gatekeeper evaluations by decision.",
 		}, []string{"decision"}),
+		SearchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "memgate_search_duration_seconds", Help: "Search latency (index stage) by route and the signals used, e.g. dense+lexical.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"route", "signals"}),
+		WebhookDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memgate_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome (delivered, failed, dead).",
+		}, []string{"outcome"}),
 	}
 	reg.MustRegister(m.HTTPRequests, m.HTTPDuration, m.GateDecisions, m.AuditChainOK, m.ApprovalsExpire,
-		m.JobRuns, m.JobDuration, m.GatekeeperEvals,
+		m.JobRuns, m.JobDuration, m.GatekeeperEvals, m.WebhookDeliveries, m.SearchDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -77,4 +90,29 @@ func (m *Metrics) ObserveGatekeeper(decision string) {
 		return
 	}
 	m.GatekeeperEvals.WithLabelValues(decision).Inc()
+}
+
+// ObserveWebhook counts one webhook delivery attempt by outcome; a nil
+// Metrics ignores it.
+func (m *Metrics) ObserveWebhook(outcome string) {
+	if m == nil {
+		return
+	}
+	m.WebhookDeliveries.WithLabelValues(outcome).Inc()
+}
+
+// ObserveSearch records one search's latency; signals are joined sorted
+// ("dense+lexical") so the label set stays small. A nil Metrics ignores
+// it.
+func (m *Metrics) ObserveSearch(route string, signals []string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	s := slices.Clone(signals)
+	slices.Sort(s)
+	label := strings.Join(s, "+")
+	if label == "" {
+		label = "none"
+	}
+	m.SearchDuration.WithLabelValues(route, label).Observe(d.Seconds())
 }

@@ -11,8 +11,11 @@ import (
 	"time"
 	"unicode"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/tracing"
 )
 
 // Routes (SPEC §5 step 1).
@@ -186,7 +189,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	emb := e.opts.Embedder
 	if want(SignalDense) && emb != nil {
 		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ectx, span := tracing.Start(ectx, "retrieve.embed_query", attribute.String("memgate.embed.model", emb.Model()))
 		vs, err := emb.Embed(ectx, []string{q.Text})
+		span.End()
 		cancel()
 		if err != nil || len(vs) != 1 {
 			res.Degraded = append(res.Degraded, "dense: embedder unavailable, lexical and graph only")
@@ -244,6 +249,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if want(SignalLexical) {
 		res.Signals = append(res.Signals, SignalLexical)
 		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.lexical")
+			defer span.End()
 			docs := cf.total
 			hits := e.lexSearch(terms, pool, allow, in, docs)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
@@ -274,6 +281,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if qvec != nil && e.vecs != nil {
 		res.Signals = append(res.Signals, SignalDense)
 		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.dense")
+			defer span.End()
 			hits := e.denseSearch(qvec, pool, cf, allow)
 			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
 			for i, h := range hits {
@@ -287,7 +296,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		res.Signals = append(res.Signals, SignalGraph)
 		ws := q.Filter.Workspace
 		wg.Go(func() {
-			cands, err := graph(ctx, q.Filter, q.Text, pool, func(id string) bool {
+			gctx, span := tracing.Start(ctx, "retrieve.graph")
+			defer span.End()
+			cands, err := graph(gctx, q.Filter, q.Text, pool, func(id string) bool {
 				k, ok := e.lookup(ws, id)
 				return ok && allow(k)
 			})
@@ -308,6 +319,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		})
 	}
 	wg.Wait()
+	_, fuse := tracing.Start(ctx, "retrieve.fuse")
+	defer fuse.End()
 
 	// The lexical list's strength: how much of the query its best match
 	// holds, taken before smoothing lends turns their neighbours' scores.

@@ -51,6 +51,7 @@ type Store interface {
 // Reader is the read half of the contract, available inside and outside
 // transactions. Every method is scoped to one workspace.
 type Reader interface {
+	EventReader
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 
@@ -218,6 +219,7 @@ type Vector struct {
 // Tx is a write transaction.
 type Tx interface {
 	Reader
+	EventWriter
 
 	// CreateWorkspace inserts a workspace; ErrExists if present.
 	CreateWorkspace(ctx context.Context, w memory.Workspace) error

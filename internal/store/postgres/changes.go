@@ -45,7 +45,7 @@ func (t *tx) logGraphChange(ws string, kind store.GraphItem, id string) {
 // appendChanges writes the pending change-log entries under the change-log
 // lock; the caller commits next.
 func (t *tx) appendChanges(ctx context.Context, lock int64) error {
-	if len(t.changes) == 0 && len(t.graphChanges) == 0 {
+	if len(t.changes) == 0 && len(t.graphChanges) == 0 && len(t.events) == 0 {
 		return nil
 	}
 	b := &pgx.Batch{}
@@ -66,6 +66,9 @@ func (t *tx) appendChanges(ctx context.Context, lock int64) error {
 		}
 		b.Queue(`INSERT INTO graph_changes (workspace_id, kind, item_id)
 			SELECT w, k, id FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS c (w, k, id, n) ORDER BY n`, ws, kinds, ids)
+	}
+	if err := t.queueEvents(b); err != nil {
+		return err
 	}
 	return mapErr("postgres: change log", t.q.SendBatch(ctx, b).Close())
 }

@@ -143,6 +143,9 @@ func (t *tx) ClaimJob(ctx context.Context, kinds []string, owner string, now tim
 			if err != nil {
 				return store.Job{}, false, mapErr("postgres: claim job", err)
 			}
+			if err := t.AppendEvent(ctx, store.JobDeadEvent(j, now)); err != nil {
+				return store.Job{}, false, err
+			}
 			continue
 		}
 		until := now.Add(lease)

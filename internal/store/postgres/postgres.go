@@ -325,6 +325,9 @@ type tx struct {
 	// (changes.go).
 	changes      []pendingChange
 	graphChanges []pendingChange
+	// Events appended by this transaction, written at commit like the
+	// change log so their seqs are in commit order (events.go).
+	events []store.Event
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -145,6 +145,9 @@ func (t *tx) ClaimJob(ctx context.Context, kinds []string, owner string, now tim
 			if err != nil {
 				return store.Job{}, false, mapErr("sqlite: claim job", err)
 			}
+			if err := t.AppendEvent(ctx, store.JobDeadEvent(j, now)); err != nil {
+				return store.Job{}, false, err
+			}
 			continue
 		}
 		until := now.Add(lease)

@@ -126,6 +126,21 @@ func testApprovals(t *testing.T, s store.Store) {
 		t.Fatalf("GetApproval: %v", err)
 	}
 	assertApprovals(t, "approval in b", []memory.Approval{got}, inB)
+	// Counts for metrics: the pending items of every workspace by kind.
+	want := map[string]int{}
+	for _, ws := range []string{"a", "b"} {
+		open, err := s.ListApprovals(ctx, ws, memory.ApprovalOpen, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range open {
+			want[string(a.Kind)]++
+		}
+	}
+	counts, err := s.CountOpenApprovals(ctx)
+	if err != nil || !reflect.DeepEqual(counts, want) || len(want) == 0 {
+		t.Errorf("CountOpenApprovals = %v, %v; want %v", counts, err, want)
+	}
 }
 
 func testExpiredApprovals(t *testing.T, s store.Store) {

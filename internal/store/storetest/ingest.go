@@ -225,6 +225,9 @@ func testJobLeaseExpiry(t *testing.T, s store.Store) {
 	job := newJob("a", "flush", T0)
 	job.MaxAttempts = 2
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertJob(ctx, job) })
+	if counts, err := s.CountJobs(t.Context()); err != nil || counts[string(store.JobQueued)] < 1 {
+		t.Errorf("CountJobs = %v, %v; want a queued job", counts, err)
+	}
 	if _, err := claim(t, s, T0, "dead-worker", "flush"); err != nil {
 		t.Fatal(err)
 	}

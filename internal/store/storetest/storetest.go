@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, ingestTests()...)
 	tests = append(tests, graphTests()...)
 	tests = append(tests, batchReadTests()...)
+	tests = append(tests, eventTests()...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
