@@ -279,12 +279,15 @@ func (s *Service) addInfer(ctx context.Context, p memory.Principal, e Entities, 
 	return AddResponse{Results: []AddResult{}, Message: "extraction queued; poll the event or list memories", Status: "PENDING", EventID: &fr.JobID}, nil
 }
 
-// Event is a queued extraction as mem0's event.
+// Event is a queued extraction as mem0's event. Metadata is the job's
+// result (counts of facts added, updated, refused); the memories it
+// wrote are listed by get all.
 type Event struct {
 	ID        string          `json:"id"`
 	EventType string          `json:"event_type"`
 	Status    string          `json:"status"` // PENDING, RUNNING, SUCCEEDED, FAILED
-	Results   json.RawMessage `json:"results"`
+	Results   []any           `json:"results"`
+	Metadata  json.RawMessage `json:"metadata"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
 }
@@ -299,11 +302,11 @@ func (s *Service) Event(ctx context.Context, p memory.Principal, id string) (Eve
 	if st == "" {
 		st = strings.ToUpper(j.Status)
 	}
-	res := j.Result
-	if len(res) == 0 {
-		res = json.RawMessage("[]")
+	meta := j.Result
+	if len(meta) == 0 {
+		meta = json.RawMessage("{}")
 	}
-	return Event{ID: j.ID, EventType: "ADD", Status: st, Results: res, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}, nil
+	return Event{ID: j.ID, EventType: "ADD", Status: st, Results: []any{}, Metadata: meta, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}, nil
 }
 
 // Get returns one memory.
