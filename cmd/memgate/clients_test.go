@@ -115,6 +115,7 @@ func runSuite(t *testing.T, cs *clientServer, dir string, env []string, name str
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, redact(out.String(), cs.secrets()))
 	}
+	t.Log(redact(out.String(), cs.secrets()))
 	return out.String()
 }
 
@@ -169,7 +170,11 @@ func TestTypeScriptClient(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "clients", "typescript")
 	npmInstalled(t, dir)
 	cs := sharedClientServer(t)
-	runSuite(t, cs, dir, cs.env(), node, "--test", "--test-reporter=spec", "test/")
+	suites, err := filepath.Glob(filepath.Join(dir, "test", "*.test.mjs"))
+	if err != nil || len(suites) < 4 {
+		t.Fatalf("want the four suites in %s/test, found %v (%v)", dir, suites, err)
+	}
+	runSuite(t, cs, dir, cs.env(), node, append([]string{"--test", "--test-reporter=spec"}, suites...)...)
 }
 
 // TestMem0OfficialClient drives memgate's mem0-compatible API with the
