@@ -111,14 +111,15 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    def record_outcome(self, id: str, success: bool, note: Optional[str] = None) -> Dict[str, Any]:
-        """Reports how following a procedure (a skill record) went."""
-        return self._t.request("POST", "/v1/records/" + _seg(id) + "/outcome",
-                               body=clean({"success": success, "note": note}))
+    def record_outcome(self, id: str, outcome: float) -> Dict[str, Any]:
+        """Reports how following a procedure (a skill record) went: 1
+        success, 0 failure, or a value between."""
+        return self._t.request("POST", "/v1/records/" + _seg(id) + "/outcome", body={"outcome": outcome})
 
-    def restore(self, id: str) -> WriteResult:
-        """Restores an archived record (operators)."""
-        return WriteResult.from_json(self._t.request("POST", "/v1/records/" + _seg(id) + "/restore"))
+    def restore(self, id: str) -> Record:
+        """Restores an archived record (operators); the active record."""
+        d = self._t.request("POST", "/v1/records/" + _seg(id) + "/restore")
+        return Record.from_json(need(d, "record", "restore"))
 
     # --- search and context -------------------------------------------
     def search(self, query: str, *, k: Optional[int] = None, scope: ScopeLike = None, explain: bool = False,
@@ -129,6 +130,10 @@ class Client:
         body = clean({"query": query, "k": k, "scope": _scope(scope), "explain": explain or None,
                       "types": types, "min_relevance": min_relevance, **options})
         return SearchResponse.from_json(self._t.request("POST", "/v1/search", body=body))
+
+    def index_status(self) -> Dict[str, Any]:
+        """Search index sizes and embedding progress (embedded of total)."""
+        return self._t.request("GET", "/v1/index")
 
     def context(self, query: str, *, scope: ScopeLike = None, budget_tokens: Optional[int] = None,
                 **limits: Any) -> Dict[str, Any]:

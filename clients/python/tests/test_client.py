@@ -23,6 +23,21 @@ def needs_server(cls):
     return unittest.skipUnless(URL and OPERATOR and AGENT, "run by the Go test TestPythonClient")(cls)
 
 
+def wait_embedded(mg: Client, deadline: float = 30.0) -> None:
+    """Waits until every record has its vector, so a search by meaning
+    sees what was just written."""
+    import time
+    end = time.monotonic() + deadline
+    while True:
+        st = mg.index_status()
+        # Stored and installed in the in-memory index.
+        if st["embedded"] >= st["total"] and st["vectors"] >= st["total"]:
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"embedding did not catch up: {st}")
+        time.sleep(0.05)
+
+
 def uid() -> str:
     return "u-" + uuid.uuid4().hex[:10]
 
@@ -67,6 +82,7 @@ class RecordsTest(unittest.TestCase):
     def test_search_by_meaning_with_explain(self):
         self.mg.write("preference", "Alice is vegetarian and never eats meat", scope={"user_id": self.user})
         self.mg.write("belief", "The office printer is on the third floor", scope={"user_id": self.user})
+        wait_embedded(self.mg)
         res = self.mg.search("what food should I order for her?", scope={"user_id": self.user}, k=2, explain=True)
         self.assertTrue(res.results)
         self.assertIn("vegetarian", res.results[0].record.content)
@@ -75,9 +91,19 @@ class RecordsTest(unittest.TestCase):
 
     def test_context(self):
         self.mg.write("preference", "Bob wants answers in French", scope={"user_id": self.user})
+        wait_embedded(self.mg)
         env = self.mg.context("reply to Bob", scope={"user_id": self.user}, budget_tokens=500)
         self.assertIn("markdown", env)
         self.assertIn("French", env["markdown"])
+
+    def test_procedure_outcome_and_restore(self):
+        w = self.mg.write("skill", "To rotate the API key: open settings, click rotate, update the vault",
+                          scope={"user_id": self.user})
+        res = self.mg.record_outcome(w.record.id, 1)
+        self.assertIsInstance(res, dict)
+        self.assertEqual(Client(URL, OPERATOR).restore(w.record.id).status, "active")
+        with self.assertRaises(PermissionDenied):
+            self.mg.restore(w.record.id)  # operators only
 
     def test_whoami(self):
         me = self.mg.whoami()

@@ -49,9 +49,12 @@ export class Client {
       cursor = page.next_cursor;
     }
   }
-  recordOutcome(id, success, note) { return this.#t.request("POST", `/v1/records/${seg(id)}/outcome`, { body: clean({ success, note }) }); }
-  restore(id) { return this.#t.request("POST", `/v1/records/${seg(id)}/restore`); }
+  /** How following a procedure (a skill record) went: 1 success, 0 failure, or between. */
+  recordOutcome(id, outcome) { return this.#t.request("POST", `/v1/records/${seg(id)}/outcome`, { body: { outcome } }); }
+  async restore(id) { return need(await this.#t.request("POST", `/v1/records/${seg(id)}/restore`), "record", "restore"); }
 
+  /** Search index sizes and embedding progress (embedded of total). */
+  indexStatus() { return this.#t.request("GET", "/v1/index"); }
   search(query, opts = {}) { return this.#t.request("POST", "/v1/search", { body: clean({ query, ...opts }) }); }
   async context(query, opts = {}) {
     const d = await this.#t.request("POST", "/v1/context", { body: clean({ query, ...opts }) });

@@ -6,7 +6,7 @@ import {
   Client, GatewayClient, Hybrid, InvalidArgument, NotFound, PermissionDenied, Unauthenticated,
   Unavailable, VersionConflict, TransportError, MemoryToolHandlers, MemoryToolError,
 } from "@memgate/client";
-import { url, operator, agent, restricted, skip, uid } from "./env.mjs";
+import { url, operator, agent, restricted, skip, uid, waitEmbedded } from "./env.mjs";
 
 test("records: write, get, patch, history, forget", { skip }, async () => {
   const mg = new Client(url, agent);
@@ -21,6 +21,15 @@ test("records: write, get, patch, history, forget", { skip }, async () => {
   await assert.rejects(mg.patch(r.id, 1, { content: "stale" }), (e) => e instanceof VersionConflict && e.status === 409);
   assert.deepEqual((await mg.history(r.id)).map((v) => v.version), [1, 2]);
   assert.equal((await mg.forget(r.id)).status, "forgotten");
+});
+
+test("procedure outcome; restore (operators only)", { skip }, async () => {
+  const mg = new Client(url, agent);
+  const w = await mg.write({ type: "skill", content: "To rotate the API key: open settings, click rotate, update the vault", scope: { user_id: uid() } });
+  const res = await mg.recordOutcome(w.record.id, 1);
+  assert.equal(typeof res, "object");
+  assert.equal((await new Client(url, operator).restore(w.record.id)).status, "active");
+  await assert.rejects(mg.restore(w.record.id), PermissionDenied);
 });
 
 test("list pages and iterates", { skip }, async () => {
@@ -42,6 +51,7 @@ test("search by meaning, with explain; context", { skip }, async () => {
   const user = uid();
   await mg.write({ type: "preference", content: "Alice is vegetarian and never eats meat", scope: { user_id: user } });
   await mg.write({ type: "belief", content: "The office printer is on the third floor", scope: { user_id: user } });
+  await waitEmbedded();
   const res = await mg.search("what food should I order for her?", { scope: { user_id: user }, k: 2, explain: true });
   assert.match(res.results[0].record.content, /vegetarian/);
   assert.ok(res.results[0].explain);

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Annotation, StateGraph, START, END } from "@langchain/langgraph";
 import { Client } from "@memgate/client";
 import { MemgateStore } from "@memgate/client/langgraph";
-import { url, agent, skip, uid } from "./env.mjs";
+import { url, agent, skip, uid, waitEmbedded } from "./env.mjs";
 
 test("store operations map namespaces to scope keys", { skip }, async () => {
   const mg = new Client(url, agent);
@@ -46,6 +46,7 @@ test("a graph stores and recalls through memgate", { skip }, async () => {
       return {};
     })
     .addNode("recall", async (state, config) => {
+      await waitEmbedded();
       const hits = await config.store.search([state.userId, "memories"], { query: state.question, limit: 1 });
       return { recalled: hits.map((h) => h.value.text) };
     })

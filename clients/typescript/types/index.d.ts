@@ -196,8 +196,9 @@ export declare class Client {
   history(id: string, options?: { includeSensitive?: boolean }): Promise<MemgateRecord[]>;
   list(filters?: ListFilters): Promise<ListResult>;
   records(filters?: ListFilters): AsyncGenerator<MemgateRecord>;
-  recordOutcome(id: string, success: boolean, note?: string): Promise<unknown>;
-  restore(id: string): Promise<WriteResult>;
+  recordOutcome(id: string, outcome: number): Promise<Record<string, unknown>>;
+  restore(id: string): Promise<MemgateRecord>;
+  indexStatus(): Promise<{ embedded: number; total: number; [field: string]: unknown }>;
   search(query: string, options?: SearchOptions): Promise<SearchResponse>;
   context(query: string, options?: { scope?: Scope; budget_tokens?: number; [limit: string]: unknown }): Promise<ContextEnvelope>;
   appendEvent(sessionId: string, event: { kind: string; content: string; [field: string]: unknown }): Promise<WriteResult>;

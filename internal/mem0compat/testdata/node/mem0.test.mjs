@@ -24,6 +24,15 @@ async function waitFor(what, cond, ms = 30000) {
   }
 }
 
+// waitEmbedded waits until every record has its vector, so a search by
+// meaning sees what was just written (memgate's own /v1/index).
+async function waitEmbedded() {
+  await waitFor("embeddings", async () => {
+    const st = await (await fetch(`${host}/v1/index`, { headers: { Authorization: `Bearer ${agent}` } })).json();
+    return st.embedded >= st.total && st.vectors >= st.total; // stored and in the index
+  });
+}
+
 function assertMemoryShape(m) {
   for (const k of ["id", "memory", "hash", "categories", "createdAt", "updatedAt"]) {
     assert.ok(k in m, `memory lacks ${k}: ${JSON.stringify(m)}`);
@@ -70,6 +79,7 @@ test("add without infer, get all, search, get, update, history, delete, delete a
   assert.equal(paged.results.length, 1);
   assert.ok(paged.next);
 
+  await waitEmbedded();
   const found = await client.search("which foods must I avoid?", { filters: { user_id: user }, topK: 2 });
   assert.ok(found.results.length >= 1);
   assert.equal(found.results[0].memory, "I am allergic to peanuts");
@@ -121,6 +131,7 @@ test("add with infer queues extraction; the facts become memories", { skip }, as
   const all = await client.getAll({ filters: { user_id: user } });
   assert.ok(all.count >= 1, "extraction stored no memory: " + JSON.stringify(ev));
   assert.ok(all.results.some((m) => /window seats/.test(m.memory)), JSON.stringify(all.results.map((m) => m.memory)));
+  await waitEmbedded();
   const found = await client.search("where should I seat them on the plane?", { filters: { user_id: user } });
   assert.ok(found.results.some((m) => /window seats/.test(m.memory)));
   // The conversation turns themselves are not memories.
