@@ -415,7 +415,10 @@ type HistoryEntry struct {
 	Version    int       `json:"version"`
 }
 
-// History lists a memory's versions, oldest first, as mem0 events.
+// History lists a memory's versions, oldest first, as mem0 events: the
+// first is ADD, a tombstone DELETE, the others UPDATE. A delete is
+// memgate's forget, which erases the text of every version, so after it
+// the texts are null.
 func (s *Service) History(ctx context.Context, p memory.Principal, id string) ([]HistoryEntry, error) {
 	vs, err := s.svc.History(ctx, p, id, false)
 	if err != nil {
@@ -423,24 +426,20 @@ func (s *Service) History(ctx context.Context, p memory.Principal, id string) ([
 	}
 	out := make([]HistoryEntry, 0, len(vs))
 	var prev *string
-	for _, v := range vs {
+	for i, v := range vs {
 		h := HistoryEntry{ID: v.ID + "@v" + strconv.Itoa(v.Version), MemoryID: v.ID, Input: []Message{}, OldMemory: prev,
 			UserID: pick(v.Scope.UserID), Categories: []string{}, Event: "UPDATE", CreatedAt: v.UpdatedAt, UpdatedAt: v.UpdatedAt, Version: v.Version}
 		if v.Category != "" {
 			h.Categories = []string{v.Category}
 		}
-		text := v.Content
+		h.NewMemory = pick(v.Content)
 		switch {
-		case v.Status == memory.Forgotten:
+		case i == len(vs)-1 && v.Status == memory.Forgotten:
 			h.Event, h.NewMemory = "DELETE", nil
-		case prev == nil:
-			h.Event, h.NewMemory = "ADD", &text
-		default:
-			h.NewMemory = &text
+		case i == 0:
+			h.Event, h.OldMemory = "ADD", nil
 		}
-		if v.Status != memory.Forgotten {
-			prev = &text
-		}
+		prev = h.NewMemory
 		out = append(out, h)
 	}
 	return out, nil
