@@ -19,7 +19,9 @@ type Identity struct {
 }
 
 // String never shows the key.
-func (i Identity) String() string { return "{user_id:" + redact(i.UserID) + " user_key:" + redact(i.UserKey) + "}" }
+func (i Identity) String() string {
+	return "{user_id:" + redact(i.UserID) + " user_key:" + redact(i.UserKey) + "}"
+}
 
 // GoString is String.
 func (i Identity) GoString() string { return i.String() }
