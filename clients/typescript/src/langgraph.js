@@ -34,8 +34,10 @@ export class MemgateStore extends BaseStore {
     const { dirs } = this.#split(namespace);
     return [ROOT, ...dirs.map(enc), enc(key)].join("/");
   }
-  // The namespace and key a file stands for, or null when it is not ours.
+  // The namespace and key a file stands for, or null when it is not ours
+  // or not live (a deleted file's record stays, marked deleted).
   #item(file) {
+    if (file.metadata?.deleted || file.invalidated_at || file.deleted) return null;
     const path = file.path ?? file.metadata?.file_path;
     if (typeof path !== "string" || !path.startsWith(ROOT + "/")) return null;
     const parts = path.slice(ROOT.length + 1).split("/").map(dec);

@@ -31,6 +31,9 @@ test("store operations map namespaces to scope keys", { skip }, async () => {
   assert.deepEqual(ns, [[user, "memories"], [user, "settings"]]);
   await store.delete([user, "memories"], "work");
   assert.equal(await store.get([user, "memories"], "work"), null);
+  await store.delete([user, "settings"], "lang");
+  assert.deepEqual(await store.listNamespaces({ prefix: [user] }), [[user, "memories"]]);
+  assert.deepEqual((await store.search([user])).map((i) => i.key), ["food"]);
 });
 
 test("a graph stores and recalls through memgate", { skip }, async () => {
