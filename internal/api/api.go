@@ -75,6 +75,7 @@ const (
 	anyToken             // any valid token
 	operator             // operator token
 	userKey              // gateway user credentials in the body, checked by the handler
+	mem0Key              // any valid token, sent as mem0 clients do ("Token <key>") or as a bearer token
 )
 
 // Route is one entry of the route table.
@@ -182,6 +183,17 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/webhooks", operator, "List webhook endpoints (never their secrets)", s.listWebhooks},
 		{"DELETE", "/v1/webhooks/{id}", operator, "Remove a webhook endpoint and its delivery log", s.deleteWebhook},
 		{"GET", "/v1/webhooks/deliveries", operator, "The webhook delivery log, newest first", s.listDeliveries},
+		// mem0-compatible API (internal/mem0compat, docs/mem0.md)
+		{"GET", "/v1/ping/", mem0Key, "mem0 API: check the key (a memgate token)", s.mem0Ping},
+		{"POST", "/v3/memories/add/", mem0Key, "mem0 API: add memories from messages (infer queues extraction)", s.mem0Add},
+		{"POST", "/v3/memories/search/", mem0Key, "mem0 API: search memories by meaning", s.mem0Search},
+		{"POST", "/v3/memories/", mem0Key, "mem0 API: list memories by filters, paginated", s.mem0List},
+		{"GET", "/v1/memories/{memory_id}/", mem0Key, "mem0 API: a memory", s.mem0Get},
+		{"PUT", "/v1/memories/{memory_id}/", mem0Key, "mem0 API: update a memory's text or metadata (a new version)", s.mem0Update},
+		{"DELETE", "/v1/memories/{memory_id}/", mem0Key, "mem0 API: delete a memory (a tombstone remains)", s.mem0Delete},
+		{"DELETE", "/v1/memories/", mem0Key, "mem0 API: delete every memory of the given entity ids", s.mem0DeleteAll},
+		{"GET", "/v1/memories/{memory_id}/history/", mem0Key, "mem0 API: a memory's changes", s.mem0History},
+		{"GET", "/v1/event/{event_id}/", mem0Key, "mem0 API: an add's queued extraction", s.mem0Event},
 	}
 }
 
@@ -189,7 +201,13 @@ func (s *Server) Routes() []Route {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.Routes() {
-		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+		pattern := rt.Path
+		if strings.HasSuffix(pattern, "/") && pattern != "/" {
+			// mem0's paths end in a slash; match them exactly, not as
+			// a subtree.
+			pattern += "{$}"
+		}
+		mux.Handle(rt.Method+" "+pattern, s.wrap(rt))
 	}
 	// MCP over Streamable HTTP, behind the same bearer tokens as REST. It
 	// is a protocol endpoint, not a REST operation, so it is not in Routes
@@ -336,7 +354,11 @@ func (s *Server) wrap(rt Route) http.Handler {
 		}
 		if rt.Auth != public && rt.Auth != userKey {
 			var err error
-			p, err = s.authenticate(r)
+			if rt.Auth == mem0Key {
+				p, err = s.authenticateMem0(r)
+			} else {
+				p, err = s.authenticate(r)
+			}
 			if err == nil && rt.Auth == operator && p.Kind != memory.KindOperator {
 				err = fault.New(fault.PermissionDenied, "operator access required")
 			}
@@ -363,6 +385,16 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, p memory.Princ
 // authenticate is the one place a request's principal is found: its
 // bearer token, or else its console session cookie (with the CSRF token
 // on a request that changes state, see sessionPrincipal).
+// authenticateMem0 accepts the scheme mem0 clients send, "Token <key>",
+// as well as a bearer token; the key is a memgate token.
+func (s *Server) authenticateMem0(r *http.Request) (memory.Principal, error) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !(strings.EqualFold(f[0], "Token") || strings.EqualFold(f[0], "Bearer")) {
+		return memory.Principal{}, fault.New(fault.Unauthenticated, "missing, invalid or revoked token")
+	}
+	return s.svc.Authenticate(r.Context(), f[1])
+}
+
 func (s *Server) authenticate(r *http.Request) (memory.Principal, error) {
 	if r.Header.Get("Authorization") == "" {
 		if p, _, present, err := s.sessionPrincipal(r); present {

@@ -23,6 +23,7 @@ import (
 	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/graph"
+	"github.com/memgate/memgate/internal/mem0compat"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
@@ -108,6 +109,8 @@ func authName(a auth) string {
 		return "operator"
 	case userKey:
 		return "user_key"
+	case mem0Key:
+		return "mem0_token"
 	}
 	return fmt.Sprint(int(a))
 }
@@ -203,11 +206,17 @@ func checkOperation(t *testing.T, doc map[string]any, key string, rt Route, item
 	if _, present := op["security"]; present && !hasSec {
 		t.Errorf("%s: security is not an array", key)
 	}
-	if rt.Auth == public || rt.Auth == userKey {
+	switch {
+	case rt.Auth == public || rt.Auth == userKey:
 		if len(sec) > 0 {
 			t.Errorf("%s: public route declares security %v", key, sec)
 		}
-	} else {
+	case rt.Auth == mem0Key:
+		// mem0's "Token <key>" scheme, or a bearer token.
+		if len(sec) != 2 || sec[0].(map[string]any)["mem0Token"] == nil || sec[1].(map[string]any)["bearerAuth"] == nil {
+			t.Errorf("%s: security %v, want [{mem0Token: []}, {bearerAuth: []}]", key, sec)
+		}
+	default:
 		if len(sec) != 1 {
 			t.Errorf("%s: security %v, want exactly [{bearerAuth: []}]", key, sec)
 		} else if req, _ := sec[0].(map[string]any); len(req) != 1 || req["bearerAuth"] == nil {
@@ -429,6 +438,15 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"Delivery", core.DeliveryView{}, true},
 		{"DeliveryPage", core.DeliveryPage{}, true},
 		{"EventPayload", events.Payload{}, true},
+		{"Mem0Memory", mem0compat.Memory{}, true},
+		{"Mem0AddResult", mem0compat.AddResult{}, true},
+		{"Mem0AddResponse", mem0compat.AddResponse{}, true},
+		{"Mem0SearchResponse", mem0compat.SearchResponse{}, true},
+		{"Mem0Page", mem0compat.Page{}, true},
+		{"Mem0Deleted", mem0compat.Deleted{}, true},
+		{"Mem0HistoryEntry", mem0compat.HistoryEntry{}, true},
+		{"Mem0Ping", mem0compat.Ping{}, true},
+		{"Mem0Event", mem0compat.Event{}, true},
 		{"ImportStats", core.ImportStats{}, true},
 		{"Node", memory.Node{}, true},
 		{"Edge", memory.Edge{}, true},
