@@ -84,3 +84,39 @@ func BenchmarkKGCreateEntities(b *testing.B) {
 	}
 	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "entities/s")
 }
+
+// kgBenchQueries are a keyword, a name and a question.
+var kgBenchQueries = []string{"osaka", "person 4242", "who reviewed the kernel design document?"}
+
+func benchKGSearch(b *testing.B, n int) {
+	s, p := kgBenchService(b)
+	kgFill(b, s, p, n)
+	ctx := context.Background()
+	for _, q := range kgBenchQueries {
+		b.Run(q, func(b *testing.B) {
+			// The first call loads the index.
+			if _, err := s.KGSearchNodes(ctx, p, q, 0); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.KGSearchNodes(ctx, p, q, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("read_graph page of 100", func(b *testing.B) {
+		cursor := ""
+		for i := 0; i < b.N; i++ {
+			g, err := s.KGReadGraphPage(ctx, p, 100, cursor)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cursor = g.Next
+		}
+	})
+}
+
+func BenchmarkKGSearch10k(b *testing.B)  { benchKGSearch(b, 10_000) }
+func BenchmarkKGSearch100k(b *testing.B) { benchKGSearch(b, 100_000) }

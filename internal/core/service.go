@@ -70,6 +70,7 @@ type Service struct {
 	extract  ExtractionOptions
 	graphMu  sync.Mutex
 	graph    graphSink
+	kg       kgIndex // the drop-in's reads (kgindex.go)
 	onErased func()
 	erasure  *erasure
 
