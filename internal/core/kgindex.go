@@ -65,16 +65,16 @@ type kgNode struct {
 
 // kgOb is an indexed observation record.
 type kgOb struct {
-	id          string
-	content     string
-	refs        []string
+	id      string
+	content string
+	refs    []string
 	// texts and ltexts are, per ref, the observation as that entity's
 	// reads show it, and lowercased as JavaScript does.
 	texts, ltexts []string
-	status      memory.Status
-	access      memory.Access
-	principalID string
-	agent       string
+	status        memory.Status
+	access        memory.Access
+	principalID   string
+	agent         string
 }
 
 // kgEdge is an indexed live edge.

@@ -99,7 +99,6 @@ func (s *Service) observationTexts(ctx context.Context, r store.Reader, p memory
 	return out, nil
 }
 
-
 // kgEntityType is the entityType a node keeps in its properties.
 func kgEntityType(n memory.Node) string {
 	var props struct {
@@ -115,16 +114,9 @@ func kgLive(n memory.Node) bool {
 	return n.Label == KGLabel && n.Status != memory.NodeArchived && !strings.HasPrefix(n.NaturalKey, "forgotten-")
 }
 
-
-
-
 func kgLimit(limit int) (int, error) {
 	if limit < 0 {
 		return 0, fault.Field("limit", "must be positive (or 0 for every entity)")
 	}
 	return limit, nil
 }
-
-
-
-
