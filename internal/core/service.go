@@ -62,6 +62,7 @@ type Service struct {
 
 	touches   chan touch    // retrieval bookkeeping, drained by RunUsage
 	embedWake chan struct{} // nudges RunEmbedder after writes
+	embedCur  embedCursor   // where the embedding job's work list was read up to
 
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
