@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -89,12 +88,12 @@ func runBenchWrites(env Env, args []string) error {
 		return err
 	}
 	cmd := "memgate bench writes " + strings.Join(args, " ")
-	line := map[string]any{"bench": "writes", "machine": benchMachine(), "command": strings.TrimSpace(cmd), "server": map[bool]string{true: "url", false: "local"}[url != ""],
+	line := map[string]any{"bench": "writes", "machine": bench.ThisMachine(), "command": strings.TrimSpace(cmd), "server": map[bool]string{true: "url", false: "local"}[url != ""],
 		"result": res, "wall_s": time.Since(start).Seconds()}
 	raw, _ := json.Marshal(line)
 	if !jsonOnly {
 		w := env.Stdout
-		printBenchHeader(w, cmd)
+		bench.PrintHeader(w, cmd)
 		fmt.Fprintf(w, "write mix: %d clients, %s, records with metadata, two entities and a scope; one request in %d a PATCH\n", clients, duration, patchEvery)
 		fmt.Fprintf(w, "  acknowledged writes/s  %8.0f   (%d writes, %d of them patches, %d not acknowledged)\n", res.WritesPerSec, res.Writes, res.Patches, res.Failed)
 		fmt.Fprintf(w, "  latency ms             p50 %.1f   p95 %.1f   p99 %.1f\n", res.P50MS, res.P95MS, res.P99MS)
@@ -156,31 +155,4 @@ func benchLocalServer(ctx context.Context, env Env, cfg *config.Config) (string,
 		cleanup()
 	}
 	return "http://" + ln.Addr().String(), ag.Token, stopAll, nil
-}
-
-// benchMachine describes the machine a benchmark ran on.
-func benchMachine() map[string]any {
-	return map[string]any{"cores": runtime.NumCPU(), "cpu": cpuModel(), "goos": runtime.GOOS, "goarch": runtime.GOARCH}
-}
-
-// cpuModel is the CPU's model name, where the system says (Linux).
-func cpuModel() string {
-	raw, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-// printBenchHeader starts a benchmark's summary: the machine, and the
-// command that reproduces it.
-func printBenchHeader(w io.Writer, cmd string) {
-	m := benchMachine()
-	fmt.Fprintf(w, "machine: %d cores, %s (%s/%s)\n", m["cores"], m["cpu"], m["goos"], m["goarch"])
-	fmt.Fprintf(w, "command: %s\n", strings.TrimSpace(cmd))
 }
