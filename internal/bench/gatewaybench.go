@@ -26,9 +26,11 @@ type GatewayBenchOptions struct {
 	// (default 10).
 	Turns           int
 	TurnsPerSession int
-	// Offset numbers the turns from Offset instead of 0, so a run after
-	// another (a prefill) sends new sessions and texts.
-	Offset int
+	// Offset numbers the turns' sessions and timestamps from Offset
+	// instead of 0, and TextOffset their texts, so a run after another (a
+	// prefill) sends new sessions; a prefill takes texts after the timed
+	// run's, which then sends the same texts whatever the prefill.
+	Offset, TextOffset int
 	// Start starts the job workers; RunGatewayBench calls it once the
 	// timed requests are done. It returns when the workers have stopped.
 	Start func(ctx context.Context)
@@ -93,9 +95,10 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 		}
 		// Turn i: a user prompt and an answer, two consecutive texts of
 		// the corpus, varied by the turn number so none repeats.
-		u, a := texts[(2*i)%len(texts)], texts[(2*i+1)%len(texts)]
-		if i >= len(texts)/2 {
-			u += " (" + strconv.Itoa(i) + ")"
+		x := o.TextOffset + k
+		u, a := texts[(2*x)%len(texts)], texts[(2*x+1)%len(texts)]
+		if x >= len(texts)/2 {
+			u += " (" + strconv.Itoa(x) + ")"
 		}
 		msgs := []core.GatewayMessage{
 			{SenderID: g.UserID, Role: "user", Timestamp: ts, Content: u},

@@ -413,6 +413,7 @@ func runBenchGateway(env Env, args []string) error {
 	fs.IntVar(&turns, "turns", 2000, "finished turns to send (adds of two messages)")
 	fs.IntVar(&perFlush, "turns-per-flush", 10, "turns of a session between flushes")
 	prefill := fs.Int("prefill", 0, "turns sent (and extracted) untimed first, so the timed turns meet a store of that size")
+	gwProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed turns (not the prefill) to this file")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
@@ -465,9 +466,20 @@ func runBenchGateway(env Env, args []string) error {
 	}
 	if *prefill > 0 {
 		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: *prefill, TurnsPerSession: perFlush,
-			Start: a.svc.RunJobs, Progress: progress}); err != nil {
+			Start: a.svc.RunJobs, Progress: progress, TextOffset: turns}); err != nil {
 			return fmt.Errorf("bench gateway: prefill: %w", err)
 		}
+	}
+	if *gwProfile != "" {
+		pf, err := os.Create(*gwProfile)
+		if err != nil {
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: turns, TurnsPerSession: perFlush,
 		Start: a.svc.RunJobs, Progress: progress, Offset: *prefill})
