@@ -33,6 +33,9 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == "writes" {
 		return runBenchWrites(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "visibility" {
+		return runBenchVisibility(env, args[1:])
+	}
 	start := time.Now()
 	fs, cfg := flags(env, "bench", false)
 	var (

@@ -156,3 +156,50 @@ func benchLocalServer(ctx context.Context, env Env, cfg *config.Config) (string,
 	}
 	return "http://" + ln.Addr().String(), ag.Token, stopAll, nil
 }
+
+// runBenchVisibility is `memgate bench visibility --url A --url2 B`: how
+// long a write acknowledged by replica A takes to be found by replica B's
+// search (both serving one database; a token both accept in
+// MEMGATE_TOKEN or --token-file).
+func runBenchVisibility(env Env, args []string) error {
+	fs, cfg := flags(env, "bench visibility", false)
+	var (
+		a, b, tokenFile string
+		probes          int
+		jsonOnly        bool
+	)
+	fs.StringVar(&a, "url", "", "base URL of the replica that writes")
+	fs.StringVar(&b, "url2", "", "base URL of the replica that searches")
+	fs.StringVar(&tokenFile, "token-file", "", "file holding a token that may write (default env MEMGATE_TOKEN)")
+	fs.IntVar(&probes, "probes", 100, "writes timed, one after another")
+	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if a == "" || b == "" || probes < 1 || fs.NArg() > 0 {
+		return usagef("bench visibility: --url A --url2 B (two replicas of one database), --probes 1 or more")
+	}
+	token := os.Getenv("MEMGATE_TOKEN")
+	if tokenFile != "" {
+		raw, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return usagef("bench visibility: --token-file: %v", err)
+		}
+		token = strings.TrimSpace(string(raw))
+	}
+	ctx, stop := env.runContext()
+	defer stop()
+	res, err := bench.RunVisibility(ctx, bench.VisibilityOptions{Writer: strings.TrimRight(a, "/"), Reader: strings.TrimRight(b, "/"), Token: token, Probes: probes})
+	if err != nil {
+		return err
+	}
+	cmd := "memgate bench visibility " + strings.Join(args, " ")
+	if !jsonOnly {
+		bench.PrintHeader(env.Stdout, cmd)
+		fmt.Fprintf(env.Stdout, "cross-replica visibility of an acknowledged write (search on the other replica), %d probes\n", res.Probes)
+		fmt.Fprintf(env.Stdout, "  ms   p50 %.0f   p95 %.0f   max %.0f\n", res.P50MS, res.P95MS, res.MaxMS)
+	}
+	raw, _ := json.Marshal(map[string]any{"bench": "visibility", "machine": bench.ThisMachine(), "command": strings.TrimSpace(cmd), "result": res})
+	fmt.Fprintln(env.Stdout, string(raw))
+	return nil
+}
