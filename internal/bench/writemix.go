@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,8 +89,8 @@ func RunWriteMix(ctx context.Context, o WriteMixOptions) (WriteMixResult, error)
 				} else {
 					method, url = http.MethodPost, o.URL+"/v1/records"
 					body = map[string]any{"type": "belief", "category": "engineering",
-						"content": fmt.Sprintf("%s: client %d note %d — the %s service moved its %s jobs to queue %d after the review on day %d",
-							run, c, n, mixWords[n%len(mixWords)], mixWords[(n/3+c)%len(mixWords)], n%97, n%28),
+						"content": fmt.Sprintf("%s: client %d note %d — the %s service %s",
+							run, c, n, mixWords[n%len(mixWords)], mixPhrase(c, n)),
 						"metadata": map[string]any{"source": "bench-writes", "client": c, "n": n, "ticket": fmt.Sprintf("OPS-%d", 1000+n)},
 						"entities": []string{fmt.Sprintf("service:%s", mixWords[n%len(mixWords)]), fmt.Sprintf("person:owner-%d", (c*31+n)%200)},
 						"scope":    map[string]any{"user_id": fmt.Sprintf("user-%d", c%8), "project_id": "bench-writes"}}
@@ -160,6 +161,25 @@ func RunWriteMix(ctx context.Context, o WriteMixOptions) (WriteMixResult, error)
 }
 
 var mixWords = []string{"billing", "search", "checkout", "ingest", "payments", "notifications", "auth", "reporting"}
+
+// mixVocabulary makes each note's phrase: notes share few words, as an
+// application's distinct facts do, so the gate keeps them apart instead
+// of merging near-duplicates or superseding one by another.
+var mixVocabulary = strings.Fields(`amber basalt cedar dune ember fjord glacier harbor iris juniper kelp lagoon
+	meadow nectar orchid prairie quartz ravine sierra tundra umber valley willow yarrow zephyr anchor beacon
+	canyon delta estuary falcon grove heron island jasper kestrel lichen marble nebula oasis pebble quill
+	reef saffron thistle upland vertex walnut xenon yucca zinnia acorn bramble cobalt dahlia egret fennel`)
+
+func mixPhrase(c, n int) string {
+	h := uint64(c)*0x9e3779b97f4a7c15 ^ uint64(n)*0xbf58476d1ce4e5b9
+	words := make([]string, 7)
+	for i := range words {
+		h ^= h >> 29
+		h *= 0x94d049bb133111eb
+		words[i] = mixVocabulary[h%uint64(len(mixVocabulary))]
+	}
+	return "logged " + strings.Join(words, " ") + fmt.Sprintf(" in ticket OPS-%d", 1000+n)
+}
 
 // memoryRunID tells one run's contents from another's, so runs against
 // one server do not deduplicate each other.
