@@ -374,7 +374,7 @@ func (sp *kgSpace) putRecord(r memory.Record) {
 	if !kgIndexed(r) {
 		return
 	}
-	o := &kgOb{id: r.ID, content: r.Content, status: r.Status, access: r.Access,
+	o := &kgOb{id: r.ID, status: r.Status, access: r.Access,
 		principalID: r.Source.PrincipalID, agent: r.Source.Agent}
 	for _, ent := range r.Entities {
 		if label, _, _ := strings.Cut(ent, ":"); label == KGLabel && !slices.Contains(o.refs, ent) {
