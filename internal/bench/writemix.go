@@ -26,6 +26,9 @@ type WriteMixOptions struct {
 	Clients    int           // concurrent clients (default 16)
 	Duration   time.Duration // how long to write (default 20 s)
 	PatchEvery int           // one request in PatchEvery is a PATCH (default 5; 0 never)
+	// Requests, when positive, ends each client after that many requests
+	// instead of at the end of Duration (which still bounds the run).
+	Requests int
 }
 
 // WriteMixResult is what RunWriteMix measured.
@@ -74,7 +77,7 @@ func RunWriteMix(ctx context.Context, o WriteMixOptions) (WriteMixResult, error)
 				version int
 			}
 			var last []written
-			for n := 0; ctx.Err() == nil; n++ {
+			for n := 0; ctx.Err() == nil && (o.Requests <= 0 || n < o.Requests); n++ {
 				var (
 					method, url string
 					body        map[string]any

@@ -39,6 +39,7 @@ func runBenchWrites(env Env, args []string) error {
 	fs.IntVar(&clients, "clients", 16, "concurrent HTTP clients")
 	fs.DurationVar(&duration, "duration", 20*time.Second, "how long to write")
 	fs.IntVar(&patchEvery, "patch-every", 5, "one request in N is a PATCH of an earlier record (0: none)")
+	requests := fs.Int("requests", 0, "end each client after this many requests (0: run for --duration)")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the local server and the clients) to this file")
 	if err := parse(env, fs, cfg, args); err != nil {
@@ -47,7 +48,7 @@ func runBenchWrites(env Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("bench writes: unexpected argument %q", fs.Arg(0))
 	}
-	if clients < 1 || clients > 1024 || duration <= 0 || patchEvery < 0 {
+	if clients < 1 || clients > 1024 || duration <= 0 || patchEvery < 0 || *requests < 0 {
 		return usagef("bench writes: --clients must be 1-1024, --duration positive, --patch-every 0 or more")
 	}
 	ctx, stop := env.runContext()
@@ -83,7 +84,7 @@ func runBenchWrites(env Env, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.RunWriteMix(ctx, bench.WriteMixOptions{URL: strings.TrimRight(target, "/"), Token: token,
-		Clients: clients, Duration: duration, PatchEvery: patchEvery})
+		Clients: clients, Duration: duration, PatchEvery: patchEvery, Requests: *requests})
 	if err != nil {
 		return err
 	}
