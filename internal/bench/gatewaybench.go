@@ -26,6 +26,11 @@ type GatewayBenchOptions struct {
 	// (default 10).
 	Turns           int
 	TurnsPerSession int
+	// Offset numbers the turns' sessions and timestamps from Offset
+	// instead of 0, and TextOffset their texts, so a run after another (a
+	// prefill) sends new sessions; a prefill takes texts after the timed
+	// run's, which then sends the same texts whatever the prefill.
+	Offset, TextOffset int
 	// Start starts the job workers; RunGatewayBench calls it once the
 	// timed requests are done. It returns when the workers have stopped.
 	Start func(ctx context.Context)
@@ -42,6 +47,8 @@ type GatewayBenchResult struct {
 	Extraction time.Duration
 	Facts      int
 	Dead       int
+	// Prefill is how many turns were stored before the timed ones.
+	Prefill int
 }
 
 // TurnsPerSecond is the extraction throughput in conversation messages.
@@ -74,10 +81,11 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 	res := &GatewayBenchResult{}
 	var adds, flushes []time.Duration
 	bar := startProgress(o.Progress, false, "gateway turns", o.Turns)
-	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() + 1000*int64(o.Offset)
 	var jobs []string
 	session := ""
-	for i := range o.Turns {
+	for k := range o.Turns {
+		i := o.Offset + k
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -87,9 +95,10 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 		}
 		// Turn i: a user prompt and an answer, two consecutive texts of
 		// the corpus, varied by the turn number so none repeats.
-		u, a := texts[(2*i)%len(texts)], texts[(2*i+1)%len(texts)]
-		if i >= len(texts)/2 {
-			u += " (" + strconv.Itoa(i) + ")"
+		x := o.TextOffset + k
+		u, a := texts[(2*x)%len(texts)], texts[(2*x+1)%len(texts)]
+		if x >= len(texts)/2 {
+			u += " (" + strconv.Itoa(x) + ")"
 		}
 		msgs := []core.GatewayMessage{
 			{SenderID: g.UserID, Role: "user", Timestamp: ts, Content: u},
@@ -107,7 +116,7 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 		}
 		res.Turns++
 		res.Messages += 2
-		if (i+1)%o.TurnsPerSession == 0 || i == o.Turns-1 {
+		if (i+1)%o.TurnsPerSession == 0 || k == o.Turns-1 {
 			start = time.Now()
 			fr, err := g.Flush(ctx, "default", "bench", session)
 			flushes = append(flushes, time.Since(start))
@@ -153,6 +162,7 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 // GatewayBenchJSON is the last line of `memgate bench gateway`.
 type GatewayBenchJSON struct {
 	Bench   string             `json:"bench"`
+	Machine Machine            `json:"machine"`
 	WallS   float64            `json:"wall_s"`
 	Overall map[string]float64 `json:"overall"`
 }
@@ -170,9 +180,9 @@ func RenderGatewayBench(w io.Writer, r *GatewayBenchResult, wall time.Duration, 
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(GatewayBenchJSON{Bench: "gateway", WallS: round4(wall.Seconds()), Overall: map[string]float64{
+	return enc.Encode(GatewayBenchJSON{Bench: "gateway", Machine: ThisMachine(), WallS: round4(wall.Seconds()), Overall: map[string]float64{
 		"add_p50_ms": ms(r.Add.P50), "add_p95_ms": ms(r.Add.P95), "add_p99_ms": ms(r.Add.P99),
 		"flush_p50_ms": ms(r.Flush.P50), "flush_p95_ms": ms(r.Flush.P95), "flush_p99_ms": ms(r.Flush.P99),
-		"extract_turns_per_s": round4(r.TurnsPerSecond()), "facts": float64(r.Facts),
+		"extract_turns_per_s": round4(r.TurnsPerSecond()), "facts": float64(r.Facts), "prefill_turns": float64(r.Prefill),
 	}})
 }

@@ -33,6 +33,12 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == "backup" {
 		return runBenchBackup(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "writes" {
+		return runBenchWrites(env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "visibility" {
+		return runBenchVisibility(env, args[1:])
+	}
 	start := time.Now()
 	fs, cfg := flags(env, "bench", false)
 	var (
@@ -412,6 +418,8 @@ func runBenchGateway(env Env, args []string) error {
 	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns are sent (default "+defaultLatencyData+")")
 	fs.IntVar(&turns, "turns", 2000, "finished turns to send (adds of two messages)")
 	fs.IntVar(&perFlush, "turns-per-flush", 10, "turns of a session between flushes")
+	prefill := fs.Int("prefill", 0, "turns sent (and extracted) untimed first, so the timed turns meet a store of that size")
+	gwProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed turns (not the prefill) to this file")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
@@ -419,8 +427,8 @@ func runBenchGateway(env Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("bench gateway: unexpected argument %q", fs.Arg(0))
 	}
-	if turns < 1 || turns > 1_000_000 || perFlush < 1 || perFlush > 1000 {
-		return usagef("bench gateway: --turns must be 1-1000000 and --turns-per-flush 1-1000")
+	if turns < 1 || turns > 1_000_000 || perFlush < 1 || perFlush > 1000 || *prefill < 0 || *prefill > 10_000_000 {
+		return usagef("bench gateway: --turns must be 1-1000000, --turns-per-flush 1-1000 and --prefill 0-10000000")
 	}
 	if data == "" {
 		data = defaultLatencyData
@@ -462,11 +470,35 @@ func runBenchGateway(env Env, args []string) error {
 	if !jsonOnly {
 		progress = env.Stderr
 	}
+	if *prefill > 0 {
+		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: *prefill, TurnsPerSession: perFlush,
+			Start: a.svc.RunJobs, Progress: progress, TextOffset: turns}); err != nil {
+			return fmt.Errorf("bench gateway: prefill: %w", err)
+		}
+	}
+	if *gwProfile != "" {
+		pf, err := os.Create(*gwProfile)
+		if err != nil {
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("bench: cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: turns, TurnsPerSession: perFlush,
-		Start: a.svc.RunJobs, Progress: progress})
+		Start: a.svc.RunJobs, Progress: progress, Offset: *prefill})
 	if err != nil {
 		return err
 	}
+	if !jsonOnly {
+		bench.PrintHeader(env.Stdout, "memgate bench gateway "+strings.Join(args, " "))
+		if *prefill > 0 {
+			fmt.Fprintf(env.Stdout, "store prefilled with %d turns through the gateway (untimed)\n", *prefill)
+		}
+	}
+	res.Prefill = *prefill
 	return bench.RenderGatewayBench(env.Stdout, res, time.Since(start), jsonOnly)
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/memgate/memgate/internal/backoff"
@@ -17,25 +18,59 @@ import (
 
 const embedBatch = 64
 
+// embedCursors remembers, per model, the record id the work list was read
+// up to (issue 14): reading it from the start on every call walked past
+// every record embedded already, so each call cost more as memory grew.
+// Records get time-ordered ids, so new ones come after the cursor; a
+// record whose content changes keeps its id but is queued by the index
+// (embedIndexed); and a sweep (the loop's timer, a CLI run) wraps around
+// to the start once for anything else.
+type embedCursor struct {
+	mu           sync.Mutex
+	model, after string
+}
+
 // EmbedPending embeds up to limit records that lack a current vector and
 // returns how many it stored. Cached embeddings (by content hash and model)
-// are reused. It is the job body and can be run once from the CLI.
+// are reused. It is the job body and can be run once from the CLI: it
+// reads the work list from where the last call stopped, wrapping around
+// to the start once, so a call that returns fewer than limit has left no
+// record without a vector.
 func (s *Service) EmbedPending(ctx context.Context, limit int) (int, error) {
+	return s.embedPending(ctx, limit, true)
+}
+
+// embedPending is EmbedPending; without wrap it reads only after the
+// cursor (the records written since), which is what a wake-up after
+// writes needs.
+func (s *Service) embedPending(ctx context.Context, limit int, wrap bool) (int, error) {
 	if s.index == nil || s.index.Embedder() == nil {
 		return 0, nil
 	}
 	model := s.index.Embedder().Model()
+	cur := &s.embedCur
+	cur.mu.Lock() // one reader of the work list at a time
+	defer cur.mu.Unlock()
+	if cur.model != model {
+		cur.model, cur.after = model, ""
+	}
 	done := 0
-	after := ""
+	after := cur.after
+	wrapped := after == ""
 	for done < limit {
 		tasks, err := s.store.ListMissingVectors(ctx, model, after, min(embedBatch, limit-done))
 		if err != nil {
 			return done, storeErr(err, "vectors")
 		}
 		if len(tasks) == 0 {
+			if wrap && !wrapped {
+				after, wrapped = "", true
+				continue
+			}
 			return done, nil
 		}
 		after = tasks[len(tasks)-1].ID
+		cur.after = after
 		n, err := s.embedTasks(ctx, tasks)
 		done += n
 		if err != nil {
@@ -166,9 +201,10 @@ func (s *Service) embedIndexed(ctx context.Context, limit int) (int, error) {
 }
 
 // embedRound is one round of the embedding loop: records without a stored
-// vector, then records the index waits for.
-func (s *Service) embedRound(ctx context.Context) (int, error) {
-	n, err := s.EmbedPending(ctx, 4096)
+// vector (after the cursor; from the start too when sweep is set), then
+// records the index waits for.
+func (s *Service) embedRound(ctx context.Context, sweep bool) (int, error) {
+	n, err := s.embedPending(ctx, 4096, sweep)
 	if err != nil {
 		return n, err
 	}
@@ -186,14 +222,18 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 	failures := 0 // consecutive failed rounds
 	t := time.NewTimer(0)
 	defer t.Stop()
+	more := false // the last round found work: the timer is a continuation, not a sweep
 	for {
+		sweep := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.embedWake:
 		case <-t.C:
+			sweep = !more
 		}
-		n, err := s.embedRound(ctx)
+		more = false
+		n, err := s.embedRound(ctx, sweep)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -219,6 +259,7 @@ func (s *Service) RunEmbedder(ctx context.Context, interval time.Duration) {
 		case n > 0:
 			failures = 0
 			s.log.Debug("embedded records", "count", n)
+			more = true
 			t.Reset(0) // there may be more
 			continue
 		}

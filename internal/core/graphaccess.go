@@ -62,7 +62,15 @@ func grantVisible(p memory.Principal, g memory.Grant) bool {
 // nodeVisible reports whether p may see n. This is the graph's access
 // check; every graph read path applies it (or its index form, viewerOf).
 func nodeVisible(p memory.Principal, n memory.Node) bool {
-	for _, g := range nodeGrants(n) {
+	// nodeGrants' set, walked without building it: the drop-in's reads
+	// check every entity of a workspace (issue 14).
+	if n.Access == "" && len(n.Grants) == 0 {
+		return grantVisible(p, memory.Grant{Access: memory.UserOnly})
+	}
+	if n.Access != "" && grantVisible(p, memory.Grant{Access: n.Access, Writer: n.Writer}) {
+		return true
+	}
+	for _, g := range n.Grants {
 		if grantVisible(p, g) {
 			return true
 		}

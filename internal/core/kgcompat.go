@@ -101,6 +101,12 @@ type KGGraph struct {
 	// Omitted counts the entities a caller's limit left out (0 when
 	// nothing was cut); the transports say so next to the result.
 	Omitted int `json:"-"`
+	// Next is the cursor of the page after this one (read_graph with a
+	// limit), "" on the last.
+	Next string `json:"-"`
+	// Ranked counts the entities search_nodes found by ranking, when no
+	// entity contains the query (all of Entities then).
+	Ranked int `json:"-"`
 }
 
 // KGObservations adds or deletes observations of one entity.

@@ -41,10 +41,19 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 		return err
 	}
 	k := &kgRun{s: s, p: p, now: s.clock()}
-	err := s.tx(ctx, "graph", func(tx store.Tx) error {
-		k.changed, k.fx, k.refused = nil, graphEffects{}, nil
-		return fn(tx, k)
-	})
+	// The compatibility tools take no expected versions: a version
+	// conflict is a race with a concurrent transaction (see Write), and
+	// the call is run again.
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = s.tx(ctx, "graph", func(tx store.Tx) error {
+			k.changed, k.fx, k.refused = nil, graphEffects{}, nil
+			return fn(tx, k)
+		})
+		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
+			break
+		}
+	}
 	if err != nil {
 		if k.refused != nil && isRefusal(err) {
 			s.auditRejection(ctx, p, memory.NewID(), "record.write", *k.refused, err, k.now)

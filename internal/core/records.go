@@ -163,11 +163,23 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 
 	var res WriteResult
 	var changed []memory.Record
-	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		var err error
-		res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
-		return err
-	})
+	// A new record has no expected version, so a version conflict here is
+	// the write's own race: a record it supersedes changed between the
+	// in-transaction re-check and the update (on PostgreSQL, a concurrent
+	// transaction of this or another replica). The transaction is run
+	// again, re-checking against the new head, instead of answering 409 to
+	// a create (issue 14).
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = s.tx(ctx, "record", func(tx store.Tx) error {
+			var err error
+			res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
+			return err
+		})
+		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
+			break
+		}
+	}
 	if err != nil {
 		if isRefusal(err) {
 			s.auditRejection(ctx, p, decisionID, "record.write", r, err, now)

@@ -75,6 +75,7 @@ type Service struct {
 
 	touches   chan touch    // retrieval bookkeeping, drained by RunUsage
 	embedWake chan struct{} // nudges RunEmbedder after writes
+	embedCur  embedCursor   // where the embedding job's work list was read up to
 
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
@@ -83,6 +84,7 @@ type Service struct {
 	extract  ExtractionOptions
 	graphMu  sync.Mutex
 	graph    graphSink
+	kg       kgIndex // the drop-in's reads (kgindex.go)
 	onErased func()
 	erasure  *erasure
 

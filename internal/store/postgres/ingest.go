@@ -127,7 +127,8 @@ func (t *tx) ClaimJob(ctx context.Context, kinds []string, owner string, now tim
 	}
 	for {
 		j, err := scanJob(t.q.QueryRow(ctx, "SELECT "+jobCols+` FROM jobs
-			WHERE ((status = 'queued' AND run_after <= $1) OR (status = 'running' AND lease_until <= $1))
+			WHERE status IN ('queued', 'running') -- the jobs_claim index's condition, stated (see the SQLite store)
+			AND ((status = 'queued' AND run_after <= $1) OR (status = 'running' AND lease_until <= $1))
 			AND kind = ANY($2::text[]) ORDER BY run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED`, now, kinds))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.Job{}, false, nil

@@ -104,7 +104,11 @@ func (s *Store) runBatch(batch []*txReq) {
 		return
 	}
 	t := &tx{}
-	t.conn = conn{db: sqlTx, tx: sqlTx, pre: s.wstmts, cache: t.cache[:]}
+	ct := &cachedTx{tx: sqlTx, c: s.wcache}
+	// Runs after finish: the callers are answered first, and the
+	// transaction has ended, so the writer connection is free.
+	defer func() { s.wcache.prepare(ct.missed) }()
+	t.conn = conn{db: ct, tx: sqlTx, pre: s.wstmts, cache: t.cache[:]}
 	single := len(batch) == 1
 	live := 0
 	for i, r := range batch {

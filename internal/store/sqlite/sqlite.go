@@ -48,6 +48,8 @@ type Store struct {
 	r    *sql.DB // readers: query_only connections
 
 	wstmts []*sql.Stmt // every statement, prepared on the writer
+	// The statements built at run time, prepared per text (stmtcache.go).
+	wcache, rcache *stmtCache
 
 	closeOnce sync.Once
 	closeErr  error
@@ -116,7 +118,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.conn = conn{db: r, pre: rstmts}
+	s.wcache, s.rcache = newStmtCache(w), newStmtCache(r)
+	s.conn = conn{db: cachedPool{db: r, c: s.rcache}, pre: rstmts}
 	s.queue = make(chan *txReq, maxBatch)
 	s.closing = make(chan struct{})
 	s.writerD.Go(s.writer)
@@ -217,6 +220,11 @@ func (s *Store) Close() error {
 		}
 		for _, st := range s.pre {
 			errs = append(errs, st.Close())
+		}
+		for _, c := range []*stmtCache{s.wcache, s.rcache} {
+			if c != nil {
+				errs = append(errs, c.close())
+			}
 		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())

@@ -1,0 +1,262 @@
+package core
+
+// read_graph, search_nodes and open_nodes, answered from the
+// knowledge-graph index (kgindex.go).
+
+import (
+	"context"
+	"encoding/base64"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// kgRanked bounds the entities search_nodes adds by ranking when no
+// entity contains the query, and kgMinRelevance is the relevance (see
+// docs/retrieval.md) an observation needs to bring its entity in: about
+// a fifth of the query's weighted terms, so unrelated entities stay out.
+const (
+	kgRanked       = 10
+	kgMinRelevance = 0.4
+)
+
+// KGReadGraph returns every entity, in the reference's order, and every
+// relation — or, with a limit (memgate's extension; 0 for all), the first
+// limit entities with the relations touching them, Omitted saying how many
+// were left out.
+func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int) (KGGraph, error) {
+	return s.KGReadGraphPage(ctx, p, limit, "")
+}
+
+// KGReadGraphPage is read_graph with a cursor: the entities after the
+// one cursor names (a Next of an earlier page; "" for the first), at most
+// limit of them, with the relations touching them; Next names the last
+// when more follow. Without limit and cursor it is the whole graph, as
+// the reference answers.
+func (s *Service) KGReadGraphPage(ctx context.Context, p memory.Principal, limit int, cursor string) (KGGraph, error) {
+	limit, err := kgLimit(limit)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	after, err := kgDecodeCursor(cursor)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	sp, err := s.kgSpace(ctx, p.Workspace)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	s.kg.mu.RLock()
+	defer s.kg.mu.RUnlock()
+	start := 0
+	if after != nil {
+		start, _ = slices.BinarySearchFunc(sp.ents, after, kgCompareNodes)
+		if start < len(sp.ents) && kgCompareNodes(sp.ents[start], after) == 0 {
+			start++
+		}
+	}
+	g := KGGraph{Entities: []KGEntity{}}
+	var page []*kgNode
+	for i := start; i < len(sp.ents); i++ {
+		k := sp.ents[i]
+		if !nodeVisible(p, k.n) {
+			continue
+		}
+		if limit > 0 && len(page) == limit {
+			g.Omitted++
+			continue
+		}
+		page = append(page, k)
+		g.Entities = append(g.Entities, sp.entityFor(p, k))
+	}
+	// An uncut graph has the relations between placeholders too, as the
+	// reference's whole graph does.
+	whole := g.Omitted == 0 && after == nil
+	g.Relations = sp.relationsOf(p, page, whole)
+	if g.Omitted > 0 {
+		g.Next = kgEncodeCursor(page[len(page)-1])
+	}
+	return g, nil
+}
+
+// kgEncodeCursor names an entity's place in the reference's order.
+func kgEncodeCursor(k *kgNode) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.order + "\x00" + k.n.ID))
+}
+
+// kgDecodeCursor returns a stand-in node at the cursor's place (nil for
+// no cursor).
+func kgDecodeCursor(c string) (*kgNode, error) {
+	if c == "" {
+		return nil, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	order, id, ok := strings.Cut(string(raw), "\x00")
+	if err != nil || !ok || len(c) > 512 {
+		return nil, fault.Field("cursor", "is not a cursor this server gave")
+	}
+	return &kgNode{order: order, n: memory.Node{ID: id}}, nil
+}
+
+// KGSearchNodes returns the entities whose name, type or an observation
+// contains query, both lowercased as JavaScript's toLowerCase does (the
+// reference's matching), best first — the name equal to the query, then
+// names containing it, then types, then observations, more matching
+// observations first, ties in the reference's order — at most limit (0
+// for all; Omitted counts the rest), with the relations that touch them.
+// When no entity contains the query (a question, typically), the
+// entities whose observations the hybrid search ranks as answering it
+// (relevance at least kgMinRelevance, at most kgRanked) are returned
+// instead, best first, Ranked saying so.
+func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
+	limit, err := kgLimit(limit)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	if len(query) > 4096 {
+		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
+	}
+	sp, err := s.kgSpace(ctx, p.Workspace)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	g, found := s.kgMatch(sp, p, query, limit)
+	if found == 0 && strings.TrimSpace(query) != "" && s.index != nil {
+		return s.kgRankedSearch(ctx, sp, p, query, limit)
+	}
+	return g, nil
+}
+
+// kgMatch is the reference's matching over the index; found counts the
+// matching entities before the limit.
+func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit int) (KGGraph, int) {
+	s.kg.mu.RLock()
+	defer s.kg.mu.RUnlock()
+	q := jsLower(query)
+	nul := strings.IndexByte(q, 0) >= 0 // the blob's separator: test each part
+	type hit struct {
+		k           *kgNode
+		entity      KGEntity
+		tier, count int
+	}
+	var hits []hit
+	for _, k := range sp.ents {
+		if !nul && !strings.Contains(k.blob, q) {
+			continue
+		}
+		if !nodeVisible(p, k.n) {
+			continue
+		}
+		e, count := sp.entityMatch(p, k, q)
+		h := hit{k: k, entity: e, count: count}
+		switch {
+		case k.lname == q:
+			h.tier = 4
+		case strings.Contains(k.lname, q):
+			h.tier = 3
+		case strings.Contains(k.ltyp, q):
+			h.tier = 2
+		}
+		if q == "" {
+			h.count = len(e.Observations) // "" is in every string
+		}
+		if h.tier == 0 && h.count > 0 {
+			h.tier = 1
+		}
+		if h.tier > 0 {
+			hits = append(hits, h)
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].tier != hits[j].tier {
+			return hits[i].tier > hits[j].tier
+		}
+		return hits[i].count > hits[j].count
+	})
+	found := len(hits)
+	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
+	if limit > 0 && len(hits) > limit {
+		g.Omitted, hits = len(hits)-limit, hits[:limit]
+	}
+	matched := make([]*kgNode, 0, len(hits))
+	for _, h := range hits {
+		g.Entities = append(g.Entities, h.entity)
+		matched = append(matched, h.k)
+	}
+	g.Relations = sp.relationsOf(p, matched, false)
+	return g, found
+}
+
+// kgRankedSearch answers a query no entity contains with the entities of
+// the observations the hybrid search (lexical and dense, over the
+// observations' text, which starts with the entity's name) ranks first,
+// through Search and so its access checks.
+func (s *Service) kgRankedSearch(ctx context.Context, sp *kgSpace, p memory.Principal, query string, limit int) (KGGraph, error) {
+	want := kgRanked
+	if limit > 0 {
+		want = min(want, limit)
+	}
+	res, err := s.Search(ctx, p, SearchRequest{Query: query, K: 4 * kgRanked, Types: []memory.Type{memory.Entity},
+		Category: KGCategory, Statuses: []memory.Status{memory.Active, memory.Provisional}, MinRelevance: kgMinRelevance})
+	if err != nil {
+		return KGGraph{}, err
+	}
+	s.kg.mu.RLock()
+	defer s.kg.mu.RUnlock()
+	g := KGGraph{Entities: []KGEntity{}}
+	var nodes []*kgNode
+	seen := map[*kgNode]bool{}
+	for _, h := range res.Results {
+		for _, ref := range h.Record.Entities {
+			k := sp.byRef[ref]
+			if k == nil || seen[k] || !k.live || k.placeholder || !nodeVisible(p, k.n) {
+				continue
+			}
+			seen[k] = true
+			if len(nodes) < want {
+				nodes = append(nodes, k)
+				g.Entities = append(g.Entities, sp.entityFor(p, k))
+			}
+		}
+	}
+	g.Ranked = len(nodes)
+	g.Relations = sp.relationsOf(p, nodes, false)
+	return g, nil
+}
+
+// KGOpenNodes returns the named entities that exist, in the reference's
+// order, with the relations that touch them.
+func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
+	if len(names) > KGMaxNames {
+		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxNames)+" names")
+	}
+	sp, err := s.kgSpace(ctx, p.Workspace)
+	if err != nil {
+		return KGGraph{}, err
+	}
+	s.kg.mu.RLock()
+	defer s.kg.mu.RUnlock()
+	var nodes []*kgNode
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] || checkKGName(name, "names") != nil {
+			continue
+		}
+		seen[name] = true
+		k := sp.byRef[kgEntityRef(name)]
+		if k != nil && k.live && !k.placeholder && nodeVisible(p, k.n) {
+			nodes = append(nodes, k)
+		}
+	}
+	slices.SortStableFunc(nodes, kgCompareNodes)
+	g := KGGraph{Entities: make([]KGEntity, 0, len(nodes))}
+	for _, k := range nodes {
+		g.Entities = append(g.Entities, sp.entityFor(p, k))
+	}
+	g.Relations = sp.relationsOf(p, nodes, false)
+	return g, nil
+}
