@@ -89,9 +89,16 @@ var sdkMethods = map[string]string{
 	"GET /v1/memory_stores/{store}/memory_versions":           "Client.ListMemoryVersions",
 	"GET /v1/memory_stores/{store}/memory_versions/{version}": "Client.GetMemoryVersion",
 	"POST /v1/memory_stores/{store}/memory_versions/{version}/redact": "Client.RedactMemoryVersion",
-	"GET /v1/audit":        "Client.Audit",
-	"GET /v1/audit/verify": "Client.VerifyAudit",
-	"GET /v1/decisions":    "Client.Decisions",
+	"GET /v1/audit":                    "Client.Audit",
+	"GET /v1/audit/verify":             "Client.VerifyAudit",
+	"GET /v1/decisions":                "Client.Decisions",
+	"POST /v1/admin/backup":            "Client.Backup",
+	"GET /.well-known/agent-card.json": "Client.AgentCard",
+	"GET /v1/events":                   "Client.Events",
+	"POST /v1/webhooks":                "Client.CreateWebhook",
+	"GET /v1/webhooks":                 "Client.ListWebhooks",
+	"DELETE /v1/webhooks/{id}":         "Client.DeleteWebhook",
+	"GET /v1/webhooks/deliveries":      "Client.WebhookDeliveries",
 }
 
 // notSDK are routes that are not client capabilities: the probes and the

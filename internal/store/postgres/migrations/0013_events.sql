@@ -1,4 +1,4 @@
--- 0015_events: the event outbox, webhook endpoints and their delivery log
+-- 0013_events: the event outbox, webhook endpoints and their delivery log
 -- (internal/events, docs/events.md). An event is appended by the
 -- transaction whose change causes it and carries ids only, never content.
 -- Like the change logs (0003), seq is drawn at commit under the change-log
