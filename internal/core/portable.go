@@ -177,9 +177,40 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 	created := wsRow.CreatedAt
 	lw.put(exportLine{Kind: "workspace", Workspace: ws, Settings: settings, CreatedAt: &created})
 
+	// The sections in the format's order; each stops at a write error.
+	if err := s.exportPrincipals(ctx, ws, lw, &st); err != nil {
+		return st, err
+	}
+	if err := s.exportGraph(ctx, ws, lw, &st); err != nil {
+		return st, err
+	}
+	if lw.err != nil {
+		return st, lw.err
+	}
+	records, err := s.exportRecords(ctx, ws, lw, &st, progress)
+	if err != nil {
+		return st, err
+	}
+	if err := s.exportApprovals(ctx, ws, lw, &st, records); err != nil {
+		return st, err
+	}
+	counts := st.ExportCounts
+	lw.put(exportLine{Kind: "end", Counts: &counts})
+	if lw.err == nil {
+		if err := lw.w.Flush(); err != nil {
+			lw.err = fault.Wrap(fault.Unavailable, err, "export: write failed")
+		}
+	}
+	st.Bytes = lw.n
+	return st, lw.err
+}
+
+// exportPrincipals writes the workspace's principals by id, memgate's
+// own system principals left out.
+func (s *Service) exportPrincipals(ctx context.Context, ws string, lw *lineWriter, st *ExportStats) error {
 	ps, err := s.store.ListPrincipals(ctx, ws, "")
 	if err != nil {
-		return st, storeErr(err, "principals")
+		return storeErr(err, "principals")
 	}
 	slices.SortFunc(ps, func(a, b memory.Principal) int { return strings.Compare(a.ID, b.ID) })
 	for _, p := range ps {
@@ -191,12 +222,17 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 		}})
 		st.Principals++
 	}
+	return nil
+}
 
+// exportGraph writes every node, then every edge (invalidated ones
+// included) whose two nodes were written.
+func (s *Service) exportGraph(ctx context.Context, ws string, lw *lineWriter, st *ExportStats) error {
 	nodes := map[string]bool{}
 	for after := ""; ; {
 		page, err := s.store.ListNodes(ctx, ws, store.NodeQuery{After: after, Limit: store.MaxLimit})
 		if err != nil {
-			return st, storeErr(err, "nodes")
+			return storeErr(err, "nodes")
 		}
 		for i := range page {
 			lw.put(exportLine{Kind: "node", Node: &page[i]})
@@ -211,7 +247,7 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 	for after := ""; ; {
 		page, err := s.store.ListEdges(ctx, ws, store.EdgeQuery{IncludeInvalidated: true, After: after, Limit: store.MaxLimit})
 		if err != nil {
-			return st, storeErr(err, "edges")
+			return storeErr(err, "edges")
 		}
 		for i := range page {
 			if e := &page[i]; nodes[e.From] && nodes[e.To] {
@@ -224,10 +260,12 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 		}
 		after = page[len(page)-1].ID
 	}
-	if lw.err != nil {
-		return st, lw.err
-	}
+	return nil
+}
 
+// exportRecords writes every record with its whole history, ascending by
+// id, and returns the ids written.
+func (s *Service) exportRecords(ctx context.Context, ws string, lw *lineWriter, st *ExportStats, progress func(done int)) (map[string]bool, error) {
 	// Record ids newest first, page by page, then ascending.
 	var ids []string
 	q := store.RecordQuery{Statuses: memory.Statuses, Access: store.AccessFilter{Levels: memory.AccessLevels},
@@ -235,7 +273,7 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 	for {
 		page, err := s.store.ListRecords(ctx, ws, q)
 		if err != nil {
-			return st, storeErr(err, "records")
+			return nil, storeErr(err, "records")
 		}
 		for _, r := range page {
 			ids = append(ids, r.ID)
@@ -249,15 +287,15 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 	records := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return st, storeErr(err, "export")
+			return nil, storeErr(err, "export")
 		}
 		vs, err := s.store.ListVersions(ctx, ws, id)
 		if err != nil {
-			return st, storeErr(err, "record "+id)
+			return nil, storeErr(err, "record "+id)
 		}
 		lw.put(exportLine{Kind: "record", Versions: vs})
 		if lw.err != nil {
-			return st, lw.err
+			return nil, lw.err
 		}
 		records[id] = true
 		st.Records++
@@ -266,11 +304,15 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 			progress(st.Records)
 		}
 	}
+	return records, nil
+}
 
+// exportApprovals writes the approval items of the records written.
+func (s *Service) exportApprovals(ctx context.Context, ws string, lw *lineWriter, st *ExportStats, records map[string]bool) error {
 	for after := ""; ; {
 		page, err := s.store.ListApprovals(ctx, ws, "", after, store.MaxLimit)
 		if err != nil {
-			return st, storeErr(err, "approvals")
+			return storeErr(err, "approvals")
 		}
 		for _, a := range page {
 			if !records[a.RecordID] {
@@ -287,15 +329,7 @@ func (s *Service) Export(ctx context.Context, by memory.Principal, w io.Writer, 
 		}
 		after = page[len(page)-1].ID
 	}
-	counts := st.ExportCounts
-	lw.put(exportLine{Kind: "end", Counts: &counts})
-	if lw.err == nil {
-		if err := lw.w.Flush(); err != nil {
-			lw.err = fault.Wrap(fault.Unavailable, err, "export: write failed")
-		}
-	}
-	st.Bytes = lw.n
-	return st, lw.err
+	return nil
 }
 
 // canonicalLine returns the RFC 8785 canonical form of the JSON text raw,
