@@ -64,7 +64,8 @@ func runBench(env Env, args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
-			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n\nflags:\n")
+			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n"+
+			"       memgate bench gateway|writes|visibility [flags]   (see memgate bench writes -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var name string
