@@ -423,6 +423,7 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"GatewayUser", core.GatewayUser{}, true},
 		{"CreateUserRequest", createUserBody{}, false},
 		{"ForgetReport", core.ForgetReport{}, true},
+		{"ForgetPreview", ForgetPreview{}, true},
 		{"ImportStats", core.ImportStats{}, true},
 		{"Node", memory.Node{}, true},
 		{"Edge", memory.Edge{}, true},
