@@ -285,7 +285,7 @@ func TestForgetSubjectPreview(t *testing.T) {
 	for _, c := range []string{"Alice likes green tea", "Alice moved to Lyon"} {
 		h.mustDo("POST", "/v1/records", "std", map[string]any{"type": "belief", "content": c, "entities": []string{"person:alice"}}, http.StatusCreated, nil)
 	}
-	var pre core.ForgetReport
+	var pre api.ForgetPreview
 	h.mustDo("POST", "/v1/graph/forget_subject", "op", map[string]any{"subject": "person:alice", "preview": true}, http.StatusOK, &pre)
 	if !pre.Preview || pre.Records != 2 || pre.Nodes != 1 {
 		t.Fatalf("preview: %+v", pre)
@@ -307,7 +307,7 @@ func TestForgetSubjectPreview(t *testing.T) {
 	h.wantError("POST", "/v1/graph/forget_subject", "trusted", map[string]any{"subject": "person:alice", "preview": true}, http.StatusForbidden, "permission_denied")
 	var done core.ForgetReport
 	h.mustDo("POST", "/v1/graph/forget_subject", "op", map[string]any{"subject": "person:alice"}, http.StatusOK, &done)
-	if done.Preview || done.Records != pre.Records || done.Nodes != pre.Nodes || done.Edges != pre.Edges || done.Messages != pre.Messages {
+	if done.Records != pre.Records || done.Nodes != pre.Nodes || done.Edges != pre.Edges || done.Messages != pre.Messages {
 		t.Fatalf("erasure %+v differs from its preview %+v", done, pre)
 	}
 }

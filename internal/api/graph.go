@@ -135,6 +135,13 @@ func (s *Server) graphHealth(w http.ResponseWriter, r *http.Request, p memory.Pr
 	return writeJSON(w, http.StatusOK, h)
 }
 
+// ForgetPreview is a forget_subject preview's answer: the counts the
+// erasure would have, marked as a preview (nothing was erased).
+type ForgetPreview struct {
+	core.ForgetReport
+	Preview bool `json:"preview"`
+}
+
 type forgetSubjectRequest struct {
 	Subject string `json:"subject"`
 	// Preview counts what would be erased and erases nothing.
@@ -146,11 +153,14 @@ func (s *Server) forgetSubject(w http.ResponseWriter, r *http.Request, p memory.
 	if err := Decode(r, &req); err != nil {
 		return err
 	}
-	forget := s.svc.ForgetSubject
 	if req.Preview {
-		forget = s.svc.PreviewForgetSubject
+		rep, err := s.svc.PreviewForgetSubject(r.Context(), p, req.Subject)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, ForgetPreview{ForgetReport: rep, Preview: true})
 	}
-	rep, err := forget(r.Context(), p, req.Subject)
+	rep, err := s.svc.ForgetSubject(r.Context(), p, req.Subject)
 	if err != nil {
 		return err
 	}

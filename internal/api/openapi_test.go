@@ -447,6 +447,7 @@ func checkSchemasMatchStructs(t *testing.T, doc map[string]any) {
 		{"Mem0HistoryEntry", mem0compat.HistoryEntry{}, true},
 		{"Mem0Ping", mem0compat.Ping{}, true},
 		{"Mem0Event", mem0compat.Event{}, true},
+		{"ForgetPreview", ForgetPreview{}, true},
 		{"ImportStats", core.ImportStats{}, true},
 		{"Node", memory.Node{}, true},
 		{"Edge", memory.Edge{}, true},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/config"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/memory"
@@ -244,20 +245,21 @@ func runForget(env Env, args []string) error {
 			return usagef("forget: give a record id or --subject, not both")
 		}
 		return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
-			forget := a.svc.ForgetSubject
 			if preview {
-				forget = a.svc.PreviewForgetSubject
+				rep, err := a.svc.PreviewForgetSubject(ctx, a.operator(), subject)
+				if err != nil {
+					return err
+				}
+				return output(env, asJSON, api.ForgetPreview{ForgetReport: rep, Preview: true}, func(w io.Writer) {
+					fmt.Fprintf(w, "forgetting subject %s would erase %d records, %d messages, %d nodes, %d edges (nothing erased)\n",
+						rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
+				})
 			}
-			rep, err := forget(ctx, a.operator(), subject)
+			rep, err := a.svc.ForgetSubject(ctx, a.operator(), subject)
 			if err != nil {
 				return err
 			}
 			return output(env, asJSON, rep, func(w io.Writer) {
-				if rep.Preview {
-					fmt.Fprintf(w, "forgetting subject %s would erase %d records, %d messages, %d nodes, %d edges (nothing erased)\n",
-						rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
-					return
-				}
 				fmt.Fprintf(w, "forgot subject %s: %d records, %d messages, %d nodes, %d edges (tombstones kept; database files scrubbed)\n",
 					rep.Subject, rep.Records, rep.Messages, rep.Nodes, rep.Edges)
 			})

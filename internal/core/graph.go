@@ -84,8 +84,6 @@ type ForgetReport struct {
 	Messages int    `json:"messages"`
 	Nodes    int    `json:"nodes"`
 	Edges    int    `json:"edges"`
-	// Preview is true on a dry run's report: nothing was erased.
-	Preview bool `json:"preview,omitempty"`
 }
 
 // subjectScope is the scope key a subject's own records carry: a user's
@@ -235,7 +233,6 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 		return err
 	})
 	if preview && errors.Is(err, errPreview) {
-		rep.Preview = true
 		return rep, nil
 	}
 	if err != nil {
