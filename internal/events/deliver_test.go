@@ -358,3 +358,84 @@ func TestWebhookBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadEndpointBlocksNothing: while one endpoint hangs on a delivery,
+// writes commit (with their events) and another endpoint receives every
+// event; the hung delivery ends at its timeout and is retried later.
+func TestDeadEndpointBlocksNothing(t *testing.T) {
+	e := newEnv(t, events.Options{Timeout: 30 * time.Second})
+	hung := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(hung) })
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer stuck.Close()
+	if _, err := e.svc.CreateWebhook(e.ctx, e.op, core.WebhookRequest{URL: stuck.URL}); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newReceiver(t, e.clk.Now)
+	c, err := e.svc.CreateWebhook(e.ctx, e.op, core.WebhookRequest{URL: rcv.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.secret = c.Secret
+	e.emitAll(t)
+	done := make(chan error, 1)
+	go func() { done <- e.svc.Deliverer().RunOnce(e.ctx) }()
+	select {
+	case <-hung:
+	case <-time.After(time.Minute):
+		t.Fatal("the stuck endpoint was never called")
+	}
+	// The stuck delivery is in flight: writes still commit, with events.
+	before := len(e.outbox(t))
+	for i := range 5 {
+		if _, err := e.svc.Write(e.ctx, e.op, core.WriteRequest{Type: memory.Belief,
+			Content: "key " + string(rune('a'+i)) + " sk-proj-4fQx9LmN2pR7tV3wZ8yB6cD1eG5hJ0kM"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.outbox(t)); n != before+10 {
+		t.Fatalf("outbox grew by %d during a hung delivery, want 10", n-before)
+	}
+	// The healthy endpoint got its events meanwhile (RunOnce serves
+	// endpoints concurrently; it has not returned).
+	deadline := time.After(time.Minute)
+	for len(rcv.received()) < len(events.Kinds) {
+		select {
+		case <-deadline:
+			t.Fatalf("the healthy endpoint got %d events while the other hung", len(rcv.received()))
+		case err := <-done:
+			t.Fatalf("RunOnce returned (%v) before the stuck delivery ended", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("RunOnce returned (%v) while a delivery hung", err)
+	default:
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	log := e.deliveries(t, "")
+	if len(log) == 0 || log[len(log)-1].Outcome == "" {
+		t.Fatal("empty delivery log")
+	}
+	failed := 0
+	for _, d := range log {
+		if d.Outcome == store.DeliveryFailed && d.StatusCode == http.StatusServiceUnavailable {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d failed deliveries logged for the stuck endpoint, want 1", failed)
+	}
+}
