@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memgate/memgate/internal/backoff"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/remote"
@@ -336,13 +336,8 @@ func transportError(err error) string {
 }
 
 // backoff is the wait after failed attempt n: base·2^(n-1), capped, with
-// equal jitter, or what the receiver's Retry-After asked if longer.
+// equal jitter (the shared internal/backoff), or what the receiver's
+// Retry-After asked if longer.
 func (d *Deliverer) backoff(n int, retryAfter time.Duration) time.Duration {
-	b := d.o.BackoffBase
-	for i := 1; i < n && b < d.o.BackoffMax; i++ {
-		b *= 2
-	}
-	b = min(b, d.o.BackoffMax)
-	b = b/2 + rand.N(b/2+1)
-	return max(b, min(retryAfter, d.o.BackoffMax))
+	return max(backoff.Delay(d.o.BackoffBase, d.o.BackoffMax, n-1), min(retryAfter, d.o.BackoffMax))
 }
