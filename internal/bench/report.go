@@ -54,11 +54,19 @@ func figures(bench string, s *Stats, ks []int) map[string]float64 {
 	for _, k := range ks {
 		if bench == LongMemEval {
 			m[fmt.Sprintf("recall_any@%d", k)] = round4(s.Any[k])
+			m[fmt.Sprintf("evidence_recall@%d", k)] = round4(s.Recall[k])
+			m[fmt.Sprintf("session_recall@%d", k)] = round4(s.SessHit[k])
+			m[fmt.Sprintf("session_evidence_recall@%d", k)] = round4(s.SessRecall[k])
 		} else {
 			m[fmt.Sprintf("recall@%d", k)] = round4(s.Recall[k])
+			m[fmt.Sprintf("hit@%d", k)] = round4(s.Any[k])
 		}
 		m[fmt.Sprintf("recall_all@%d", k)] = round4(s.All[k])
 	}
+	if bench == LongMemEval {
+		m["session_mrr"] = round4(s.SessMRR)
+	}
+	m["mrr"] = round4(s.MRR)
 	return m
 }
 
@@ -160,17 +168,29 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	type table struct {
 		title string
 		pick  func(*Stats) map[int]float64
+		// mrr adds an MRR column.
+		mrr func(*Stats) float64
 	}
 	var tables []table
+	turnMRR := func(s *Stats) float64 { return s.MRR }
 	if res.Bench == LongMemEval {
 		tables = []table{
-			{"recall_any@k: questions with at least one evidence turn in the top k", func(s *Stats) map[int]float64 { return s.Any }},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }},
+			{"session recall@k (published protocol): questions with a top-k result inside an evidence session; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.SessHit }, func(s *Stats) float64 { return s.SessMRR }},
+			{"session evidence recall@k: mean fraction of evidence sessions holding a top-k result",
+				func(s *Stats) map[int]float64 { return s.SessRecall }, nil},
+			{"recall_any@k: questions with at least one evidence turn in the top k; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+			{"evidence recall@k: mean fraction of evidence turns in the top k",
+				func(s *Stats) map[int]float64 { return s.Recall }, nil},
+			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 		}
 	} else {
 		tables = []table{
-			{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }},
+			{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }, nil},
+			{"hit@k: questions with at least one evidence turn in the top k; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 		}
 	}
 	overallName := "OVERALL (cat 1-4)"
@@ -183,6 +203,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 		for _, k := range sum.Ks {
 			fmt.Fprintf(w, " %7s", fmt.Sprintf("@%d", k))
 		}
+		if t.mrr != nil {
+			fmt.Fprintf(w, " %7s", "MRR")
+		}
 		fmt.Fprintln(w)
 		row := func(name string, s *Stats, skipped int) {
 			fmt.Fprintf(w, "  %-26s %5d %5d", name, s.N, skipped)
@@ -193,6 +216,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 				} else {
 					fmt.Fprintf(w, " %7.3f", m[k])
 				}
+			}
+			if t.mrr != nil && s.N > 0 {
+				fmt.Fprintf(w, " %7.3f", t.mrr(s))
 			}
 			fmt.Fprintln(w)
 		}

@@ -36,9 +36,10 @@ func runBench(env Env, args []string) error {
 		data, signals, report string
 		kmax, limit, workers  int
 		ingestWorkers         int
-		jsonOnly              bool
+		jsonOnly, reuse       bool
 	)
 	fs.StringVar(&data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
+	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
 	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph (default all available)")
 	fs.IntVar(&kmax, "k-max", 50, "results asked per question (1-100)")
 	fs.IntVar(&limit, "limit", 0, "only the first N conversations or instances (0: all)")
@@ -105,6 +106,13 @@ func runBench(env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	openEnv := env
+	stateFile := ""
+	if dirGiven {
+		stateFile = filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json")
+	}
+	if reuse && !dirGiven {
+		return usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
+	}
 	if !dirGiven {
 		tmp, err := os.MkdirTemp("", "memgate-bench-")
 		if err != nil {
@@ -197,6 +205,7 @@ func runBench(env Env, args []string) error {
 		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
+		StateFile: stateFile, Reuse: reuse,
 	})
 	if err != nil {
 		return err
