@@ -192,7 +192,7 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	af := accessFilter(p, req.IncludeSensitive)
 	f := retrieve.Filter{
 		Workspace: p.Workspace, Types: req.Types, Statuses: req.Statuses, Scope: req.Scope, Category: req.Category,
-		Entity: req.Entity, Access: af.Levels, OwnAgent: af.OwnAgent, AsOf: memory.CanonPtr(req.AsOf),
+		Entity: req.Entity, Access: af.Levels, OwnAgent: af.OwnAgent, OwnUser: af.OwnUser, AsOf: memory.CanonPtr(req.AsOf),
 		IncludeInvalidated: req.IncludeInvalidated, MinConfidence: req.MinConfidence,
 	}
 	if len(f.Statuses) == 0 && req.AsOf != nil {

@@ -42,9 +42,11 @@ type Filter struct {
 	Scope     memory.Scope
 	Category  string
 	Entity    string
-	// Access levels visible, plus "agent" records of OwnAgent.
+	// Access levels visible, plus "agent" records of OwnAgent and, with
+	// OwnUser, its "user" records too (a gateway user's own flagged turns).
 	Access   []memory.Access
 	OwnAgent string
+	OwnUser  bool
 	// AsOf keeps records valid in the world at that time.
 	AsOf               *time.Time
 	IncludeInvalidated bool
