@@ -93,7 +93,18 @@ type Query struct {
 	// conversation turn whose session scores s (relative to the best
 	// session) as one BM25 document for the query (see sessionScores).
 	Session float64
-	Now     time.Time
+	// Time, when > 0, multiplies by 1+Time the fused score of the records
+	// whose event time falls in a span the query's time expressions name
+	// (TimeSpans, resolved against Now).
+	Time float64
+	// SessionCap, when > 0, keeps at most this many turns of one session
+	// ahead of the turns of other sessions, for aggregation questions
+	// only (Aggregation): their evidence is one turn in each of several
+	// sessions.
+	SessionCap int
+	// Now is the query's reference time: recency ages and relative time
+	// expressions count from it.
+	Now time.Time
 }
 
 // SignalScore is one signal's view of a result.
@@ -363,6 +374,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if q.Speaker > 0 {
 		e.speakerBoost(q.Text, fused, q.Speaker)
 	}
+	if q.Time > 0 {
+		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
+			e.timeBoost(spans, fused, q.Time)
+		}
+	}
 	order := make([]uint32, 0, len(fused))
 	for k := range fused {
 		order = append(order, k)
@@ -374,6 +390,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 		return e.idLess(a, b) // deterministic on every backend
 	})
+	if q.SessionCap > 0 && Aggregation(q.Text) {
+		order = e.diversify(order, q.SessionCap)
+	}
 	if q.MMR > 0 && len(order) > q.K {
 		order = e.mmr(order, fused, q.K, q.MMR)
 	}
