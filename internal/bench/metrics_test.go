@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -93,5 +94,20 @@ func TestLoCoMoHitAndMRR(t *testing.T) {
 	}
 	if _, ok := j["session_mrr"]; ok {
 		t.Errorf("LoCoMo figures carry session_mrr: %v", j)
+	}
+}
+
+// TestReportWithoutEvidence: an abstention question asked without
+// evidence turns (for the relevance AUC only) still makes a valid report
+// line (its recall was 0/0, which JSON cannot hold).
+func TestReportWithoutEvidence(t *testing.T) {
+	q := hand(Abstention, nil, nil, []string{"s1#0"})
+	res := &Result{Questions: []QuestionResult{q}, turnText: map[string]map[string]string{}}
+	var b strings.Builder
+	if err := WriteReport(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"recall@10":0`) {
+		t.Errorf("report %s", b.String())
 	}
 }

@@ -312,8 +312,11 @@ func WriteReport(w io.Writer, res *Result) error {
 		n := len(q.Question.Evidence)
 		c := q.Covered(10)
 		l := reportLine{Conv: q.Conv, ID: q.Question.ID, Group: q.Question.Group, Question: q.Question.Text,
-			Answer: q.Question.Answer, Route: q.Route, Recall10: round4(float64(c) / float64(n)), All10: c == n, Error: q.Err,
+			Answer: q.Question.Answer, Route: q.Route, All10: c == n, Error: q.Err,
 			Evidence: []reportTurn{}, Hits: []reportHit{}}
+		if n > 0 { // an abstention question asked without evidence has no recall
+			l.Recall10 = round4(float64(c) / float64(n))
+		}
 		for _, e := range q.Question.Evidence {
 			l.Evidence = append(l.Evidence, reportTurn{Turn: e, Rank: q.Rank[e], Content: res.turnText[q.Conv][e]})
 		}
