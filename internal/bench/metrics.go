@@ -27,11 +27,16 @@ type Stats struct {
 	SessHit    map[int]float64 `json:"-"`
 	SessRecall map[int]float64 `json:"-"`
 	SessMRR    float64         `json:"-"`
+	// SessAllDistinct[k] is the LongMemEval paper's session-level
+	// recall_all@k for a turn retriever: the fraction of questions whose
+	// every evidence session is among the first k distinct sessions of
+	// the ranked turns.
+	SessAllDistinct map[int]float64 `json:"-"`
 }
 
 func newStats() *Stats {
 	return &Stats{Recall: map[int]float64{}, Any: map[int]float64{}, All: map[int]float64{},
-		SessHit: map[int]float64{}, SessRecall: map[int]float64{}}
+		SessHit: map[int]float64{}, SessRecall: map[int]float64{}, SessAllDistinct: map[int]float64{}}
 }
 
 func (s *Stats) add(q *QuestionResult, ks []int) {
@@ -74,13 +79,24 @@ func (s *Stats) add(q *QuestionResult, ks []int) {
 			s.SessRecall[k] += float64(c) / float64(len(sr))
 		}
 	}
+	distinct := q.DistinctSessions()
+	for _, k := range ks {
+		top := distinct[:min(k, len(distinct))]
+		all := len(sr) > 0
+		for sess := range sr {
+			all = all && slices.Contains(top, sess)
+		}
+		if all {
+			s.SessAllDistinct[k]++
+		}
+	}
 }
 
 func (s *Stats) finish() {
 	if s.N == 0 {
 		return
 	}
-	for _, m := range []map[int]float64{s.Recall, s.Any, s.All, s.SessHit, s.SessRecall} {
+	for _, m := range []map[int]float64{s.Recall, s.Any, s.All, s.SessHit, s.SessRecall, s.SessAllDistinct} {
 		for k := range m {
 			m[k] /= float64(s.N)
 		}

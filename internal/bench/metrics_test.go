@@ -65,6 +65,9 @@ func TestSessionMetrics(t *testing.T) {
 	nearly(t, "turn any@1", s.Any[1], 1.0/3)
 	nearly(t, "evidence recall@5", s.Recall[5], (1+0.5+0)/3)
 	nearly(t, "all@5", s.All[5], 1.0/3)
+	// Distinct sessions: q1 s9, s1; q2 s3, s9; q3 s9.
+	nearly(t, "session all distinct@1", s.SessAllDistinct[1], 0)
+	nearly(t, "session all distinct@5", s.SessAllDistinct[5], 1.0/3) // q1 only: q2 never reaches s2
 	if s.N != 3 {
 		t.Errorf("N = %d", s.N)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/memgate/memgate/internal/memory"
 )
 
 // RenderOptions describe the run for the printed report.
@@ -57,6 +59,7 @@ func figures(bench string, s *Stats, ks []int) map[string]float64 {
 			m[fmt.Sprintf("evidence_recall@%d", k)] = round4(s.Recall[k])
 			m[fmt.Sprintf("session_recall@%d", k)] = round4(s.SessHit[k])
 			m[fmt.Sprintf("session_evidence_recall@%d", k)] = round4(s.SessRecall[k])
+			m[fmt.Sprintf("session_recall_all_distinct@%d", k)] = round4(s.SessAllDistinct[k])
 		} else {
 			m[fmt.Sprintf("recall@%d", k)] = round4(s.Recall[k])
 			m[fmt.Sprintf("hit@%d", k)] = round4(s.Any[k])
@@ -157,6 +160,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 		fmt.Fprintf(w, "  %-32s %d\n", k, res.Reasons[k])
 	}
 	fmt.Fprintf(w, "  quarantined turns (not searchable): %d\n", res.Quarantined)
+	if n := res.Decisions[memory.DecisionFlagged]; n > 0 {
+		fmt.Fprintf(w, "  flagged turns (the user's own contact details: searchable by that user and operators): %d\n", n)
+	}
 	for _, s := range res.RejectSamples {
 		fmt.Fprintf(w, "  rejected: %s\n", s)
 	}
@@ -179,6 +185,8 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 				func(s *Stats) map[int]float64 { return s.SessHit }, func(s *Stats) float64 { return s.SessMRR }},
 			{"session evidence recall@k: mean fraction of evidence sessions holding a top-k result",
 				func(s *Stats) map[int]float64 { return s.SessRecall }, nil},
+			{"session recall_all@k (LongMemEval paper, turn retrieval): every evidence session among the first k distinct sessions",
+				func(s *Stats) map[int]float64 { return s.SessAllDistinct }, nil},
 			{"recall_any@k: questions with at least one evidence turn in the top k; MRR of the first",
 				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
 			{"evidence recall@k: mean fraction of evidence turns in the top k",

@@ -140,6 +140,20 @@ func (q *QuestionResult) SessionRanks() map[string]int {
 	return out
 }
 
+// DistinctSessions lists the sessions of the ranked results, each once,
+// in the order of their first result.
+func (q *QuestionResult) DistinctSessions() []string {
+	var out []string
+	for _, h := range q.Hits {
+		for _, t := range h.Turns {
+			if s := TurnSession(t); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 // ReportHits is how many hits keep their content for the report.
 const ReportHits = 10
 
