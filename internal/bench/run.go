@@ -50,7 +50,6 @@ type Options struct {
 	Speaker  *float64
 	Session  *float64
 	Time     *float64
-	SessCap  *int
 	// Limit keeps only the first Limit conversations (0: all).
 	Limit int
 	// Workers run questions concurrently (default GOMAXPROCS).
@@ -284,7 +283,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				for _, e := range q.Evidence {
 					qr.Rank[e] = 0
 				}
-				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date, SessionCap: o.SessCap,
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date,
 					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
 					// The metric is turn recall: a result counts when it is a
 					// turn's episode, so the facts extraction derived from

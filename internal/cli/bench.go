@@ -52,7 +52,6 @@ func runBench(env Env, args []string) error {
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
-	sessCap := fs.Int("session-cap", -1, "turns of one session ahead of other sessions' for aggregation questions (default: the search default)")
 	timeBoost := fs.Float64("time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
@@ -180,10 +179,6 @@ func runBench(env Env, args []string) error {
 	if *session >= 0 {
 		sess = session
 	}
-	var sc *int
-	if *sessCap >= 0 {
-		sc = sessCap
-	}
 	var tb *float64
 	if *timeBoost >= 0 {
 		tb = timeBoost
@@ -212,7 +207,7 @@ func runBench(env Env, args []string) error {
 	}
 	defer stopGW()
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
-		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb, SessCap: sc,
+		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
 		StateFile: stateFile, Reuse: reuse,

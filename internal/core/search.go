@@ -67,11 +67,6 @@ type SearchRequest struct {
 	// query's time expressions name: fused score × (1 + time) (default
 	// DefaultTime; 0 disables).
 	Time *float64 `json:"time,omitempty"`
-	// SessionCap keeps at most this many turns of one conversation
-	// session ahead of other sessions' turns in the answer to an
-	// aggregation question ("how many times...", "all the ..."; default
-	// DefaultSessionCap; 0 disables).
-	SessionCap *int `json:"session_cap,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -82,7 +77,6 @@ var (
 	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
 	DefaultTime        = 0.5
-	DefaultSessionCap  = 0
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -198,9 +192,6 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
 		return SearchResponse{}, fault.Field("session", "must be between 0 and 10")
 	}
-	if req.SessionCap != nil && (*req.SessionCap < 0 || *req.SessionCap > MaxK) {
-		return SearchResponse{}, fault.Field("session_cap", "must be between 0 and 100")
-	}
 	if req.Time != nil && (*req.Time < 0 || *req.Time > 10) {
 		return SearchResponse{}, fault.Field("time", "must be between 0 and 10")
 	}
@@ -227,10 +218,7 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.Time != nil {
 		q.Time = *req.Time
 	}
-	q.SessionCap = DefaultSessionCap
-	if req.SessionCap != nil {
-		q.SessionCap = *req.SessionCap
-	}
+
 	if q.K == 0 {
 		q.K = 10
 	}

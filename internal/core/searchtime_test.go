@@ -11,7 +11,7 @@ import (
 
 // TestSearchReferenceTime: "last weekend" counts from the request's
 // reference_time (the question's date), not from the clock, and the
-// bad values of time and session_cap are 400s naming the field.
+// bad values of time are 400s naming the field.
 func TestSearchReferenceTime(t *testing.T) {
 	eachBackend(t, func(t *testing.T, st store.Store) {
 		s, ps := graphAccessService(t, st)
@@ -46,10 +46,8 @@ func TestSearchReferenceTime(t *testing.T) {
 			t.Errorf("asked now (no reference time): first %s, want the better word match %s", got, old)
 		}
 		bad := -1.0
-		badCap := MaxK + 1
 		for field, req := range map[string]SearchRequest{
-			"time":        {Query: "x", Time: &bad},
-			"session_cap": {Query: "x", SessionCap: &badCap},
+			"time": {Query: "x", Time: &bad},
 		} {
 			_, err := s.Search(ctx, op, req)
 			if fault.CodeOf(err) != fault.InvalidArgument || fault.As(err).Details["field"] != field {

@@ -97,11 +97,6 @@ type Query struct {
 	// whose event time falls in a span the query's time expressions name
 	// (TimeSpans, resolved against Now).
 	Time float64
-	// SessionCap, when > 0, keeps at most this many turns of one session
-	// ahead of the turns of other sessions, for aggregation questions
-	// only (Aggregation): their evidence is one turn in each of several
-	// sessions.
-	SessionCap int
 	// Now is the query's reference time: recency ages and relative time
 	// expressions count from it.
 	Now time.Time
@@ -390,9 +385,6 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 		return e.idLess(a, b) // deterministic on every backend
 	})
-	if q.SessionCap > 0 && Aggregation(q.Text) {
-		order = e.diversify(order, q.SessionCap)
-	}
 	if q.MMR > 0 && len(order) > q.K {
 		order = e.mmr(order, fused, q.K, q.MMR)
 	}

@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"math"
-	"regexp"
 	"slices"
 
 	"github.com/memgate/memgate/internal/lexical"
@@ -133,32 +132,4 @@ func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, 
 			fused[k] *= 1 + w*s/best
 		}
 	}
-}
-
-// aggregationRe recognises questions whose answer gathers several turns,
-// usually from several sessions: counts, totals, lists.
-var aggregationRe = regexp.MustCompile(`(?i)\b(how many|how much|how often|how long|in total|total|all the|all of|every|list|number of|times|what are|what (kinds?|types?|activities|things|events|books|places|items|hobbies|sports|pets|games|instruments|movies|songs))\b`)
-
-// Aggregation reports whether a question asks to gather several facts
-// ("how many times...", "all the ...", "what books has X read").
-func Aggregation(text string) bool { return aggregationRe.MatchString(text) }
-
-// diversify returns order with at most limit turns of one session among
-// the ranked turns; the turns over the limit move after all the others,
-// keeping their order. Records without a session are never moved.
-func (e *Engine) diversify(order []uint32, limit int) []uint32 {
-	count := map[sessKey]int{}
-	head := make([]uint32, 0, len(order))
-	var tail []uint32
-	for _, k := range order {
-		if sk, ok := e.sessionKey(k); ok {
-			if count[sk] >= limit {
-				tail = append(tail, k)
-				continue
-			}
-			count[sk]++
-		}
-		head = append(head, k)
-	}
-	return append(head, tail...)
 }
