@@ -293,9 +293,7 @@ func (p Policy) Decide(in Input) (Outcome, error) {
 		if len(kinds) == 0 {
 			reason = ReasonPIIEvidence
 		}
-		own := p.PII.OwnConversation
-		if in.OwnConversation && len(kinds) > 0 && own.Action == PIIReadable && r.Type == memory.Episode &&
-			!slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(own.Kinds, k) }) {
+		if in.OwnConversation && r.Type == memory.Episode && p.PII.OwnTurnReadable(kinds) {
 			// The user's own words to its own memory: still the user's to
 			// recall, never an agent's to read, and an operator reviews it.
 			return Outcome{Decision: memory.DecisionFlagged, Status: memory.Active, Access: memory.UserOnly,

@@ -5,6 +5,7 @@
 package gate
 
 import (
+	"slices"
 	"time"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -175,6 +176,15 @@ type PIIPolicy struct {
 	// the user writes through /memories/add into its own scope) whose
 	// hits are all of OwnConversation.Kinds: docs/gate.md.
 	OwnConversation OwnConversationPII `yaml:"own_conversation" json:"own_conversation"`
+}
+
+// OwnTurnReadable reports whether a gateway user's own turn whose screen
+// found kinds stays readable by the user (flagged) rather than being
+// quarantined: the action is readable and every kind is listed.
+func (p PIIPolicy) OwnTurnReadable(kinds []string) bool {
+	own := p.OwnConversation
+	return len(kinds) > 0 && own.Action == PIIReadable &&
+		!slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(own.Kinds, k) })
 }
 
 // OwnConversationPII configures PII in a gateway user's own turns.
