@@ -56,3 +56,4 @@ func TestSearchReferenceTime(t *testing.T) {
 		}
 	})
 }
+
