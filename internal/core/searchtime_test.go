@@ -56,4 +56,3 @@ func TestSearchReferenceTime(t *testing.T) {
 		}
 	})
 }
-
