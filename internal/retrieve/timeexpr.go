@@ -55,11 +55,21 @@ var (
 // ref and skipped when ref is zero. Spans are whole days, in UTC.
 func TimeSpans(text string, ref time.Time) []Span {
 	s := strings.ToLower(text)
+	// Most queries name no time: a scan of their words decides which
+	// patterns can match at all, so they cost no regular expression.
+	w := timeWords(s)
+	if w == 0 {
+		return nil
+	}
 	var out []Span
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 	// blank removes a match so a shorter pattern does not match it again.
 	blank := func(loc []int) { s = s[:loc[0]] + strings.Repeat(" ", loc[1]-loc[0]) + s[loc[1]:] }
+	hasMonth, hasYear := w&twMonth != 0, w&twYear != 0
 	for _, re := range []*regexp.Regexp{dayMonthYearRe, monthDayYearRe} {
+		if !hasMonth || !hasYear {
+			break
+		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
 			g := func(i int) string { return s[loc[2*i]:loc[2*i+1]] }
 			var d, y int
@@ -81,16 +91,18 @@ func TimeSpans(text string, ref time.Time) []Span {
 			blank(loc)
 		}
 	}
-	for _, loc := range monthYearRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, loc := range matchIf(hasMonth && hasYear, monthYearRe, s) {
 		m := monthNames[s[loc[2]:loc[3]]]
 		y, _ := strconv.Atoi(s[loc[4]:loc[5]])
 		t := day(y, m, 1)
 		out = append(out, Span{t, t.AddDate(0, 1, 0)})
 	}
-	for _, loc := range monthYearRe.FindAllStringIndex(s, -1) {
-		blank(loc)
+	if hasMonth && hasYear {
+		for _, loc := range monthYearRe.FindAllStringIndex(s, -1) {
+			blank(loc)
+		}
 	}
-	for _, m := range yearRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(hasYear, yearRe, s) {
 		y, _ := strconv.Atoi(m[1])
 		t := day(y, 1, 1)
 		out = append(out, Span{t, t.AddDate(1, 0, 0)})
@@ -100,7 +112,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 	}
 	ref = ref.UTC()
 	today := day(ref.Year(), ref.Month(), ref.Day())
-	for _, m := range bareMonthRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(hasMonth, bareMonthRe, s) {
 		mo := monthNames[m[1]]
 		y := ref.Year()
 		if mo > ref.Month() || mo == ref.Month() && strings.HasPrefix(m[0], "last") {
@@ -109,14 +121,14 @@ func TimeSpans(text string, ref time.Time) []Span {
 		t := day(y, mo, 1)
 		out = append(out, Span{t, t.AddDate(0, 1, 0)})
 	}
-	for _, m := range dayWordRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&twDay != 0, dayWordRe, s) {
 		t := today
 		if m[1] == "yesterday" {
 			t = today.AddDate(0, 0, -1)
 		}
 		out = append(out, Span{t, t.AddDate(0, 0, 1)})
 	}
-	for _, m := range agoRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&twAgo != 0, agoRe, s) {
 		n := count(m[1])
 		switch m[2] {
 		case "day":
@@ -133,7 +145,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 			out = append(out, Span{t.AddDate(0, -6, 0), t.AddDate(0, 6, 0)})
 		}
 	}
-	for _, m := range pastRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&(twPast|twLast) != 0, pastRe, s) {
 		n := count(m[1])
 		from := today
 		switch m[2] {
@@ -149,7 +161,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 		out = append(out, Span{from, today.AddDate(0, 0, 1)})
 	}
 	monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
-	for _, m := range lastRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&twLast != 0, lastRe, s) {
 		switch w := m[1]; w {
 		case "night":
 			t := today.AddDate(0, 0, -1)
@@ -177,7 +189,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 			out = append(out, Span{t, t.AddDate(0, 0, 1)})
 		}
 	}
-	for _, m := range thisRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&twThis != 0, thisRe, s) {
 		switch m[1] {
 		case "week":
 			out = append(out, Span{monday, today.AddDate(0, 0, 1)})
@@ -189,11 +201,63 @@ func TimeSpans(text string, ref time.Time) []Span {
 			out = append(out, Span{today, today.AddDate(0, 0, 1)})
 		}
 	}
-	for _, m := range seasonRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range submatchIf(w&twSeason != 0, seasonRe, s) {
 		from, to := season(m[1], today, false)
 		out = append(out, Span{from, to})
 	}
 	return out
+}
+
+// Word classes timeWords finds.
+const (
+	twMonth = 1 << iota
+	twYear
+	twDay // yesterday, today, tonight
+	twAgo
+	twPast
+	twLast
+	twThis
+	twSeason
+)
+
+// timeWords returns the classes of time words s (lower case) holds.
+func timeWords(s string) int {
+	w := 0
+	for f := range strings.FieldsFuncSeq(s, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+		switch {
+		case len(f) == 4 && (strings.HasPrefix(f, "19") || strings.HasPrefix(f, "20")) && strings.Trim(f, "0123456789") == "":
+			w |= twYear
+		case monthNames[f] != 0:
+			w |= twMonth
+		case f == "yesterday" || f == "today" || f == "tonight":
+			w |= twDay
+		case f == "ago":
+			w |= twAgo
+		case f == "past":
+			w |= twPast
+		case f == "last":
+			w |= twLast
+		case f == "this":
+			w |= twThis
+		case f == "spring" || f == "summer" || f == "fall" || f == "autumn" || f == "winter":
+			w |= twSeason
+		}
+	}
+	return w
+}
+
+func matchIf(ok bool, re *regexp.Regexp, s string) [][]int {
+	if !ok {
+		return nil
+	}
+	return re.FindAllStringSubmatchIndex(s, -1)
+}
+
+func submatchIf(ok bool, re *regexp.Regexp, s string) [][]string {
+	if !ok {
+		return nil
+	}
+	return re.FindAllStringSubmatch(s, -1)
 }
 
 // count reads a number word or digits.

@@ -84,3 +84,17 @@ func TestTimeBoostPrefersTurnsInTheSpan(t *testing.T) {
 		t.Errorf("asked a year later: %v, want record 1 first", got)
 	}
 }
+
+// BenchmarkTimeSpans is the time boost's per-query cost before the boost
+// itself (a pass over the fused candidates).
+func BenchmarkTimeSpans(b *testing.B) {
+	ref := time.Date(2023, 5, 30, 23, 45, 0, 0, time.UTC)
+	qs := []string{"How many times did I bake something in the past two weeks?",
+		"What did Tim say about his injury on 16 November, 2023?",
+		"I was going through our previous conversation about atmospheric correction methods, and I wanted to confirm - you mentioned that 6S, MAJA, and Sen2Cor are all available?"}
+	i := 0
+	for b.Loop() {
+		TimeSpans(qs[i%len(qs)], ref)
+		i++
+	}
+}
