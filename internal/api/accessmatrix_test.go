@@ -143,15 +143,19 @@ func newMatrixEnv(t *testing.T, backend string, seed uint64) *matrixEnv {
 			}
 			e.add(&actor{p: c.Principal, token: c.Token})
 		}
-		u, err := svc.CreateUser(ctx, op.p, "u-"+ws)
-		if err != nil {
-			t.Fatal(err)
+		// Two gateway users: one's own flagged turns must stay hidden
+		// from the other.
+		for _, name := range []string{"u-" + ws, "u2-" + ws} {
+			u, err := svc.CreateUser(ctx, op.p, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := svc.AuthenticateUser(ctx, "", u.UserID, u.UserKey)
+			if err != nil {
+				t.Fatalf("a gateway user of %s does not authenticate with its key: %v", ws, err)
+			}
+			e.add(&actor{p: up})
 		}
-		up, err := svc.AuthenticateUser(ctx, "", u.UserID, u.UserKey)
-		if err != nil {
-			t.Fatalf("a gateway user of %s does not authenticate with its key: %v", ws, err)
-		}
-		e.add(&actor{p: up})
 	}
 	return e
 }
@@ -318,6 +322,7 @@ func (e *matrixEnv) populate(ws string, n int) {
 			}
 		}
 	}
+	e.gatewayTurns(ws)
 	// The stores are records the probes check too (left out of the
 	// invalidations above, so their memories stay reachable).
 	for _, id := range e.stores[ws] {
@@ -395,13 +400,16 @@ func (e *matrixEnv) checkCoverage() {
 		for _, id := range e.ids[ws] {
 			h := e.head(id)
 			seen["access "+string(h.Access)]++
+			if h.Gate.Decision == memory.DecisionFlagged && h.Access == memory.UserOnly && h.Status == memory.Active {
+				seen["flagged own turn"]++
+			}
 			seen["status "+string(h.Status)]++
 			if h.InvalidatedAt != nil {
 				seen["invalidated"]++
 			}
 		}
 	}
-	for _, want := range []string{"access public", "access agent", "access user", "access sensitive",
+	for _, want := range []string{"access public", "access agent", "access user", "access sensitive", "flagged own turn",
 		"status active", "status provisional", "status quarantined", "status superseded", "status forgotten", "invalidated"} {
 		if seen[want] == 0 {
 			e.t.Fatalf("seed %d: no record has %s: %v", e.seed, want, seen)
@@ -745,5 +753,65 @@ func (e *matrixEnv) checkEventStream(a *actor, want int) {
 		e.t.Fatal(err)
 	} else if n == 0 && len(items) > 0 {
 		e.t.Errorf("seed %d: the event stream of %s is empty; the matrix queued approvals there", e.seed, a)
+	}
+}
+
+// gatewayTurns has every gateway user of ws tell its assistant, through
+// the gateway, one plain turn and one carrying its own contact details:
+// the default policy (pii.own_conversation) keeps the latter active at
+// access "user", readable by that user and operators only, and flagged.
+// The user's gateway recall must find it; the read probes check that
+// agents and the other user cannot read it.
+func (e *matrixEnv) gatewayTurns(ws string) {
+	e.t.Helper()
+	for _, a := range e.actorsOf(ws) {
+		if a.p.Kind != memory.KindUser {
+			continue
+		}
+		cv := core.UserConversation(a.p, "matrixapp", "matrixproj", "chat:matrix")
+		mk := marker()
+		msgs := []core.GatewayMessage{
+			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000000, Content: fmt.Sprintf("matrixnote %s %s gateway turn", ws, marker())},
+			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000001, Content: fmt.Sprintf("matrixnote %s %s call me on +1 415 555 0134 or dana.whitfield@example.com", ws, mk)},
+		}
+		res, err := e.svc.GatewayAdd(e.ctx, a.p, cv, msgs)
+		if err != nil {
+			e.t.Fatalf("seed %d: gateway add as %s: %v", e.seed, a, err)
+		}
+		if res.Decisions[memory.DecisionFlagged] != 1 || res.Decisions[memory.DecisionAccepted] != 1 || res.Decisions[memory.DecisionQuarantined] != 0 {
+			e.t.Fatalf("seed %d: gateway add as %s decided %v, want one accepted and one flagged", e.seed, a, res.Decisions)
+		}
+		for _, id := range res.MemoryIDs {
+			e.ids[ws] = append(e.ids[ws], id)
+			e.wsOf[id] = ws
+		}
+		flagged := res.MemoryIDs[1]
+		h := e.head(flagged)
+		if h.Access != memory.UserOnly || h.Status != memory.Active || h.Source.PrincipalID != a.p.ID {
+			e.t.Fatalf("seed %d: flagged turn stored as access %s status %s by %s", e.seed, h.Access, h.Status, h.Source.PrincipalID)
+		}
+		// The user's own gateway recall finds it.
+		hits, err := e.svc.GatewaySearch(e.ctx, a.p, core.GatewaySearchRequest{Query: mk, AppID: "matrixapp", ProjectID: "matrixproj",
+			Scopes: []string{core.ScopeAllUserMemory}, TopK: new(5)})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].ID != flagged {
+			e.t.Errorf("seed %d: %s's gateway recall of its own flagged turn found %d hits", e.seed, a, len(hits))
+		}
+		// An operator reviews it: the decision log lists it as flagged.
+		var op *actor
+		for _, o := range e.actorsOf(ws) {
+			if o.p.Kind == memory.KindOperator {
+				op = o
+			}
+		}
+		page, err := e.svc.ListDecisions(e.ctx, op.p, core.DecisionQuery{RecordID: flagged})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(page.Decisions) != 1 || page.Decisions[0].Decision != memory.DecisionFlagged {
+			e.t.Errorf("seed %d: decisions of the flagged turn: %+v", e.seed, page.Decisions)
+		}
 	}
 }

@@ -81,6 +81,8 @@ func ruleRead(p memory.Principal, r memory.Record, sens bool) bool {
 			return true
 		case memory.AgentOnly:
 			return wrote
+		case memory.UserOnly:
+			return p.Kind == memory.KindUser && wrote
 		case memory.Sensitive:
 			return sens && p.Kind == memory.KindAgent && p.Trust == memory.Trusted
 		}
@@ -116,6 +118,11 @@ func ruleGraphNode(p memory.Principal, heads []memory.Record) bool {
 		g := h
 		if h.Status == memory.Provisional && h.Access == memory.Public {
 			g.Access = memory.AgentOnly
+		}
+		if g.Access == memory.UserOnly {
+			// A "user" grant names no writer: a gateway user's own
+			// flagged turn shows its nodes to operators only.
+			g.Source.PrincipalID = ""
 		}
 		if ruleRead(p, g, false) {
 			return true

@@ -220,15 +220,17 @@ func TestLoCoMoPipeline(t *testing.T) {
 	if res.Turns != 9 || res.Flushes != 3 {
 		t.Fatalf("%d turns, %d flushes; want 9 turns in 3 sessions", res.Turns, res.Flushes)
 	}
-	want := map[string]int{memory.DecisionAccepted: 7, memory.DecisionDuplicate: 1, memory.DecisionQuarantined: 1}
+	// The turn with the speaker's own email address is flagged, not
+	// quarantined: it stays searchable (docs/gate.md).
+	want := map[string]int{memory.DecisionAccepted: 7, memory.DecisionDuplicate: 1, memory.DecisionFlagged: 1}
 	for k, v := range want {
 		if res.Decisions[k] != v {
 			t.Errorf("decisions %v, want %v", res.Decisions, want)
 			break
 		}
 	}
-	if res.Quarantined != 1 {
-		t.Errorf("quarantined %d, want 1", res.Quarantined)
+	if res.Quarantined != 0 || res.Decisions[memory.DecisionQuarantined] != 0 {
+		t.Errorf("quarantined %d, want 0", res.Quarantined)
 	}
 	var img memory.Record
 	for _, r := range eps {
@@ -275,9 +277,9 @@ func TestLoCoMoPipeline(t *testing.T) {
 	if tg := group(t, sum, "temporal"); tg.Stats.N != 1 || tg.Skipped != 1 {
 		t.Errorf("temporal: %d scored, %d skipped", tg.Stats.N, tg.Skipped)
 	}
-	// Category 5 is separate; its evidence is quarantined, so unreachable.
+	// Category 5 is separate; its evidence, the flagged turn, is found.
 	adv := group(t, sum, "adversarial")
-	if adv.Headline || adv.Stats.N != 1 || adv.Stats.Recall[50] != 0 {
+	if adv.Headline || adv.Stats.N != 1 || adv.Stats.Recall[50] != 1 {
 		t.Errorf("adversarial %+v %+v", adv, adv.Stats)
 	}
 
@@ -420,7 +422,7 @@ func TestEmbedBeforeQuerying(t *testing.T) {
 	}
 	// The second run ingests as another gateway user, into that user's
 	// scope: the same decisions as the first.
-	if dense.Decisions[memory.DecisionAccepted] != 5 || dense.Decisions[memory.DecisionDuplicate] != 1 || dense.Decisions[memory.DecisionQuarantined] != 1 {
+	if dense.Decisions[memory.DecisionAccepted] != 5 || dense.Decisions[memory.DecisionDuplicate] != 1 || dense.Decisions[memory.DecisionFlagged] != 1 {
 		t.Errorf("re-ingest decisions %v", dense.Decisions)
 	}
 }

@@ -79,6 +79,37 @@ type Question struct {
 	Evidence    []string
 	RawEvidence []string
 	Answer      json.RawMessage
+	// Date is when the question is asked (LongMemEval question_date);
+	// nil when the file gives none.
+	Date *time.Time
+	// EvidenceSessions are the sessions holding evidence (LongMemEval
+	// answer_session_ids that exist in the haystack, else the sessions of
+	// the evidence turns), as TurnSession names them.
+	EvidenceSessions []string
+}
+
+// TurnSession names the session a turn id belongs to: "D3" for the
+// LoCoMo dia_id "D3:12", the haystack session id for the LongMemEval
+// "<session_id>#<index>".
+func TurnSession(turnID string) string {
+	if i := strings.LastIndexByte(turnID, '#'); i >= 0 {
+		return turnID[:i]
+	}
+	if i := strings.IndexByte(turnID, ':'); i >= 0 {
+		return turnID[:i]
+	}
+	return turnID
+}
+
+// evidenceSessions lists the sessions of the evidence turns, in order.
+func evidenceSessions(ev []string) []string {
+	var out []string
+	for _, e := range ev {
+		if s := TurnSession(e); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // LoCoMo categories.
@@ -233,6 +264,7 @@ func LoadLoCoMo(r io.Reader) (*Dataset, error) {
 			c.Questions = append(c.Questions, Question{
 				ID: fmt.Sprintf("%s#q%d", id, qi+1), Text: q.Question, Group: LoCoMoCategory(cat),
 				Headline: cat >= 1 && cat <= 4, Evidence: ev, RawEvidence: raw, Answer: ans,
+				EvidenceSessions: evidenceSessions(ev),
 			})
 		}
 		ds.Convs = append(ds.Convs, c)
@@ -252,6 +284,7 @@ type lmeInstance struct {
 	QuestionID         string          `json:"question_id"`
 	QuestionType       string          `json:"question_type"`
 	Question           string          `json:"question"`
+	QuestionDate       string          `json:"question_date"`
 	Answer             json.RawMessage `json:"answer"`
 	HaystackSessionIDs []string        `json:"haystack_session_ids"`
 	HaystackDates      []string        `json:"haystack_dates"`
@@ -334,8 +367,20 @@ func LoadLongMemEval(r io.Reader) (*Dataset, error) {
 		} else {
 			types[group] = true
 		}
-		c.Questions = []Question{{ID: id, Text: in.Question, Group: group, Headline: !abs, Evidence: ev,
-			RawEvidence: ev, Answer: in.Answer}}
+		q := Question{ID: id, Text: in.Question, Group: group, Headline: !abs, Evidence: ev,
+			RawEvidence: ev, Answer: in.Answer}
+		if t, err := ParseLongMemEvalTime(in.QuestionDate); err == nil {
+			q.Date = &t
+		}
+		for _, s := range in.AnswerSessionIDs {
+			if seen[s] && !slices.Contains(q.EvidenceSessions, s) {
+				q.EvidenceSessions = append(q.EvidenceSessions, s)
+			}
+		}
+		if len(q.EvidenceSessions) == 0 {
+			q.EvidenceSessions = evidenceSessions(ev)
+		}
+		c.Questions = []Question{q}
 		ds.Convs = append(ds.Convs, c)
 	}
 	for _, t := range lmeTypeOrder {

@@ -16,10 +16,27 @@ type Stats struct {
 	// in the top k; All with every evidence turn.
 	Any map[int]float64 `json:"-"`
 	All map[int]float64 `json:"-"`
+	// MRR is the mean reciprocal rank of the first result covering an
+	// evidence turn (0 when none is within KMax).
+	MRR float64 `json:"-"`
+	// Session-level figures, the protocol of published LongMemEval
+	// retrieval reports: SessHit[k] is the fraction of questions with a
+	// top-k result inside an evidence session, SessRecall[k] the mean
+	// fraction of evidence sessions holding a top-k result, SessMRR the
+	// mean reciprocal rank of the first result inside an evidence session.
+	SessHit    map[int]float64 `json:"-"`
+	SessRecall map[int]float64 `json:"-"`
+	SessMRR    float64         `json:"-"`
+	// SessAllDistinct[k] is the LongMemEval paper's session-level
+	// recall_all@k for a turn retriever: the fraction of questions whose
+	// every evidence session is among the first k distinct sessions of
+	// the ranked turns.
+	SessAllDistinct map[int]float64 `json:"-"`
 }
 
 func newStats() *Stats {
-	return &Stats{Recall: map[int]float64{}, Any: map[int]float64{}, All: map[int]float64{}}
+	return &Stats{Recall: map[int]float64{}, Any: map[int]float64{}, All: map[int]float64{},
+		SessHit: map[int]float64{}, SessRecall: map[int]float64{}, SessAllDistinct: map[int]float64{}}
 }
 
 func (s *Stats) add(q *QuestionResult, ks []int) {
@@ -35,17 +52,57 @@ func (s *Stats) add(q *QuestionResult, ks []int) {
 			s.All[k]++
 		}
 	}
+	if r := q.FirstEvidenceRank(); r > 0 {
+		s.MRR += 1 / float64(r)
+	}
+	sr := q.SessionRanks()
+	first := 0
+	for _, r := range sr {
+		if r > 0 && (first == 0 || r < first) {
+			first = r
+		}
+	}
+	if first > 0 {
+		s.SessMRR += 1 / float64(first)
+	}
+	for _, k := range ks {
+		c := 0
+		for _, r := range sr {
+			if r > 0 && r <= k {
+				c++
+			}
+		}
+		if first > 0 && first <= k {
+			s.SessHit[k]++
+		}
+		if len(sr) > 0 {
+			s.SessRecall[k] += float64(c) / float64(len(sr))
+		}
+	}
+	distinct := q.DistinctSessions()
+	for _, k := range ks {
+		top := distinct[:min(k, len(distinct))]
+		all := len(sr) > 0
+		for sess := range sr {
+			all = all && slices.Contains(top, sess)
+		}
+		if all {
+			s.SessAllDistinct[k]++
+		}
+	}
 }
 
 func (s *Stats) finish() {
 	if s.N == 0 {
 		return
 	}
-	for _, m := range []map[int]float64{s.Recall, s.Any, s.All} {
+	for _, m := range []map[int]float64{s.Recall, s.Any, s.All, s.SessHit, s.SessRecall, s.SessAllDistinct} {
 		for k := range m {
 			m[k] /= float64(s.N)
 		}
 	}
+	s.MRR /= float64(s.N)
+	s.SessMRR /= float64(s.N)
 }
 
 // GroupStats are the figures of one question group.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/memgate/memgate/internal/memory"
 )
 
 // RenderOptions describe the run for the printed report.
@@ -54,11 +56,20 @@ func figures(bench string, s *Stats, ks []int) map[string]float64 {
 	for _, k := range ks {
 		if bench == LongMemEval {
 			m[fmt.Sprintf("recall_any@%d", k)] = round4(s.Any[k])
+			m[fmt.Sprintf("evidence_recall@%d", k)] = round4(s.Recall[k])
+			m[fmt.Sprintf("session_recall@%d", k)] = round4(s.SessHit[k])
+			m[fmt.Sprintf("session_evidence_recall@%d", k)] = round4(s.SessRecall[k])
+			m[fmt.Sprintf("session_recall_all_distinct@%d", k)] = round4(s.SessAllDistinct[k])
 		} else {
 			m[fmt.Sprintf("recall@%d", k)] = round4(s.Recall[k])
+			m[fmt.Sprintf("hit@%d", k)] = round4(s.Any[k])
 		}
 		m[fmt.Sprintf("recall_all@%d", k)] = round4(s.All[k])
 	}
+	if bench == LongMemEval {
+		m["session_mrr"] = round4(s.SessMRR)
+	}
+	m["mrr"] = round4(s.MRR)
 	return m
 }
 
@@ -149,6 +160,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 		fmt.Fprintf(w, "  %-32s %d\n", k, res.Reasons[k])
 	}
 	fmt.Fprintf(w, "  quarantined turns (not searchable): %d\n", res.Quarantined)
+	if n := res.Decisions[memory.DecisionFlagged]; n > 0 {
+		fmt.Fprintf(w, "  flagged turns (the user's own contact details: searchable by that user and operators): %d\n", n)
+	}
 	for _, s := range res.RejectSamples {
 		fmt.Fprintf(w, "  rejected: %s\n", s)
 	}
@@ -160,17 +174,31 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	type table struct {
 		title string
 		pick  func(*Stats) map[int]float64
+		// mrr adds an MRR column.
+		mrr func(*Stats) float64
 	}
 	var tables []table
+	turnMRR := func(s *Stats) float64 { return s.MRR }
 	if res.Bench == LongMemEval {
 		tables = []table{
-			{"recall_any@k: questions with at least one evidence turn in the top k", func(s *Stats) map[int]float64 { return s.Any }},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }},
+			{"session recall@k (published protocol): questions with a top-k result inside an evidence session; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.SessHit }, func(s *Stats) float64 { return s.SessMRR }},
+			{"session evidence recall@k: mean fraction of evidence sessions holding a top-k result",
+				func(s *Stats) map[int]float64 { return s.SessRecall }, nil},
+			{"session recall_all@k (LongMemEval paper, turn retrieval): every evidence session among the first k distinct sessions",
+				func(s *Stats) map[int]float64 { return s.SessAllDistinct }, nil},
+			{"recall_any@k: questions with at least one evidence turn in the top k; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+			{"evidence recall@k: mean fraction of evidence turns in the top k",
+				func(s *Stats) map[int]float64 { return s.Recall }, nil},
+			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 		}
 	} else {
 		tables = []table{
-			{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }},
+			{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }, nil},
+			{"hit@k: questions with at least one evidence turn in the top k; MRR of the first",
+				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 		}
 	}
 	overallName := "OVERALL (cat 1-4)"
@@ -183,6 +211,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 		for _, k := range sum.Ks {
 			fmt.Fprintf(w, " %7s", fmt.Sprintf("@%d", k))
 		}
+		if t.mrr != nil {
+			fmt.Fprintf(w, " %7s", "MRR")
+		}
 		fmt.Fprintln(w)
 		row := func(name string, s *Stats, skipped int) {
 			fmt.Fprintf(w, "  %-26s %5d %5d", name, s.N, skipped)
@@ -193,6 +224,9 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 				} else {
 					fmt.Fprintf(w, " %7.3f", m[k])
 				}
+			}
+			if t.mrr != nil && s.N > 0 {
+				fmt.Fprintf(w, " %7.3f", t.mrr(s))
 			}
 			fmt.Fprintln(w)
 		}
@@ -286,8 +320,11 @@ func WriteReport(w io.Writer, res *Result) error {
 		n := len(q.Question.Evidence)
 		c := q.Covered(10)
 		l := reportLine{Conv: q.Conv, ID: q.Question.ID, Group: q.Question.Group, Question: q.Question.Text,
-			Answer: q.Question.Answer, Route: q.Route, Recall10: round4(float64(c) / float64(n)), All10: c == n, Error: q.Err,
+			Answer: q.Question.Answer, Route: q.Route, All10: c == n, Error: q.Err,
 			Evidence: []reportTurn{}, Hits: []reportHit{}}
+		if n > 0 { // an abstention question asked without evidence has no recall
+			l.Recall10 = round4(float64(c) / float64(n))
+		}
 		for _, e := range q.Question.Evidence {
 			l.Evidence = append(l.Evidence, reportTurn{Turn: e, Rank: q.Rank[e], Content: res.turnText[q.Conv][e]})
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -48,6 +49,7 @@ type Options struct {
 	Feedback *float64
 	Speaker  *float64
 	Session  *float64
+	Time     *float64
 	// Limit keeps only the first Limit conversations (0: all).
 	Limit int
 	// Workers run questions concurrently (default GOMAXPROCS).
@@ -63,6 +65,12 @@ type Options struct {
 	// Evidence keeps each hit's relevance evidence (to fit the relevance
 	// model).
 	Evidence bool
+	// StateFile, when set, records which turns each ingested record
+	// covers; with Reuse, a run skips ingestion and reads it back, asking
+	// the questions of a store an earlier run ingested (for comparing
+	// query-time changes without ingesting again).
+	StateFile string
+	Reuse     bool
 }
 
 // Hit is one search result as the benchmark sees it.
@@ -99,6 +107,50 @@ func (q *QuestionResult) Covered(k int) int {
 		}
 	}
 	return n
+}
+
+// FirstEvidenceRank is the 1-based rank of the first result covering an
+// evidence turn, 0 when none is within KMax.
+func (q *QuestionResult) FirstEvidenceRank() int {
+	first := 0
+	for _, r := range q.Rank {
+		if r > 0 && (first == 0 || r < first) {
+			first = r
+		}
+	}
+	return first
+}
+
+// SessionRanks maps each evidence session to the 1-based rank of the first
+// result that is a turn of it (0: none within KMax).
+func (q *QuestionResult) SessionRanks() map[string]int {
+	out := make(map[string]int, len(q.Question.EvidenceSessions))
+	for _, s := range q.Question.EvidenceSessions {
+		out[s] = 0
+	}
+	for r, h := range q.Hits {
+		for _, t := range h.Turns {
+			s := TurnSession(t)
+			if rk, ok := out[s]; ok && rk == 0 {
+				out[s] = r + 1
+			}
+		}
+	}
+	return out
+}
+
+// DistinctSessions lists the sessions of the ranked results, each once,
+// in the order of their first result.
+func (q *QuestionResult) DistinctSessions() []string {
+	var out []string
+	for _, h := range q.Hits {
+		for _, t := range h.Turns {
+			if s := TurnSession(t); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // ReportHits is how many hits keep their content for the report.
@@ -185,16 +237,140 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		res.turnText[c.ID] = tt
 	}
 
-	// Ingestion, through the gate.
-	start := time.Now()
 	states := make([]*convState, len(convs))
+	if o.Reuse {
+		if err := loadStates(o.StateFile, convs, states); err != nil {
+			return nil, err
+		}
+	} else if err := ingestAll(ctx, svc, convs, states, res, o); err != nil {
+		return nil, err
+	}
+	if o.StateFile != "" && !o.Reuse {
+		if err := saveStates(o.StateFile, convs, states); err != nil {
+			return nil, err
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+
+	// Questions.
+	type job struct{ conv, q int }
+	var work []job
+	for ci, c := range convs {
+		for qi, q := range c.Questions {
+			if len(q.Evidence) == 0 {
+				res.Skipped[q.Group]++
+				if q.Group != Abstention {
+					continue
+				}
+				// Asked all the same: how relevant its best hit looks is
+				// what the abstention separation measures.
+			}
+			work = append(work, job{ci, qi})
+		}
+	}
+	res.Questions = make([]QuestionResult, len(work))
+	used := map[string]bool{}
+	start := time.Now()
+	next := make(chan int)
+	for range min(o.Workers, max(1, len(work))) {
+		wg.Go(func() {
+			for i := range next {
+				j := work[i]
+				c, q := convs[j.conv], convs[j.conv].Questions[j.q]
+				st := states[j.conv]
+				qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
+				for _, e := range q.Evidence {
+					qr.Rank[e] = 0
+				}
+				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date,
+					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
+					// The metric is turn recall: a result counts when it is a
+					// turn's episode, so the facts extraction derived from
+					// the turns are not ranked against them.
+					Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
+				t0 := time.Now()
+				sr, err := svc.Search(ctx, o.Principal, req)
+				qr.Latency = time.Since(t0)
+				if err != nil {
+					qr.Err = err.Error()
+				}
+				qr.Route = sr.Route
+				for r, h := range sr.Results {
+					turns := st.recTurns[h.Record.ID]
+					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
+					if r < ReportHits {
+						hit.Content = h.Record.Content
+					}
+					qr.Hits = append(qr.Hits, hit)
+					for _, t := range turns {
+						if rk, ok := qr.Rank[t]; ok && rk == 0 {
+							qr.Rank[t] = r + 1
+						}
+					}
+				}
+				res.Questions[i] = qr
+				mu.Lock()
+				for _, s := range sr.Signals {
+					used[s] = true
+				}
+				for _, d := range sr.Degraded {
+					res.Degraded[d]++
+				}
+				if err != nil {
+					res.SearchErrors++
+				}
+				res.Routes[sr.Route]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range work {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Query = time.Since(start)
+	for _, s := range []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph} {
+		if used[s] {
+			res.SignalsUsed = append(res.SignalsUsed, s)
+			delete(used, s)
+		}
+	}
+	for s := range used {
+		res.SignalsUsed = append(res.SignalsUsed, s)
+	}
+	return res, nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// ingestAll writes every conversation through the gateway, waits for
+// extraction and, with o.Embed, embeds everything before returning.
+func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convState, res *Result, o Options) error {
+	start := time.Now()
 	var mu sync.Mutex
 	var firstErr error
 	written := 0
 	var flushes []string
 	lastProgress := time.Now()
 	if o.Gateway == nil {
-		return nil, fmt.Errorf("bench: no gateway to ingest through")
+		return fmt.Errorf("bench: no gateway to ingest through")
 	}
 	ingest := func(i int) error {
 		c := convs[i]
@@ -298,7 +474,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	close(jobs)
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
 	res.Ingest = time.Since(start)
 
@@ -307,10 +483,10 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	for _, id := range flushes {
 		j, err := o.Gateway.Wait(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("bench: waiting for flush job %s: %w", id, err)
+			return fmt.Errorf("bench: waiting for flush job %s: %w", id, err)
 		}
 		if j.Status != "done" {
-			return nil, fmt.Errorf("bench: flush job %s ended %s: %s", id, j.Status, j.LastError)
+			return fmt.Errorf("bench: flush job %s ended %s: %s", id, j.Status, j.LastError)
 		}
 		var sum core.FlushSummary
 		if len(j.Result) > 0 {
@@ -327,7 +503,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		for {
 			n, err := svc.EmbedPending(ctx, 1<<30)
 			if err != nil {
-				return nil, fmt.Errorf("bench: embedding: %w", err)
+				return fmt.Errorf("bench: embedding: %w", err)
 			}
 			if n == 0 {
 				break
@@ -337,109 +513,43 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		res.Embed = time.Since(start)
 	}
 
-	// Questions.
-	type job struct{ conv, q int }
-	var work []job
-	for ci, c := range convs {
-		for qi, q := range c.Questions {
-			if len(q.Evidence) == 0 {
-				res.Skipped[q.Group]++
-				if q.Group != Abstention {
-					continue
-				}
-				// Asked all the same: how relevant its best hit looks is
-				// what the abstention separation measures.
-			}
-			work = append(work, job{ci, qi})
-		}
-	}
-	res.Questions = make([]QuestionResult, len(work))
-	used := map[string]bool{}
-	start = time.Now()
-	next := make(chan int)
-	for range min(o.Workers, max(1, len(work))) {
-		wg.Go(func() {
-			for i := range next {
-				j := work[i]
-				c, q := convs[j.conv], convs[j.conv].Questions[j.q]
-				st := states[j.conv]
-				qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
-				for _, e := range q.Evidence {
-					qr.Rank[e] = 0
-				}
-				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session,
-					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
-					// The metric is turn recall: a result counts when it is a
-					// turn's episode, so the facts extraction derived from
-					// the turns are not ranked against them.
-					Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
-				t0 := time.Now()
-				sr, err := svc.Search(ctx, o.Principal, req)
-				qr.Latency = time.Since(t0)
-				if err != nil {
-					qr.Err = err.Error()
-				}
-				qr.Route = sr.Route
-				for r, h := range sr.Results {
-					turns := st.recTurns[h.Record.ID]
-					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
-					if r < ReportHits {
-						hit.Content = h.Record.Content
-					}
-					qr.Hits = append(qr.Hits, hit)
-					for _, t := range turns {
-						if rk, ok := qr.Rank[t]; ok && rk == 0 {
-							qr.Rank[t] = r + 1
-						}
-					}
-				}
-				res.Questions[i] = qr
-				mu.Lock()
-				for _, s := range sr.Signals {
-					used[s] = true
-				}
-				for _, d := range sr.Degraded {
-					res.Degraded[d]++
-				}
-				if err != nil {
-					res.SearchErrors++
-				}
-				res.Routes[sr.Route]++
-				mu.Unlock()
-			}
-		})
-	}
-	for i := range work {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	res.Query = time.Since(start)
-	for _, s := range []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph} {
-		if used[s] {
-			res.SignalsUsed = append(res.SignalsUsed, s)
-			delete(used, s)
-		}
-	}
-	for s := range used {
-		res.SignalsUsed = append(res.SignalsUsed, s)
-	}
-	return res, nil
+	return nil
 }
 
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// statesFile is what StateFile holds: conversation id → record id → the
+// turn ids the record covers.
+type statesFile map[string]map[string][]string
+
+func saveStates(path string, convs []Conv, states []*convState) error {
+	out := statesFile{}
+	for i, c := range convs {
+		out[c.ID] = states[i].recTurns
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return err
 	}
-	return s[:n]
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		return fmt.Errorf("bench: state file: %w", err)
+	}
+	return nil
+}
+
+func loadStates(path string, convs []Conv, states []*convState) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("bench: reuse: %w", err)
+	}
+	var in statesFile
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return fmt.Errorf("bench: reuse: state file: %w", err)
+	}
+	for i, c := range convs {
+		rt, ok := in[c.ID]
+		if !ok {
+			return fmt.Errorf("bench: reuse: conversation %s was not ingested by the earlier run", c.ID)
+		}
+		states[i] = &convState{recTurns: rt, content: map[string]string{}}
+	}
+	return nil
 }

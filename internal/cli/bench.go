@@ -45,9 +45,10 @@ func runBench(env Env, args []string) error {
 		data, signals, report string
 		kmax, limit, workers  int
 		ingestWorkers         int
-		jsonOnly              bool
+		jsonOnly, reuse       bool
 	)
 	fs.StringVar(&data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
+	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
 	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph (default all available)")
 	fs.IntVar(&kmax, "k-max", 50, "results asked per question (1-100)")
 	fs.IntVar(&limit, "limit", 0, "only the first N conversations or instances (0: all)")
@@ -60,6 +61,7 @@ func runBench(env Env, args []string) error {
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
+	timeBoost := fs.Float64("time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
@@ -115,6 +117,13 @@ func runBench(env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	openEnv := env
+	stateFile := ""
+	if dirGiven {
+		stateFile = filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json")
+	}
+	if reuse && !dirGiven {
+		return usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
+	}
 	if !dirGiven {
 		tmp, err := os.MkdirTemp("", "memgate-bench-")
 		if err != nil {
@@ -180,6 +189,10 @@ func runBench(env Env, args []string) error {
 	if *session >= 0 {
 		sess = session
 	}
+	var tb *float64
+	if *timeBoost >= 0 {
+		tb = timeBoost
+	}
 	var ctxSpread *float64
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
@@ -204,9 +217,10 @@ func runBench(env Env, args []string) error {
 	}
 	defer stopGW()
 	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
-		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess,
+		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
+		StateFile: stateFile, Reuse: reuse,
 	})
 	if err != nil {
 		return err

@@ -180,7 +180,9 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 			if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			wr, ch, err := s.writeIn(ctx, tx, p, episodeRequest(msg), now)
+			req := episodeRequest(msg)
+			req.ownTurn = true
+			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if isRefusal(err) {
 					fe := *fault.As(err)

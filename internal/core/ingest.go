@@ -236,7 +236,7 @@ func (s *Service) similarFacts(ctx context.Context, p memory.Principal, cv store
 	}
 	af := accessFilter(p, false)
 	f := retrieve.Filter{Workspace: p.Workspace, Types: factTypes, Statuses: []memory.Status{memory.Active},
-		Scope: memory.Scope{UserID: cv.UserID, AppID: cv.AppID, ProjectID: cv.ProjectID}, Access: af.Levels, OwnAgent: af.OwnAgent}
+		Scope: memory.Scope{UserID: cv.UserID, AppID: cv.AppID, ProjectID: cv.ProjectID}, Access: af.Levels, OwnAgent: af.OwnAgent, OwnUser: af.OwnUser}
 	var out []extract.Existing
 	for _, c := range s.index.SimilarTo(f, content, retrieve.WordSet(content), 5) {
 		r, err := s.store.GetRecord(ctx, p.Workspace, c.ID)

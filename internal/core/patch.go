@@ -163,12 +163,18 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if err := s.rateLimit(p); err != nil {
 			return err
 		}
-		out, err := s.decide(ctx, gate.Input{Principal: p, Record: next})
+		// A gateway user editing its own chat turn is decided as the turn
+		// was (pii.own_conversation).
+		own := p.Kind == memory.KindUser && next.Type == memory.Episode && next.Scope.UserID == userOf(p) && head.Source.PrincipalID == p.ID
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: next, OwnConversation: own})
 		if err != nil {
 			return err
 		}
-		if out.Decision == memory.DecisionQuarantined {
+		switch out.Decision {
+		case memory.DecisionQuarantined:
 			next.Status, next.Access, next.Gate.Decision = memory.Quarantined, memory.Sensitive, memory.DecisionQuarantined
+		case memory.DecisionFlagged:
+			next.Status, next.Access, next.Gate.Decision = out.Status, out.Access, memory.DecisionFlagged
 		}
 		if err := tx.UpdateRecord(ctx, p.Workspace, next, head.Version); err != nil {
 			return err

@@ -47,6 +47,9 @@ type WriteRequest struct {
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
+	// ownTurn is set by the gateway for a user's own chat turn
+	// (gate.Input.OwnConversation).
+	ownTurn bool
 	// Addressed is set by callers that address records by a key of their
 	// own (memory files by path, internal/files): identical or similar
 	// text at two keys is two records, so the write skips duplicate and
@@ -225,7 +228,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 				return fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
 			}
 		}
-		out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional, EvidenceFlagged: flagged})
+		own := req.ownTurn && p.Kind == memory.KindUser && r.Scope.UserID == userOf(p)
+		out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional,
+			EvidenceFlagged: flagged, OwnConversation: own})
 		if err != nil {
 			return err
 		}
@@ -455,7 +460,9 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 		if err != nil {
 			return false, err
 		}
-		if ev.Status == memory.Quarantined || ev.Gate.Decision == memory.DecisionQuarantined {
+		// A flagged turn is readable by its user only: what is derived
+		// from it must not reach agents either.
+		if ev.Status == memory.Quarantined || ev.Gate.Decision == memory.DecisionQuarantined || ev.Gate.Decision == memory.DecisionFlagged {
 			return true, nil
 		}
 	}
@@ -523,6 +530,9 @@ func canRead(p memory.Principal, r memory.Record, includeSensitive bool) bool {
 			// Ownership follows the principal id: a name is free text
 			// that a later principal (or an import) may share.
 			return p.ID != "" && r.Source.PrincipalID == p.ID
+		case memory.UserOnly:
+			// A gateway user's own turns the PII policy flagged.
+			return p.Kind == memory.KindUser && p.ID != "" && r.Source.PrincipalID == p.ID
 		case memory.Sensitive:
 			return includeSensitive && p.Trust == memory.Trusted
 		}
@@ -565,7 +575,7 @@ func accessFilter(p memory.Principal, includeSensitive bool) store.AccessFilter 
 	case memory.KindOperator:
 		return store.AccessFilter{Levels: []memory.Access{memory.Public, memory.AgentOnly, memory.UserOnly, memory.Sensitive}}
 	case memory.KindAgent, memory.KindUser:
-		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.ID}
+		f := store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: p.ID, OwnUser: p.Kind == memory.KindUser}
 		if includeSensitive && p.Trust == memory.Trusted {
 			f.Levels = append(f.Levels, memory.Sensitive)
 		}

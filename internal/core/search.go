@@ -61,6 +61,14 @@ type SearchRequest struct {
 	// query as a whole: fused score × (1 + session·relative session
 	// score) (default DefaultSession; 0 disables).
 	Session *float64 `json:"session,omitempty"`
+	// ReferenceTime is when the question is asked: relative time
+	// expressions ("two weeks ago") and recency count from it (default
+	// now).
+	ReferenceTime *time.Time `json:"reference_time,omitempty"`
+	// Time boosts the records whose event time falls in a span the
+	// query's time expressions name: fused score × (1 + time) (default
+	// DefaultTime; 0 disables).
+	Time *float64 `json:"time,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -70,6 +78,7 @@ var (
 	DefaultFeedback    = 0.0
 	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
+	DefaultTime        = 0.5
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -185,6 +194,9 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
 		return SearchResponse{}, fault.Field("session", "must be between 0 and 10")
 	}
+	if req.Time != nil && (*req.Time < 0 || *req.Time > 10) {
+		return SearchResponse{}, fault.Field("time", "must be between 0 and 10")
+	}
 	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
 		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
 	}
@@ -194,14 +206,21 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	af := accessFilter(p, req.IncludeSensitive)
 	f := retrieve.Filter{
 		Workspace: p.Workspace, Types: req.Types, Statuses: req.Statuses, Scope: req.Scope, Category: req.Category,
-		Entity: req.Entity, Access: af.Levels, OwnAgent: af.OwnAgent, AsOf: memory.CanonPtr(req.AsOf),
+		Entity: req.Entity, Access: af.Levels, OwnAgent: af.OwnAgent, OwnUser: af.OwnUser, AsOf: memory.CanonPtr(req.AsOf),
 		IncludeInvalidated: req.IncludeInvalidated, MinConfidence: req.MinConfidence,
 	}
 	if len(f.Statuses) == 0 && req.AsOf != nil {
 		f.Statuses = []memory.Status{memory.Active, memory.Superseded}
 	}
 	q := retrieve.Query{Text: req.Query, K: req.K, Route: req.Route, Filter: f, Signals: req.Signals,
-		RecencyHalfLife: halfLife, RecencyWeight: req.RecencyWeight, Now: s.now()}
+		RecencyHalfLife: halfLife, RecencyWeight: req.RecencyWeight, Now: s.now(), Time: DefaultTime}
+	if req.ReferenceTime != nil {
+		q.Now = req.ReferenceTime.UTC()
+	}
+	if req.Time != nil {
+		q.Time = *req.Time
+	}
+
 	if q.K == 0 {
 		q.K = 10
 	}

@@ -52,7 +52,7 @@ func (s *Service) checkSimilar(p memory.Principal, ws string, r memory.Record) s
 	}
 	af := accessFilter(p, true)
 	f := retrieve.Filter{Workspace: ws, Types: []memory.Type{r.Type}, Statuses: []memory.Status{memory.Active},
-		Scope: r.Scope, Access: af.Levels, OwnAgent: af.OwnAgent}
+		Scope: r.Scope, Access: af.Levels, OwnAgent: af.OwnAgent, OwnUser: af.OwnUser}
 	var out similarity
 	for _, c := range s.index.SimilarTo(f, r.Content, retrieve.WordSet(r.Content), 3) {
 		if c.Scope != r.Scope {

@@ -21,6 +21,7 @@ const (
 	ReasonRateLimited   = "rate_limited"
 	ReasonPII           = "pii"
 	ReasonPIIEvidence   = "pii_evidence"
+	ReasonPIIOwn        = "pii_own_conversation"
 	ReasonDuplicate     = "exact_duplicate"
 	ReasonRestricted    = "restricted_trust"
 	ReasonRequested     = "provisional_requested"
@@ -37,6 +38,9 @@ type Input struct {
 	// EvidenceFlagged is set when an evidence record was itself flagged by
 	// the PII screen: derived records inherit the flag (SPEC §4 step 4).
 	EvidenceFlagged bool
+	// OwnConversation is set for a gateway user's own chat turn: an
+	// episode the user writes into its own scope (pii.own_conversation).
+	OwnConversation bool
 }
 
 // Outcome is the gate's verdict on an Input that passed schema and
@@ -288,6 +292,12 @@ func (p Policy) Decide(in Input) (Outcome, error) {
 		reason := ReasonPII
 		if len(kinds) == 0 {
 			reason = ReasonPIIEvidence
+		}
+		if in.OwnConversation && r.Type == memory.Episode && p.PII.OwnTurnReadable(kinds) {
+			// The user's own words to its own memory: still the user's to
+			// recall, never an agent's to read, and an operator reviews it.
+			return Outcome{Decision: memory.DecisionFlagged, Status: memory.Active, Access: memory.UserOnly,
+				Reason: ReasonPIIOwn, PIIKinds: kinds}, nil
 		}
 		if p.PII.Action == PIIReject {
 			return Outcome{}, fault.New(fault.GateRejected, "content looks like it contains personal data or a secret").

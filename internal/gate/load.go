@@ -140,6 +140,9 @@ func Default() Policy {
 			Enabled: true,
 			Kinds:   slices.Clone(PIIKinds),
 			Action:  PIIQuarantine,
+			// Contact details a user tells its own assistant stay the
+			// user's; card numbers, ids and secrets are quarantined still.
+			OwnConversation: OwnConversationPII{Action: PIIReadable, Kinds: []string{PIIEmail, PIIPhone}},
 		},
 		Approvals:  Approvals{TTL: Duration(24 * time.Hour)},
 		Duplicates: Duplicates{Exact: true, Near: true, NearThreshold: 0.9, IgnoreTypes: []memory.Type{memory.Episode}},
@@ -705,6 +708,13 @@ func (p Policy) Validate() error {
 	}
 	if p.PII.Action != PIIQuarantine && p.PII.Action != PIIReject {
 		add("pii.action", "must be one of %s, %s, got %q", PIIQuarantine, PIIReject, p.PII.Action)
+	}
+	errs = append(errs, validateList("pii.own_conversation.kinds", p.PII.OwnConversation.Kinds, PIIKinds, "kind")...)
+	if slices.Contains(p.PII.OwnConversation.Kinds, PIISecret) {
+		add("pii.own_conversation.kinds", "must not list %s: a credential is quarantined wherever it is written", PIISecret)
+	}
+	if a := p.PII.OwnConversation.Action; a != PIIReadable && a != PIIQuarantine {
+		add("pii.own_conversation.action", "must be one of %s, %s, got %q", PIIReadable, PIIQuarantine, a)
 	}
 
 	if t := p.Duplicates.NearThreshold; math.IsNaN(t) || t <= 0 || t > 1 {

@@ -5,6 +5,7 @@
 package gate
 
 import (
+	"slices"
 	"time"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -148,6 +149,10 @@ type TrustRules struct {
 const (
 	PIIQuarantine = "quarantine"
 	PIIReject     = "reject"
+	// PIIReadable (pii.own_conversation.action only) keeps a gateway
+	// user's own turn readable by that user and operators, hidden from
+	// agents, and flags it for review.
+	PIIReadable = "readable"
 )
 
 // PII kinds detected by the screen.
@@ -167,6 +172,26 @@ type PIIPolicy struct {
 	Enabled bool     `yaml:"enabled" json:"enabled"`
 	Kinds   []string `yaml:"kinds" json:"kinds"`
 	Action  string   `yaml:"action" json:"action"`
+	// OwnConversation treats a gateway user's own chat turns (episodes
+	// the user writes through /memories/add into its own scope) whose
+	// hits are all of OwnConversation.Kinds: docs/gate.md.
+	OwnConversation OwnConversationPII `yaml:"own_conversation" json:"own_conversation"`
+}
+
+// OwnTurnReadable reports whether a gateway user's own turn whose screen
+// found kinds stays readable by the user (flagged) rather than being
+// quarantined: the action is readable and every kind is listed.
+func (p PIIPolicy) OwnTurnReadable(kinds []string) bool {
+	own := p.OwnConversation
+	return len(kinds) > 0 && own.Action == PIIReadable &&
+		!slices.ContainsFunc(kinds, func(k string) bool { return !slices.Contains(own.Kinds, k) })
+}
+
+// OwnConversationPII configures PII in a gateway user's own turns.
+type OwnConversationPII struct {
+	// Action is readable (the default) or quarantine (as any write).
+	Action string   `yaml:"action" json:"action"`
+	Kinds  []string `yaml:"kinds" json:"kinds"`
 }
 
 // Approvals configures the approval queue.

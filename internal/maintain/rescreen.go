@@ -33,6 +33,9 @@ func (m *Maintainer) Rescreen(ctx context.Context) (Report, error) {
 		}
 		for _, r := range rs {
 			if kinds := screen(r, pii.Kinds); len(kinds) > 0 {
+				if ownTurn(r) && pii.OwnTurnReadable(kinds) {
+					continue // the gate would flag it again, as it is
+				}
 				quarantine(&b, r, gate.ReasonPII, kinds)
 			}
 		}
@@ -110,8 +113,16 @@ func quarantine(b *core.MaintenanceBatch, r memory.Record, reason string, kinds 
 // deeper than this are finished by the next run.
 const maxPropagation = 8
 
+// ownTurn reports whether r is a gateway user's own turn the gate flagged
+// (docs/gate.md): readable by that user only.
+func ownTurn(r memory.Record) bool {
+	return r.Gate.Decision == memory.DecisionFlagged && r.Access == memory.UserOnly && r.Type == memory.Episode
+}
+
 // propagate quarantines the records that cite quarantined records as
-// evidence, pass by pass, until a pass finds none.
+// evidence, pass by pass, until a pass finds none. (What cites a user's
+// flagged turn was quarantined when it was written: the gate's evidence
+// flag.)
 func (m *Maintainer) propagate(ctx context.Context, rep *Report) error {
 	wss, err := m.svc.Store().ListWorkspaces(ctx)
 	if err != nil {
@@ -122,6 +133,7 @@ func (m *Maintainer) propagate(ctx context.Context, rep *Report) error {
 		if err := m.scan(ctx, w.ID, []memory.Status{memory.Quarantined}, func(r memory.Record) { flagged[r.ID] = true }); err != nil {
 			return err
 		}
+
 		for pass := 0; pass < maxPropagation && len(flagged) > 0; pass++ {
 			var b core.MaintenanceBatch
 			var found []string

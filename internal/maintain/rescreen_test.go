@@ -89,3 +89,43 @@ func TestRescreenQuarantinesAndPropagates(t *testing.T) {
 		}
 	})
 }
+
+// TestRescreenKeepsOwnTurnsFlagged: a rescreen leaves a gateway user's own
+// turn with its contact details flagged and readable by the user (the
+// gate would decide so again); once the policy quarantines such turns
+// (pii.own_conversation.action: quarantine), a rescreen quarantines it.
+func TestRescreenKeepsOwnTurnsFlagged(t *testing.T) {
+	backends(t, func(t *testing.T, open func(*testing.T, gate.Policy, core.Loops) env) {
+		ctx := t.Context()
+		e := open(t, gate.Default(), core.Loops{})
+		u, err := e.svc.CreateUser(ctx, e.op, "dana")
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := e.svc.AuthenticateUser(ctx, "", u.UserID, u.UserKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.svc.GatewayAdd(ctx, up, core.UserConversation(up, "app", "proj", "chat:1"), []core.GatewayMessage{
+			{SenderID: up.Name, Role: "user", Timestamp: t0.UnixMilli(), Content: "mail me at dana@example.com"}})
+		if err != nil || res.Decisions[memory.DecisionFlagged] != 1 {
+			t.Fatalf("add %+v %v", res, err)
+		}
+		id := res.MemoryIDs[0]
+		if rep, err := New(e.svc, Options{}).Rescreen(ctx); err != nil || rep.Changed != 0 {
+			t.Fatalf("rescreen %+v %v", rep, err)
+		}
+		if g := e.get(t, id); g.Status != memory.Active || g.Access != memory.UserOnly {
+			t.Fatalf("after rescreen: %s %s", g.Status, g.Access)
+		}
+		pol := gate.Default()
+		pol.PII.OwnConversation.Action = gate.PIIQuarantine
+		svc := core.New(core.Options{Store: e.st, Policy: pol, Now: e.clk.Now})
+		if rep, err := New(svc, Options{}).Rescreen(ctx); err != nil || rep.Changed != 1 {
+			t.Fatalf("rescreen under quarantine %+v %v", rep, err)
+		}
+		if g := e.get(t, id); g.Status != memory.Quarantined || g.Access != memory.Sensitive {
+			t.Fatalf("after rescreen under quarantine: %s %s", g.Status, g.Access)
+		}
+	})
+}

@@ -104,8 +104,12 @@ const (
 	DecisionProvisional = "provisional"
 	DecisionQueued      = "queued"
 	DecisionQuarantined = "quarantined"
-	DecisionDuplicate   = "duplicate"
-	DecisionRejected    = "rejected"
+	// DecisionFlagged: stored active but only for its writer (a gateway
+	// user) and operators, at access "user", and listed for review: the
+	// user's own turn carrying its contact details (docs/gate.md).
+	DecisionFlagged   = "flagged"
+	DecisionDuplicate = "duplicate"
+	DecisionRejected  = "rejected"
 )
 
 // Gate origins.

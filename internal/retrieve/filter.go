@@ -327,7 +327,7 @@ func (c *filter) ok(key uint32) bool {
 	if c.statuses>>d.status&1 == 0 || c.types>>d.typ&1 == 0 {
 		return false
 	}
-	if c.accesses>>d.access&1 == 0 && !(d.access == accessAgentOnly && c.ownAgent != 0 && d.agent == c.ownAgent) {
+	if c.accesses>>d.access&1 == 0 && !((d.access == accessAgentOnly || d.access == accessUserOnly && c.f.OwnUser) && c.ownAgent != 0 && d.agent == c.ownAgent) {
 		return false
 	}
 	for i, v := range c.scope {
@@ -360,6 +360,8 @@ func (c *filter) ok(key uint32) bool {
 
 var accessAgentOnly = enumCode(accessEnum, memory.AgentOnly)
 
+var accessUserOnly = enumCode(accessEnum, memory.UserOnly)
+
 // slow checks what the codes cannot: values outside the enumerations and
 // entities.
 func (c *filter) slow(key uint32) bool {
@@ -372,7 +374,7 @@ func (c *filter) slow(key uint32) bool {
 	if !slices.Contains(statuses, status) {
 		return false
 	}
-	if !slices.Contains(f.Access, access) && !(access == memory.AgentOnly && f.OwnAgent != "" && c.e.fx.names[c.filt[key].agent] == f.OwnAgent) {
+	if !slices.Contains(f.Access, access) && !((access == memory.AgentOnly || access == memory.UserOnly && f.OwnUser) && f.OwnAgent != "" && c.e.fx.names[c.filt[key].agent] == f.OwnAgent) {
 		return false
 	}
 	if len(f.Types) > 0 && !slices.Contains(f.Types, typ) {
@@ -484,6 +486,9 @@ func signature(f *Filter) string {
 	str(f.Category)
 	str(f.Entity)
 	str(f.OwnAgent)
+	if f.OwnUser {
+		str("own-user")
+	}
 	for _, t := range f.Types {
 		str(string(t))
 	}

@@ -32,7 +32,7 @@ func refAllow(e *Engine, f Filter) func(uint32) bool {
 		switch {
 		case !d.alive || d.ws != f.Workspace || !slices.Contains(statuses, d.status):
 			return false
-		case !slices.Contains(f.Access, d.access) && !(d.access == memory.AgentOnly && f.OwnAgent != "" && d.agent == f.OwnAgent):
+		case !slices.Contains(f.Access, d.access) && !((d.access == memory.AgentOnly || d.access == memory.UserOnly && f.OwnUser) && f.OwnAgent != "" && d.agent == f.OwnAgent):
 			return false
 		case len(f.Types) > 0 && !slices.Contains(f.Types, d.typ):
 			return false
@@ -114,6 +114,9 @@ func randomFilter(r *rand.Rand) Filter {
 		Scope: memory.Scope{UserID: pick("", "", "u1", "u9"), AppID: pick("", "app"), ProjectID: pick("", "p1", "p2"), SessionID: pick("", "", "s1")}}
 	if r.IntN(3) == 0 {
 		f.Access = []memory.Access{memory.Public, memory.Access(pick("weird", "user"))}
+	}
+	if r.IntN(3) == 0 {
+		f.Access, f.OwnUser = []memory.Access{memory.Public}, true
 	}
 	if r.IntN(3) == 0 {
 		f.Types = []memory.Type{memory.Type(pick("episode", "belief", "custom"))}

@@ -45,9 +45,11 @@ type Filter struct {
 	Scope     memory.Scope
 	Category  string
 	Entity    string
-	// Access levels visible, plus "agent" records of OwnAgent.
+	// Access levels visible, plus "agent" records of OwnAgent and, with
+	// OwnUser, its "user" records too (a gateway user's own flagged turns).
 	Access   []memory.Access
 	OwnAgent string
+	OwnUser  bool
 	// AsOf keeps records valid in the world at that time.
 	AsOf               *time.Time
 	IncludeInvalidated bool
@@ -94,7 +96,13 @@ type Query struct {
 	// conversation turn whose session scores s (relative to the best
 	// session) as one BM25 document for the query (see sessionScores).
 	Session float64
-	Now     time.Time
+	// Time, when > 0, multiplies by 1+Time the fused score of the records
+	// whose event time falls in a span the query's time expressions name
+	// (TimeSpans, resolved against Now).
+	Time float64
+	// Now is the query's reference time: recency ages and relative time
+	// expressions count from it.
+	Now time.Time
 }
 
 // SignalScore is one signal's view of a result.
@@ -373,6 +381,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	if q.Speaker > 0 {
 		e.speakerBoost(q.Text, fused, q.Speaker)
+	}
+	if q.Time > 0 {
+		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
+			e.timeBoost(spans, fused, q.Time)
+		}
 	}
 	order := make([]uint32, 0, len(fused))
 	for k := range fused {

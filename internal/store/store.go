@@ -356,11 +356,22 @@ type Tx interface {
 // AccessFilter restricts reads to the access levels a principal may see.
 // Levels are always visible; records with access "agent" are additionally
 // visible when their writer's principal id (source.principal_id) equals
-// OwnAgent, which is a principal id, never a name. The zero filter admits
+// OwnAgent, which is a principal id, never a name; with OwnUser, records
+// with access "user" of that writer are visible too (a gateway user's own
+// turns the PII policy flagged, docs/access.md). The zero filter admits
 // nothing.
 type AccessFilter struct {
 	Levels   []memory.Access
 	OwnAgent string
+	OwnUser  bool
+}
+
+// OwnLevels are the levels visible to f.OwnAgent as the records' writer.
+func (f AccessFilter) OwnLevels() []memory.Access {
+	if f.OwnUser {
+		return []memory.Access{memory.AgentOnly, memory.UserOnly}
+	}
+	return []memory.Access{memory.AgentOnly}
 }
 
 // RecordQuery filters ListRecords. Zero values mean "no filter", except

@@ -328,7 +328,12 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		}
 	}
 	if q.Access.OwnAgent != "" {
-		b.WriteString("(access = " + args.add(string(memory.AgentOnly)) + " AND source_principal_id = " + args.add(q.Access.OwnAgent) + ")")
+		own := q.Access.OwnLevels()
+		ls := make([]string, len(own))
+		for i, a := range own {
+			ls[i] = string(a)
+		}
+		b.WriteString("(access = ANY(" + strs(ls) + ") AND source_principal_id = " + args.add(q.Access.OwnAgent) + ")")
 	}
 	b.WriteString(")")
 

@@ -289,8 +289,12 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		}
 	}
 	if q.Access.OwnAgent != "" {
-		b.WriteString("(access = ? AND source_principal_id = ?)")
-		args = append(args, string(memory.AgentOnly), q.Access.OwnAgent)
+		own := q.Access.OwnLevels()
+		b.WriteString("(access IN (" + placeholders(len(own)) + ") AND source_principal_id = ?)")
+		for _, a := range own {
+			args = append(args, string(a))
+		}
+		args = append(args, q.Access.OwnAgent)
 	}
 	b.WriteString(")")
 

@@ -144,6 +144,9 @@ func testListAccess(t *testing.T, s store.Store) {
 		{"a writer name is not an owner", store.AccessFilter{OwnAgent: "name-A1"}, nil},
 		{"public + sensitive", store.AccessFilter{Levels: []memory.Access{memory.Public, memory.Sensitive}}, []memory.Record{public, sensitive}},
 		{"agent level", store.AccessFilter{Levels: []memory.Access{memory.AgentOnly}, OwnAgent: "A1"}, []memory.Record{own, foreign}},
+		// A gateway user reads its own "user" records (flagged turns).
+		{"public + own agent and user", store.AccessFilter{Levels: []memory.Access{memory.Public}, OwnAgent: "A1", OwnUser: true}, []memory.Record{public, own, user}},
+		{"own user of another writer", store.AccessFilter{OwnAgent: "A2", OwnUser: true}, []memory.Record{foreign}},
 	} {
 		assertIDs(t, c.name, list(t, s, "a", store.RecordQuery{Access: c.filter}), c.want...)
 	}
