@@ -19,6 +19,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
+	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
@@ -26,10 +27,12 @@ import (
 
 // Server serves REST v1 over a core service.
 type Server struct {
-	svc     *core.Service
-	files   *files.Service
-	log     *slog.Logger
-	metrics *metrics.Metrics
+	svc   *core.Service
+	files *files.Service
+	// knowledge ingests, cites and searches documents (SPEC §17).
+	knowledge *knowledge.Service
+	log       *slog.Logger
+	metrics   *metrics.Metrics
 	// MaxBodyBytes bounds request bodies; larger bodies get 413.
 	maxBody int64
 	// Version is reported by /healthz.
@@ -56,7 +59,8 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	fs := files.New(svc, files.Options{})
-	return &Server{svc: svc, files: fs, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
+	kn := knowledge.New(svc, knowledge.Options{})
+	return &Server{svc: svc, files: fs, knowledge: kn, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
 		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
@@ -166,6 +170,13 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
+
+		// Knowledge: documents, code and PDFs as cited resource chunks (docs/knowledge.md).
+		{"POST", resourcesPath, anyToken, "Ingest a document (JSON text or base64, or a multipart upload) as resource chunks through the gate; a changed document gets new versions of its changed chunks only", s.ingestResource},
+		{"GET", resourcesPath, anyToken, "Ingested documents the caller can read", s.listResources},
+		{"POST", "/v1/resources/search", anyToken, "Search ingested documents: hybrid search over chunks, optional rerank, optionally one best chunk per document", s.searchResources},
+		{"GET", "/v1/resources/{id}/source", anyToken, "The cited lines (?lines=a-b) of the indexed version of a document, access-checked", s.resourceSource},
+		{"DELETE", "/v1/resources/{id}", anyToken, "Forget a document: every chunk, version, vector and index entry", s.forgetResource},
 	}
 }
 

@@ -65,13 +65,13 @@ var byExt = map[string]string{
 	".txt": Plain, ".text": Plain, ".rst": Plain, "": Plain,
 	".html": HTML, ".htm": HTML, ".xhtml": HTML,
 	".pdf": PDF,
-	".go": GoSource,
-	".py": Python, ".pyi": Python,
+	".go":  GoSource,
+	".py":  Python, ".pyi": Python,
 	".js": JavaScript, ".mjs": JavaScript, ".cjs": JavaScript, ".jsx": JavaScript,
 	".ts": TypeScript, ".tsx": TypeScript, ".mts": TypeScript, ".cts": TypeScript,
 	".java": Java,
-	".rs": Rust,
-	".c": CSource, ".h": CSource, ".cc": CSource, ".cpp": CSource, ".hpp": CSource, ".cxx": CSource,
+	".rs":   Rust,
+	".c":    CSource, ".h": CSource, ".cc": CSource, ".cpp": CSource, ".hpp": CSource, ".cxx": CSource,
 }
 
 // MediaTypeOf returns the media type a file name implies, "" when no

@@ -152,7 +152,7 @@ func scanCode(l lang, lines []string) []codeLine {
 	return out
 }
 
-// rustChar reports whether s[j] == '\'' opens a Rust character literal
+// rustChar reports whether the quote at s[j] opens a Rust character literal
 // ('a', '\n') rather than a lifetime ('a).
 func rustChar(s string, j int) bool {
 	if j+2 < len(s) && s[j+1] != '\\' && s[j+2] == '\'' {

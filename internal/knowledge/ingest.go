@@ -273,9 +273,20 @@ func (s *Service) RetireMissing(ctx context.Context, p memory.Principal, sc memo
 	return out, nil
 }
 
+// ForgetResult says what forgetting a resource did.
+type ForgetResult struct {
+	ResourceID string `json:"resource_id"`
+	Forgotten  int    `json:"forgotten_chunks"`
+	// Remaining counts chunks the caller may not change (e.g. a
+	// quarantined chunk is sensitive: only an operator or a trusted
+	// agent sees it); an operator's forget erases them too.
+	Remaining int `json:"remaining_chunks"`
+}
+
 // Forget erases a resource: every chunk, each with all its versions,
 // vectors and index entries, through core's Forget (SPEC §3 tombstones).
-func (s *Service) Forget(ctx context.Context, p memory.Principal, rid string) (int, error) {
+func (s *Service) Forget(ctx context.Context, p memory.Principal, rid string) (ForgetResult, error) {
+	out := ForgetResult{ResourceID: rid}
 	s.mu.Lock()
 	r, err := s.lookup(ctx, p.Workspace, rid)
 	var ids []string
@@ -286,27 +297,27 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, rid string) (i
 	}
 	s.mu.Unlock()
 	if err != nil {
-		return 0, err
+		return out, err
 	}
 	if len(ids) == 0 {
-		return 0, notFound()
+		return out, notFound()
 	}
 	sort.Strings(ids)
-	n := 0
 	for _, id := range ids {
 		if _, err := s.core.Forget(ctx, p, id); err != nil {
-			if fault.CodeOf(err) == fault.NotFound {
+			if c := fault.CodeOf(err); c == fault.NotFound || c == fault.PermissionDenied {
+				out.Remaining++
 				continue
 			}
-			return n, err
+			return out, err
 		}
-		n++
+		out.Forgotten++
 	}
-	if n == 0 {
-		return 0, notFound()
+	if out.Forgotten == 0 {
+		return out, notFound()
 	}
 	s.mu.Lock()
 	err = s.syncLocked(ctx)
 	s.mu.Unlock()
-	return n, err
+	return out, err
 }
