@@ -61,7 +61,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	fs := files.New(svc, files.Options{})
 	kn := knowledge.New(svc, knowledge.Options{})
 	return &Server{svc: svc, files: fs, knowledge: kn, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
+		gatewayWS: memory.DefaultWorkspace, mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs, Knowledge: kn}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 

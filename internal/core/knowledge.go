@@ -131,3 +131,13 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 	s.publishGraph(p.Workspace, gfx)
 	return outs, nil
 }
+
+// CheckResourceWrite runs the gate's schema and authorization steps for a
+// chunk p would write in scope at access, without writing: an ingestion
+// that would write nothing (an unchanged document) still answers a
+// principal that may not write as the gate would.
+func (s *Service) CheckResourceWrite(p memory.Principal, sc memory.Scope, access memory.Access) error {
+	req := WriteRequest{Type: memory.Resource, Category: ChunkCategory, Content: "-", Scope: sc, Access: access,
+		Source: &SourceInput{Kind: memory.Told}, Addressed: true}
+	return s.schemaAndAuth(p, s.draft(p, req, s.clock()), req)
+}

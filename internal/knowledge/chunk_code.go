@@ -63,6 +63,7 @@ const noLevel = 1 << 30 // a line inside a multi-line string or comment
 type codeLine struct {
 	level int  // nesting level at the start of the line
 	code  bool // holds code (not blank, not only a comment)
+	opens bool // opens a brace block (a one-line body counts as a body)
 	lead  bool // a comment, decorator or attribute line (attaches downwards)
 }
 
@@ -133,6 +134,7 @@ func scanCode(l lang, lines []string) []codeLine {
 				hasCode = true
 				if c == '{' {
 					depth++
+					cl.opens = true
 				}
 			case c == '}':
 				hasCode = true
@@ -175,7 +177,11 @@ func codeChunks(l lang, lines []string, maxTokens int) []Chunk {
 	return declChunks(l, lines, info, 1, len(lines), top, "", maxTokens, 0)
 }
 
-var continuation = regexp.MustCompile(`^[})\].,&|+\-?:=<>*/%]`)
+// reImport matches imports, which stay with the chunk before them even
+// when they hold braces (import { a } from "a").
+var reImport = regexp.MustCompile(`^\s*(import|export\s+\{|export\s+\*|from|use|package|#include|require)\b`)
+
+var continuation = regexp.MustCompile(`^[{})\].,&|+\-?:=<>*/%]`)
 
 // declChunks cuts lines a..b at the declarations of level lvl.
 func declChunks(l lang, lines []string, info []codeLine, a, b, lvl int, outer string, maxTokens, depth int) []Chunk {
@@ -201,14 +207,14 @@ func declChunks(l lang, lines []string, info []codeLine, a, b, lvl int, outer st
 		if k+1 < len(starts) {
 			next = starts[k+1]
 		}
-		body := false
-		for i := s + 1; i < next; i++ {
+		body := info[s-1].opens
+		for i := s + 1; i < next && !body; i++ {
 			if info[i-1].code && info[i-1].level > lvl && info[i-1].level != noLevel {
 				body = true
 				break
 			}
 		}
-		if !body && !(l.indent && strings.HasSuffix(strings.TrimSpace(lines[s-1]), ":")) {
+		if !body && !(l.indent && strings.HasSuffix(strings.TrimSpace(lines[s-1]), ":")) || reImport.MatchString(lines[s-1]) {
 			continue
 		}
 		st := s
@@ -258,7 +264,7 @@ func declChunks(l lang, lines []string, info []codeLine, a, b, lvl int, outer st
 }
 
 var (
-	reKeywordName = regexp.MustCompile(`\b(class|def|function\*?|fn|struct|union|enum|interface|trait|type|mod|module|namespace|record|impl(?:<[^>]*>)?)\s+([A-Za-z_$][\w$]*(?:\s+for\s+[A-Za-z_$][\w$]*)?)`)
+	reKeywordName = regexp.MustCompile(`\b(class|def|function\*?|fn|struct|union|enum|interface|trait|type|mod|module|namespace|record|impl(?:<[^>]*>)?)\s+([A-Za-z_$][\w$]*(?:::[\w$]+)*(?:<[^>]*>)?(?:\s+for\s+[A-Za-z_$][\w$]*)?)`)
 	reVarName     = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:const|let|var|static|pub\s+static|pub\s+const)\s+([A-Za-z_$][\w$]*)`)
 	reCallName    = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\(`)
 )
@@ -277,7 +283,10 @@ func declName(line string) string {
 		}
 		return strings.TrimSuffix(kw, "*") + " " + m[2]
 	}
-	if m := reVarName.FindStringSubmatch(t); m != nil {
+	// A function's name is before its first '(' (static int add(...));
+	// a variable's after its keyword (const area = (s) => ...).
+	paren, eq := strings.IndexByte(t, '('), strings.IndexByte(t, '=')
+	if m := reVarName.FindStringSubmatch(t); m != nil && (paren < 0 || eq >= 0 && eq < paren) {
 		return m[1]
 	}
 	for _, m := range reCallName.FindAllStringSubmatch(t, -1) {

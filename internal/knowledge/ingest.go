@@ -114,6 +114,9 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 		return Result{}, (&fault.Error{Code: fault.TooLarge, Message: "content: exceeds the document limit of " + strconv.Itoa(s.maxBytes) + " bytes",
 			Details: map[string]any{"field": "content", "limit": s.maxBytes, "reason": "too large"}})
 	}
+	if err := s.core.CheckResourceWrite(p, doc.Scope, doc.Access); err != nil {
+		return Result{}, err
+	}
 	docSHA := sha(string(doc.Content))
 	rid := ResourceID(doc.Scope, doc.URI)
 	res := Result{ResourceID: rid, URI: doc.URI, MediaType: mt, SHA256: docSHA}

@@ -210,8 +210,16 @@ func walk(ctx context.Context, root string, include, exclude []string) ([]string
 			ign["."] = readIgnore(p)
 			return nil
 		}
+		// Hidden files and directories (.git, .github, .gitignore, .env)
+		// are tooling, not documents.
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if d.IsDir() {
-			if d.Name() == ".git" || ignored(ign, rel, true) {
+			if ignored(ign, rel, true) {
 				return fs.SkipDir
 			}
 			ign[rel] = readIgnore(p)
