@@ -136,7 +136,26 @@ func Split(mt string, content []byte, maxTokens int) (text string, chunks []Chun
 	if len(cs) == 0 {
 		return "", nil, &Malformed{"holds no text"}
 	}
+	if err := checkChunkBytes(cs); err != nil {
+		return "", nil, err
+	}
 	return text, cs, nil
+}
+
+// MaxChunkBytes bounds a chunk: chunks are cut at line boundaries only (a
+// citation names whole lines), so a document with a run of lines longer
+// than this and no place to cut (a generated table on one line) is
+// skipped rather than cited wrongly. It is below the gate's default
+// content limit (32 KiB).
+const MaxChunkBytes = 24 << 10
+
+func checkChunkBytes(cs []Chunk) error {
+	for _, c := range cs {
+		if len(c.Text) > MaxChunkBytes {
+			return &Malformed{"lines " + strconv.Itoa(c.SpanStart) + "-" + strconv.Itoa(c.SpanEnd) + " cannot be cut under 24 KiB (very long lines)"}
+		}
+	}
+	return nil
 }
 
 // splitLines splits text into lines without their "\n"; a final newline

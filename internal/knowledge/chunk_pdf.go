@@ -111,5 +111,8 @@ func splitPages(pages []string, maxTokens int) (string, []Chunk, error) {
 	if len(cs) == 0 {
 		return "", nil, &Malformed{"PDF holds no extractable text"}
 	}
+	if err := checkChunkBytes(cs); err != nil {
+		return "", nil, err
+	}
 	return strings.Join(all, "\n") + "\n", cs, nil
 }
