@@ -87,15 +87,13 @@ func runBenchCode(env Env, args []string) error {
 	}
 	sum := summary{GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
 	start := time.Now()
-	for i, d := range corpus.Docs {
-		res, err := kn.Ingest(ctx, op, d)
-		if err != nil {
-			return fmt.Errorf("bench code: ingest %s: %w", d.URI, err)
+	sum.Chunks, err = kn.IngestDocs(ctx, op, corpus.Docs, 0, func(done int) {
+		if done%500 == 0 {
+			say("ingested %d/%d files", done, len(corpus.Docs))
 		}
-		sum.Chunks += res.Added
-		if i%500 == 499 {
-			say("ingested %d/%d files", i+1, len(corpus.Docs))
-		}
+	})
+	if err != nil {
+		return fmt.Errorf("bench code: ingest: %w", err)
 	}
 	sum.IngestSeconds = time.Since(start).Seconds()
 	sum.FilesPerSecond = float64(len(corpus.Docs)) / sum.IngestSeconds

@@ -68,6 +68,15 @@ func sqliteEnv(t *testing.T, o knowledge.Options) *env {
 	return newEnv(t, st, o)
 }
 
+func sqliteEnvB(b *testing.B) *env {
+	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "memgate.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return newEnv(b, st, knowledge.Options{})
+}
+
 func newEnv(t testing.TB, st store.Store, o knowledge.Options) *env {
 	t.Helper()
 	ctx := context.Background()

@@ -121,14 +121,24 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 	rid := ResourceID(doc.Scope, doc.URI)
 	res := Result{ResourceID: rid, URI: doc.URI, MediaType: mt, SHA256: docSHA}
 
+	// One ingestion of a document at a time in this process (the index
+	// says what to change); ingestions of different documents run
+	// concurrently, and their commits share fsyncs.
+	unlock := s.lockResource(rid)
+	defer unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	old, err := s.lookup(ctx, p.Workspace, rid)
+	var oldLive []chunkEntry
+	oldVersion, oldSHA := 0, ""
+	if old != nil {
+		oldLive, oldVersion, oldSHA = old.liveChunks(), old.version, old.docSHA
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return Result{}, err
 	}
-	if old != nil && old.docSHA == docSHA && len(old.liveChunks()) > 0 {
-		res.Version, res.Outcome, res.Kept = old.version, Unchanged, len(old.liveChunks())
+	if old != nil && oldSHA == docSHA && len(oldLive) > 0 {
+		res.Version, res.Outcome, res.Kept = oldVersion, Unchanged, len(oldLive)
 		return res, nil
 	}
 	text, chunks, err := Split(mt, doc.Content, s.maxTokens)
@@ -143,8 +153,8 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 	version := 1
 	prev := map[string]chunkEntry{}
 	if old != nil {
-		version = old.version + 1
-		for _, c := range old.liveChunks() {
+		version = oldVersion + 1
+		for _, c := range oldLive {
 			prev[c.key] = c
 		}
 	}
@@ -182,16 +192,20 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 		res.RetiredN++
 	}
 	if len(changes) == 0 {
-		res.Version, res.Outcome = old.version, Unchanged
+		res.Version, res.Outcome = oldVersion, Unchanged
 		return res, nil
 	}
 	outs, err := s.core.ApplyResource(ctx, p, core.ResourceChanges{Lock: rid, Scope: doc.Scope, Access: doc.Access, Changes: changes})
 	if err != nil {
 		if fault.CodeOf(err) == fault.VersionConflict {
+			s.mu.Lock()
 			s.ok = false // another process changed the document: rebuild the index
+			s.mu.Unlock()
 		}
 		return Result{}, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	res.Version, res.Outcome = version, Created
 	if old != nil {
 		res.Outcome = Updated

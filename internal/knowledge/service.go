@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,18 @@ type Service struct {
 	rev map[string]map[string]string    // workspace → chunk record id → resource id
 	seq int64
 	ok  bool
+
+	// docLocks serialise the ingestions of one document (striped by
+	// resource id).
+	docLocks [64]sync.Mutex
+}
+
+func (s *Service) lockResource(rid string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(rid))
+	m := &s.docLocks[h.Sum32()%uint32(len(s.docLocks))]
+	m.Lock()
+	return m.Unlock
 }
 
 // New returns the knowledge service over svc.

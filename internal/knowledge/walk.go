@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memgate/memgate/internal/fault"
@@ -29,9 +30,15 @@ type TreeOptions struct {
 	// Sync retires the resources under a directory whose files are gone
 	// (only after a complete walk, so an interrupted run retires nothing).
 	Sync bool
-	// Progress, when set, is called after each file.
+	// Progress, when set, is called after each file (serially).
 	Progress func(Progress)
+	// Workers is how many files are ingested at once (0: DefaultWorkers).
+	Workers int
 }
+
+// DefaultWorkers is how many files IngestPaths ingests at once: enough
+// for commits to share fsyncs; the database has one writer anyway.
+const DefaultWorkers = 8
 
 // Progress is where an ingestion is.
 type Progress struct {
@@ -103,45 +110,86 @@ func (s *Service) IngestPaths(ctx context.Context, p memory.Principal, roots []s
 		}
 	}
 	seen := map[string]bool{}
-	for i, it := range items {
-		if err := ctx.Err(); err != nil {
-			return sum, err
-		}
-		uri := FileURI(it.abs)
-		seen[uri] = true
-		sum.Files++
-		content, err := os.ReadFile(it.abs)
-		var res Result
-		if err == nil {
-			res, err = s.Ingest(ctx, p, Document{URI: uri, Content: content, Scope: o.Scope, Access: o.Access})
-		} else {
-			err = &Malformed{"unreadable: " + errReason(err)}
-		}
-		var bad *Malformed
-		switch {
-		case errors.As(err, &bad):
-			sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: bad.Reason})
-		case err != nil && isSkip(err):
-			sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: skipReason(err)})
-		case err != nil:
-			sum.Seconds = time.Since(start).Seconds()
-			return sum, err
-		default:
-			switch res.Outcome {
-			case Created:
-				sum.Created++
-			case Updated:
-				sum.Updated++
-			default:
-				sum.Unchanged++
+	for _, it := range items {
+		seen[FileURI(it.abs)] = true
+	}
+	// Workers read, chunk and ingest files concurrently: each document is
+	// its own transaction, and concurrent commits share fsyncs.
+	workers := o.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		done  int
+		next  = make(chan item)
+		wg    sync.WaitGroup
+	)
+	for range min(workers, max(len(items), 1)) {
+		wg.Go(func() {
+			for it := range next {
+				content, err := os.ReadFile(it.abs)
+				var res Result
+				if err == nil {
+					res, err = s.Ingest(ctx, p, Document{URI: FileURI(it.abs), Content: content, Scope: o.Scope, Access: o.Access})
+				} else {
+					err = &Malformed{"unreadable: " + errReason(err)}
+				}
+				mu.Lock()
+				var bad *Malformed
+				switch {
+				case errors.As(err, &bad):
+					sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: bad.Reason})
+				case err != nil && isSkip(err):
+					sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: skipReason(err)})
+				case err != nil:
+					if first == nil {
+						first = err
+						cancel()
+					}
+				default:
+					switch res.Outcome {
+					case Created:
+						sum.Created++
+					case Updated:
+						sum.Updated++
+					default:
+						sum.Unchanged++
+					}
+					sum.Chunks += res.Added + res.Changed + res.RetiredN
+					sum.Quar += res.Quarantined
+					sum.Pending += res.Pending
+				}
+				if err == nil || first != err {
+					sum.Files++
+				}
+				done++
+				if o.Progress != nil {
+					o.Progress(Progress{Done: done, Total: len(items), Written: sum.Chunks, Elapsed: time.Since(start)})
+				}
+				mu.Unlock()
 			}
-			sum.Chunks += res.Added + res.Changed + res.RetiredN
-			sum.Quar += res.Quarantined
-			sum.Pending += res.Pending
+		})
+	}
+feed:
+	for _, it := range items {
+		select {
+		case next <- it:
+		case <-ctx.Done():
+			break feed
 		}
-		if o.Progress != nil {
-			o.Progress(Progress{Done: i + 1, Total: len(items), Written: sum.Chunks, Elapsed: time.Since(start)})
-		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	if first != nil {
+		sum.Seconds = time.Since(start).Seconds()
+		return sum, first
 	}
 	if o.Sync {
 		for _, d := range dirs {
