@@ -164,4 +164,3 @@ func runBenchCode(env Env, args []string) error {
 	}
 	return json.NewEncoder(env.Stdout).Encode(sum)
 }
-
