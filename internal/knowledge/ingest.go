@@ -159,7 +159,6 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 		}
 	}
 	var changes []core.ChunkChange
-	var metas []chunkMeta
 	for _, c := range chunks {
 		m := chunkMeta{ResourceID: rid, SourceURI: doc.URI, MediaType: mt, DocSHA256: docSHA, DocVersion: version, DocLines: nlines,
 			Key: c.Key, Heading: c.Heading, Page: c.Page, LineStart: c.Start, LineEnd: c.End, SpanStart: c.SpanStart, SpanEnd: c.SpanEnd,
@@ -177,7 +176,6 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 			changes = append(changes, core.ChunkChange{Content: c.Text, Metadata: raw})
 			res.Added++
 		}
-		metas = append(metas, m)
 	}
 	gone := make([]chunkEntry, 0, len(prev))
 	for _, c := range prev {
@@ -225,7 +223,6 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 		}
 		res.Chunks = append(res.Chunks, cr)
 	}
-	_ = metas
 	return res, nil
 }
 
