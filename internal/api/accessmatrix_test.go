@@ -261,6 +261,12 @@ func (e *matrixEnv) populate(ws string, n int) {
 			if k := (i / 3) % (len(e.stores[ws]) + 1); k < len(e.stores[ws]) {
 				req.Scope.AppID = files.StorePrefix + e.stores[ws][k]
 			}
+		} else if i%5 == 1 && req.Supersedes == "" {
+			// A knowledge chunk (internal/knowledge): a one-line document
+			// of its own, for the resource source probes.
+			req.Type, req.Category, req.Addressed = memory.Resource, core.ChunkCategory, true
+			req.Metadata = json.RawMessage(fmt.Sprintf(`{"resource_id":"%s","source_uri":"matrix:%s/%d","media_type":"text/plain","chunk_key":"",`+
+				`"line_start":1,"line_end":1,"span_start":1,"span_end":1,"doc_version":1,"doc_lines":1}`, matrixResourceID(ws, i), ws, i))
 		} else if req.Type == memory.Episode && e.rng.IntN(2) == 0 && req.Supersedes == "" {
 			// A session event: the session log is a read path of its own.
 			req.Category, req.Scope.SessionID, req.Metadata = core.EventCategory, matrixSession, json.RawMessage(`{"event":"note"}`)

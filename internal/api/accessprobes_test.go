@@ -7,6 +7,7 @@ package api_test
 // a node or edge comes from.
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -67,6 +68,14 @@ var readProbes = []readProbe{
 	perRecord("MCP memory_history", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		return e.toolFound(a, "memory_history", map[string]any{"id": id})
 	}, noSensitive(headRule)),
+	perRecord("REST resource source", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		rid := chunkResource(e.head(id))
+		return rid != "" && e.restFound(a, "/v1/resources/"+rid+"/source?lines=1-1")
+	}, chunkRule(noSensitive(headRule))),
+	perRecord("MCP resource_cite", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
+		rid := chunkResource(e.head(id))
+		return rid != "" && e.toolFound(a, "resource_cite", map[string]any{"citation": "res://" + rid + "#x#L1-L1"})
+	}, chunkRule(noSensitive(headRule))),
 	perRecord("REST file get", tokenActor, func(e *matrixEnv, a *actor, id string, _ bool) bool {
 		return e.restFound(a, "/v1/files/"+id)
 	}, fileRule(noSensitive(headRule))),
@@ -300,6 +309,32 @@ func headRule(e *matrixEnv, a *actor, id string, sens bool) bool {
 func versionRule(n int) recordRule {
 	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
 		return accessRules.readVersion(a.p, e.head(id), e.version(id, n), sens)
+	}
+}
+
+// matrixResourceID is the resource id of the matrix's i-th chunk of ws.
+func matrixResourceID(ws string, i int) string {
+	return fmt.Sprintf("res_%024x", sha256.Sum256([]byte(fmt.Sprintf("%s/%d", ws, i))))[:28]
+}
+
+// chunkResource is a knowledge chunk's resource id, "" for other records.
+func chunkResource(h memory.Record) string {
+	var m struct {
+		RID string `json:"resource_id"`
+	}
+	if h.Type != memory.Resource || h.Category != core.ChunkCategory || json.Unmarshal(h.Metadata, &m) != nil {
+		return ""
+	}
+	return m.RID
+}
+
+// chunkRule is rule for a path that shows the live knowledge chunks
+// (not superseded, forgotten or retired) of a resource's current version.
+func chunkRule(rule recordRule) recordRule {
+	return func(e *matrixEnv, a *actor, id string, sens bool) bool {
+		h := e.head(id)
+		return chunkResource(h) != "" && h.InvalidatedAt == nil &&
+			slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Quarantined}, h.Status) && rule(e, a, id, sens)
 	}
 }
 

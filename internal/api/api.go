@@ -24,6 +24,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
+	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
@@ -32,10 +33,12 @@ import (
 
 // Server serves REST v1 over a core service.
 type Server struct {
-	svc     *core.Service
-	files   *files.Service
-	log     *slog.Logger
-	metrics *metrics.Metrics
+	svc   *core.Service
+	files *files.Service
+	// knowledge ingests, cites and searches documents (SPEC §17).
+	knowledge *knowledge.Service
+	log       *slog.Logger
+	metrics   *metrics.Metrics
 	// MaxBodyBytes bounds request bodies; larger bodies get 413.
 	maxBody int64
 	// Version is reported by /healthz.
@@ -62,8 +65,9 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 		log = slog.New(slog.DiscardHandler)
 	}
 	fs := files.New(svc, files.Options{})
-	return &Server{svc: svc, files: fs, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs}), streamWindow: streamWindow,
+	kn := knowledge.New(svc, knowledge.Options{})
+	return &Server{svc: svc, files: fs, knowledge: kn, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
+		mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs, Knowledge: kn}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 
@@ -194,6 +198,13 @@ func (s *Server) Routes() []Route {
 		{"DELETE", "/v1/memories/", mem0Key, "mem0 API: delete every memory of the given entity ids", s.mem0DeleteAll},
 		{"GET", "/v1/memories/{memory_id}/history/", mem0Key, "mem0 API: a memory's changes", s.mem0History},
 		{"GET", "/v1/event/{event_id}/", mem0Key, "mem0 API: an add's queued extraction", s.mem0Event},
+
+		// Knowledge: documents, code and PDFs as cited resource chunks (docs/knowledge.md).
+		{"POST", resourcesPath, anyToken, "Ingest a document (JSON text or base64, or a multipart upload) as resource chunks through the gate; a changed document gets new versions of its changed chunks only", s.ingestResource},
+		{"GET", resourcesPath, anyToken, "Ingested documents the caller can read", s.listResources},
+		{"POST", "/v1/resources/search", anyToken, "Search ingested documents: hybrid search over chunks, optional rerank, optionally one best chunk per document", s.searchResources},
+		{"GET", "/v1/resources/{id}/source", anyToken, "The cited lines (?lines=a-b) of the indexed version of a document, access-checked", s.resourceSource},
+		{"DELETE", "/v1/resources/{id}", anyToken, "Forget a document: every chunk, version, vector and index entry", s.forgetResource},
 	}
 }
 

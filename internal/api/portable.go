@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -17,6 +18,10 @@ const importPath = "/v1/import"
 func (s *Server) bodyLimit(rt Route) int64 {
 	if rt.Path == importPath {
 		return s.svc.Policy().Limits.MaxImportBytes
+	}
+	if rt.Path == resourcesPath && rt.Method == "POST" {
+		// A document, base64-encoded in JSON at worst.
+		return max(s.maxBody, int64(knowledge.DefaultMaxBytes)*4/3+64<<10)
 	}
 	return s.maxBody
 }

@@ -39,6 +39,9 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == "visibility" {
 		return runBenchVisibility(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "code" {
+		return runBenchCode(env, args[1:])
+	}
 	start := time.Now()
 	fs, cfg := flags(env, "bench", false)
 	var (

@@ -93,6 +93,8 @@ func commands() []command {
 		{"query", "hybrid search", runQuery},
 		{"files", "memory files: ls, cat, edit, history, import DIR, export DIR", runFiles},
 		{"context", "the bounded context memory holds for a task (Markdown, or --json)", runContext},
+		{"ingest", "ingest files, directories and git working trees as cited resource chunks (resumable)", runIngest},
+		{"cite", "print exactly the lines a res:// citation names", runCite},
 		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
 		{"agents", "create, list, revoke or rotate (new token) agents", runAgents},

@@ -36,7 +36,8 @@ import (
 //
 // Paths: REST DELETE /v1/records/{id}, REST forget_subject, MCP
 // memory_forget by id and by subject, the gateway's /memories/delete,
-// REST approval reject, approval expiry from the CLI, and the CLI's
+// REST approval reject, approval expiry from the CLI, REST forgetting of
+// an ingested document (DELETE /v1/resources/{id}), and the CLI's
 // forget ID and forget --subject, both without a server (the snapshot
 // serve left must not keep the words) and beside a running server (which
 // must not write them back).
@@ -68,10 +69,11 @@ const (
 	mkReject      = "mkreject9x"
 	mkExpire      = "mkexpire10x"
 	mkKeep        = "mkkeep11x"
+	mkResource    = "mkresource13x"
 )
 
 var erased = []string{mkRESTRecord, mkRESTSubject, mkMCPRecord, mkMCPSubject, mkCLIRecord, mkCLISubject, mkCLILive, mkCLILiveSubj,
-	mkGateway, mkReject, mkExpire}
+	mkGateway, mkReject, mkExpire, mkResource}
 
 func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	dir := filepath.Join(t.TempDir(), "data")
@@ -117,6 +119,16 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		"messages": []map[string]any{{"sender_id": "alice", "role": "user", "timestamp": 1780000000000, "content": "my code word is " + mkGateway}}},
 		http.StatusOK, &added)
 	ids[mkGateway] = added.MemoryIDs[0]
+	// An ingested document of two chunks, one of them at its second
+	// version: forgetting the resource erases every chunk and version.
+	var doc struct {
+		ResourceID string `json:"resource_id"`
+	}
+	srv.do("POST", "/v1/resources", writer.Token, map[string]any{"uri": "https://wiki.example/erase.md",
+		"content": "# Doc\n\nthe " + mkResource + " runbook\n\n## Two\n\nmore " + mkResource + " text\n"}, http.StatusCreated, &doc)
+	srv.do("POST", "/v1/resources", writer.Token, map[string]any{"uri": "https://wiki.example/erase.md",
+		"content": "# Doc\n\nthe " + mkResource + " runbook\n\n## Two\n\nmore " + mkResource + " text, changed\n"}, http.StatusCreated, &doc)
+	ids[mkResource] = doc.ResourceID
 	srv.stop()
 
 	if pgURL != "" {
@@ -170,6 +182,7 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	srv.callTool(srv.mcp(op), "memory_forget", map[string]any{"subject": "person:" + mkMCPSubject})
 	srv.do("POST", "/memories/delete", "", map[string]any{"user_id": "alice", "user_key": user["user_key"], "memory_id": ids[mkGateway]},
 		http.StatusOK, nil)
+	srv.do("DELETE", "/v1/resources/"+ids[mkResource], writer.Token, nil, http.StatusOK, nil)
 	if pgURL != "" {
 		forgetBesideOlderTransaction(t, dir, env, pgURL, mkCLILive, "forget", ids[mkCLILive])
 	} else {
@@ -205,8 +218,8 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 			t.Errorf("the event outbox holds %s", mk)
 		}
 	}
-	if n := bytes.Count(outbox, []byte("event: forget.completed")); n != 9 {
-		t.Errorf("the outbox has %d forget.completed events, want 9 (5 records, 4 subjects)", n)
+	if n := bytes.Count(outbox, []byte("event: forget.completed")); n != 11 {
+		t.Errorf("the outbox has %d forget.completed events, want 11 (7 records: 5 plus the document's 2 chunks; 4 subjects)", n)
 	}
 	events := map[string]int{}
 	for _, e := range page.Entries {
@@ -219,7 +232,7 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		json.Unmarshal(e, &ev)
 		events[ev.Event]++
 	}
-	if events["record.forget"] != 5 || events["subject.forget"] != 4 || events["approval.reject"] != 1 || events["approval.expire"] != 1 {
+	if events["record.forget"] != 7 || events["subject.forget"] != 4 || events["approval.reject"] != 1 || events["approval.expire"] != 1 {
 		t.Errorf("audit events %v", events)
 	}
 }

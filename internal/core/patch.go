@@ -121,6 +121,32 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	var res WriteResult
 	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
+		var err error
+		res, gfx, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
+		return err
+	})
+	if err != nil {
+		// Rejections by policy are decisions and are audited; conflicts and
+		// not-found are not decisions about content and write nothing.
+		switch fault.CodeOf(err) {
+		case fault.InvalidArgument, fault.PermissionDenied, fault.RateLimited, fault.GateRejected, fault.TooLarge:
+			s.auditRejection(ctx, p, decisionID, "record.patch", memory.Record{ID: id}, err, now)
+		}
+		return WriteResult{}, err
+	}
+	s.countDecision(res.Decision, res.Reason)
+	s.publish(p.Workspace, res.Record)
+	s.publishGraph(p.Workspace, gfx)
+	return res, nil
+}
+
+// patchTx is Patch's transactional part in the caller's transaction;
+// limit applies the rate limit (callers that limited the whole request
+// once pass false). The caller audits a refusal, counts and publishes.
+func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, id string, req PatchRequest, decisionID string, now time.Time, limit bool) (WriteResult, graphEffects, error) {
+	var res WriteResult
+	var gfx graphEffects
+	err := func() error {
 		if req.Claim != nil {
 			if err := req.Claim(ctx, tx); err != nil {
 				return err
@@ -160,8 +186,10 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		if err := s.policy.Authorize(p, next); err != nil {
 			return err
 		}
-		if err := s.rateLimit(p); err != nil {
-			return err
+		if limit {
+			if err := s.rateLimit(p); err != nil {
+				return err
+			}
 		}
 		// A gateway user editing its own chat turn is decided as the turn
 		// was (pii.own_conversation).
@@ -205,20 +233,8 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.patch", now, payload)
 		return err
-	})
-	if err != nil {
-		// Rejections by policy are decisions and are audited; conflicts and
-		// not-found are not decisions about content and write nothing.
-		switch fault.CodeOf(err) {
-		case fault.InvalidArgument, fault.PermissionDenied, fault.RateLimited, fault.GateRejected, fault.TooLarge:
-			s.auditRejection(ctx, p, decisionID, "record.patch", memory.Record{ID: id}, err, now)
-		}
-		return WriteResult{}, err
-	}
-	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, res.Record)
-	s.publishGraph(p.Workspace, gfx)
-	return res, nil
+	}()
+	return res, gfx, err
 }
 
 // Forget erases one record's content, keeping a tombstone (SPEC §3).

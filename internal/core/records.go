@@ -425,7 +425,7 @@ func (s *Service) writeIn(ctx context.Context, tx store.Tx, p memory.Principal, 
 	var changed []memory.Record
 	if err == nil {
 		var found similarity
-		if !req.exactByCaller {
+		if !req.exactByCaller && !req.Addressed { // writeTx uses it for neither
 			found = s.checkSimilar(p, p.Workspace, r)
 		}
 		res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)

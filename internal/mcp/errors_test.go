@@ -65,6 +65,7 @@ func TestStdioProtocolErrorsDoNotEcho(t *testing.T) {
 		<-done
 	})
 	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20) // tools/list outgrew the default 64 KiB line
 	send := func(msg string) string {
 		t.Helper()
 		if _, err := io.WriteString(inW, msg+"\n"); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -52,6 +53,8 @@ type Options struct {
 	// Pass the process's one files service: each keeps a path index
 	// built from the whole store and followed through the change log.
 	Files *files.Service
+	// Knowledge serves the resource tools; nil makes one.
+	Knowledge *knowledge.Service
 }
 
 // server binds the tools to the service.
@@ -62,6 +65,8 @@ type server struct {
 	dropin bool
 	asm    *contextpack.Assembler
 	files  *files.Service
+	// knowledge ingests, searches and cites documents.
+	knowledge *knowledge.Service
 }
 
 // NewServer returns an MCP server with every memgate tool and the
@@ -76,6 +81,9 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	s := &server{svc: svc, who: who, log: o.Logger, dropin: o.DropinOnly, asm: contextpack.New(svc, o.Pinned), files: o.Files}
 	if s.files == nil {
 		s.files = files.New(svc, files.Options{})
+	}
+	if s.knowledge = o.Knowledge; s.knowledge == nil {
+		s.knowledge = knowledge.New(svc, knowledge.Options{})
 	}
 	// Any resource may be subscribed to, as with the reference; the
 	// knowledge graph's subscribers hear of every change a tool call makes.
@@ -93,6 +101,7 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 		s.addFileTools(srv)
 		s.addProcedureTools(srv)
 		s.addEventTools(srv)
+		s.addKnowledgeTools(srv)
 	}
 	s.addCompatTools(srv)
 	s.addResources(srv)

@@ -311,7 +311,8 @@ func TestToolList(t *testing.T) {
 	}
 	want := []string{"add_observations", "block_append", "block_read", "block_replace", "create_entities", "create_relations", "delete_entities", "delete_observations",
 		"delete_relations", "event_append", "event_list", "graph_neighbors", "graph_path", "graph_upsert_edge", "graph_upsert_node", "memory", "memory_context", "memory_forget",
-		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "procedure_outcome", "read_graph", "search_nodes"}
+		"memory_get", "memory_history", "memory_query", "memory_write", "open_nodes", "procedure_outcome", "read_graph", "resource_cite", "resource_ingest",
+		"resource_search", "search_nodes"}
 	var names []string
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
@@ -322,7 +323,7 @@ func TestToolList(t *testing.T) {
 			continue
 		}
 		read := slices.Contains([]string{"memory_context", "memory_query", "memory_get", "memory_history", "event_list", "graph_neighbors", "graph_path",
-			"read_graph", "search_nodes", "open_nodes", "block_read"}, tool.Name)
+			"read_graph", "search_nodes", "open_nodes", "block_read", "resource_search", "resource_cite"}, tool.Name)
 		destructive := strings.HasPrefix(tool.Name, "delete_") || tool.Name == "memory_forget"
 		if a.ReadOnlyHint != read || a.DestructiveHint == nil || *a.DestructiveHint != destructive {
 			t.Errorf("%s: readOnly %v destructive %v, want %v %v", tool.Name, a.ReadOnlyHint, a.DestructiveHint, read, destructive)

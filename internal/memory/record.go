@@ -226,8 +226,12 @@ func (r Record) Tombstone(at time.Time) Record {
 	}
 }
 
-// Citation returns the stable citation of this version.
+// Citation returns the stable citation of this version; a knowledge
+// chunk cites its lines instead (ResourceCitation).
 func (r Record) Citation() string {
+	if c := chunkCitation(r); c != "" {
+		return c
+	}
 	return "mem://" + r.ID + "@v" + strconv.Itoa(r.Version)
 }
 

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memgate/memgate/internal/knowledge"
+	"github.com/memgate/memgate/internal/retrieve"
+)
+
+// runBenchCode is `memgate bench code`: the knowledge benchmark over Go's
+// standard library (internal/knowledge/benchcode.go, docs/knowledge.md).
+func runBenchCode(env Env, args []string) error {
+	fs, cfg := flags(env, "bench code", false)
+	var goroot string
+	var perGroup int
+	var jsonOnly bool
+	fs.StringVar(&goroot, "goroot", "", "Go installation whose src/ is the corpus (default: go env GOROOT)")
+	fs.IntVar(&perGroup, "queries", 500, "questions per package group (a-m, n-z), a fixed sample; 0: all")
+	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary")
+	if err := parse(env, fs, cfg, args); err != nil {
+		return err
+	}
+	if goroot == "" {
+		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+			goroot = strings.TrimSpace(string(out))
+		} else {
+			goroot = runtime.GOROOT()
+		}
+	}
+	src := filepath.Join(goroot, "src")
+	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		return usagef("bench code: no Go source tree at %s (use --goroot)", src)
+	}
+	dirGiven := false
+	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
+	cfg.DatabaseURL = ""
+	openEnv := env
+	if !dirGiven {
+		tmp, err := os.MkdirTemp("", "memgate-bench-code-")
+		if err != nil {
+			return fmt.Errorf("bench: temporary data directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		cfg.DataDir = tmp
+		openEnv.Stderr = io.Discard
+	}
+	say := func(format string, a ...any) {
+		if !jsonOnly {
+			fmt.Fprintf(env.Stderr, "memgate: bench code: "+format+"\n", a...)
+		}
+	}
+	corpus, err := knowledge.BuildCodeCorpus(src)
+	if err != nil {
+		return fmt.Errorf("bench code: reading %s: %w", src, err)
+	}
+	ctx, stop := env.runContext()
+	defer stop()
+	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	op := a.operator()
+	kn := knowledge.New(a.svc, knowledge.Options{})
+	type summary struct {
+		GoRoot          string                `json:"goroot"`
+		Files           int                   `json:"files"`
+		Chunks          int                   `json:"chunks"`
+		IngestSeconds   float64               `json:"ingest_seconds"`
+		FilesPerSecond  float64               `json:"files_per_second"`
+		UnchangedSecs   float64               `json:"unchanged_reingest_seconds"`
+		Embedder        string                `json:"embedder"`
+		EmbedSeconds    float64               `json:"embed_seconds"`
+		ChunksPerSecond float64               `json:"embedded_chunks_per_second"`
+		Scores          []knowledge.CodeScore `json:"scores"`
+	}
+	sum := summary{GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
+	start := time.Now()
+	sum.Chunks, err = kn.IngestDocs(ctx, op, corpus.Docs, 0, func(done int) {
+		if done%500 == 0 {
+			say("ingested %d/%d files", done, len(corpus.Docs))
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("bench code: ingest: %w", err)
+	}
+	sum.IngestSeconds = time.Since(start).Seconds()
+	sum.FilesPerSecond = float64(len(corpus.Docs)) / sum.IngestSeconds
+	say("ingested %d files (%d chunks) in %.1fs: %.0f files/s", sum.Files, sum.Chunks, sum.IngestSeconds, sum.FilesPerSecond)
+	start = time.Now()
+	for _, d := range corpus.Docs {
+		if res, err := kn.Ingest(ctx, op, d); err != nil || res.Outcome != knowledge.Unchanged {
+			return fmt.Errorf("bench code: unchanged re-ingest of %s: %v %s", d.URI, err, res.Outcome)
+		}
+	}
+	sum.UnchangedSecs = time.Since(start).Seconds()
+	say("unchanged re-ingest in %.2fs", sum.UnchangedSecs)
+	hybrid := a.index.Embedder() != nil
+	if hybrid {
+		sum.Embedder = a.index.Embedder().Model()
+		start = time.Now()
+		n, err := a.svc.EmbedPending(ctx, 1<<30)
+		if err != nil {
+			return fmt.Errorf("bench code: embedding: %w", err)
+		}
+		sum.EmbedSeconds = time.Since(start).Seconds()
+		sum.ChunksPerSecond = float64(n) / max(sum.EmbedSeconds, 1e-9)
+		say("embedded %d chunks in %.1fs: %.0f chunks/s (%s)", n, sum.EmbedSeconds, sum.ChunksPerSecond, sum.Embedder)
+	}
+	// A fixed sample per group: the questions ordered by a hash of their text.
+	groups := map[string][]knowledge.CodeQuery{}
+	for _, q := range corpus.Queries {
+		groups[q.Group] = append(groups[q.Group], q)
+	}
+	bm := knowledge.NewBM25(corpus.Docs)
+	for _, g := range []string{"a-m", "n-z"} {
+		qs := groups[g]
+		sort.Slice(qs, func(i, j int) bool {
+			hi, hj := sha256.Sum256([]byte(qs[i].URI+qs[i].Heading)), sha256.Sum256([]byte(qs[j].URI+qs[j].Heading))
+			return string(hi[:]) < string(hj[:])
+		})
+		if perGroup > 0 && len(qs) > perGroup {
+			qs = qs[:perGroup]
+		}
+		var sBM, sLex, sHyb knowledge.Scorer
+		for i, q := range qs {
+			sBM.Add(bm.Rank(q, 100))
+			r, err := kn.SearchRank(ctx, op, q, []string{retrieve.SignalLexical}, 100)
+			if err != nil {
+				return err
+			}
+			sLex.Add(r)
+			if hybrid {
+				if r, err = kn.SearchRank(ctx, op, q, nil, 100); err != nil {
+					return err
+				}
+				sHyb.Add(r)
+			}
+			if i%200 == 199 {
+				say("group %s: %d/%d questions", g, i+1, len(qs))
+			}
+		}
+		sum.Scores = append(sum.Scores, sBM.Score("bm25", g), sLex.Score("lexical", g))
+		if hybrid {
+			sum.Scores = append(sum.Scores, sHyb.Score("hybrid", g))
+		}
+	}
+	if !jsonOnly {
+		fmt.Fprintf(env.Stdout, "%-8s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
+		for _, s := range sum.Scores {
+			fmt.Fprintf(env.Stdout, "%-8s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)
+		}
+	}
+	return json.NewEncoder(env.Stdout).Encode(sum)
+}

@@ -1,0 +1,108 @@
+package knowledge
+
+import (
+	"context"
+	"sort"
+
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// SearchRequest searches ingested documents.
+type SearchRequest struct {
+	Query string       `json:"query"`
+	K     int          `json:"k,omitempty"`
+	Scope memory.Scope `json:"scope"`
+	// GroupByDocument returns the best chunk of each document only.
+	GroupByDocument bool `json:"group_by_document,omitempty"`
+	// Rerank, when false, skips a configured rerank stage.
+	Rerank  *bool    `json:"rerank,omitempty"`
+	Signals []string `json:"signals,omitempty"`
+	Explain bool     `json:"explain,omitempty"`
+}
+
+// Hit is one chunk found, with where it comes from.
+type Hit struct {
+	core.SearchHit
+	ResourceID  string   `json:"resource_id"`
+	SourceURI   string   `json:"source_uri"`
+	Heading     string   `json:"heading,omitempty"`
+	Page        int      `json:"page,omitempty"`
+	LineStart   int      `json:"line_start"`
+	LineEnd     int      `json:"line_end"`
+	RerankScore *float64 `json:"rerank_score,omitempty"`
+}
+
+// SearchResponse answers a knowledge search.
+type SearchResponse struct {
+	Route    string   `json:"route"`
+	Signals  []string `json:"signals"`
+	Results  []Hit    `json:"results"`
+	Degraded []string `json:"degraded,omitempty"`
+}
+
+// Search is core's hybrid search over knowledge chunks (access-checked
+// there), then the optional rerank stage over the fused top-N, then, on
+// request, one hit per document (its best chunk).
+func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequest) (SearchResponse, error) {
+	k := req.K
+	if k <= 0 {
+		k = 10
+	}
+	pool := k
+	useRerank := s.rerank != nil && (req.Rerank == nil || *req.Rerank)
+	if useRerank {
+		pool = max(pool, s.rerank.TopN())
+	}
+	if req.GroupByDocument {
+		pool = max(pool, 5*k)
+	}
+	pool = min(pool, core.MaxK)
+	cres, err := s.core.Search(ctx, p, core.SearchRequest{Query: req.Query, K: pool, Types: []memory.Type{memory.Resource},
+		Category: core.ChunkCategory, Scope: req.Scope, Signals: req.Signals, Explain: req.Explain})
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	out := SearchResponse{Route: cres.Route, Signals: cres.Signals, Degraded: cres.Degraded, Results: make([]Hit, 0, len(cres.Results))}
+	for _, h := range cres.Results {
+		m, ok := chunkOf(h.Record)
+		if !ok {
+			continue
+		}
+		out.Results = append(out.Results, Hit{SearchHit: h, ResourceID: m.ResourceID, SourceURI: m.SourceURI, Heading: m.Heading, Page: m.Page,
+			LineStart: m.LineStart, LineEnd: m.LineEnd})
+	}
+	if useRerank && len(out.Results) > 1 {
+		n := min(len(out.Results), s.rerank.TopN())
+		texts := make([]string, n)
+		for i := range texts {
+			texts[i] = out.Results[i].Record.Content
+		}
+		scores, err := s.rerank.Scores(ctx, req.Query, texts)
+		if err != nil {
+			out.Degraded = append(out.Degraded, "rerank: unavailable, fused order kept")
+		} else {
+			for i := range n {
+				sc := scores[i]
+				out.Results[i].RerankScore = &sc
+			}
+			head := out.Results[:n]
+			sort.SliceStable(head, func(i, j int) bool { return *head[i].RerankScore > *head[j].RerankScore })
+		}
+	}
+	if req.GroupByDocument {
+		seen := map[string]bool{}
+		kept := out.Results[:0]
+		for _, h := range out.Results {
+			if !seen[h.ResourceID] {
+				seen[h.ResourceID] = true
+				kept = append(kept, h)
+			}
+		}
+		out.Results = kept
+	}
+	if len(out.Results) > k {
+		out.Results = out.Results[:k]
+	}
+	return out, nil
+}
