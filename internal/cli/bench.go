@@ -39,6 +39,9 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == "visibility" {
 		return runBenchVisibility(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "search" {
+		return runBenchSearch(env, args[1:])
+	}
 	if len(args) > 0 && args[0] == "code" {
 		return runBenchCode(env, args[1:])
 	}
@@ -70,7 +73,7 @@ func runBench(env Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
 			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n"+
-			"       memgate bench gateway|writes|visibility [flags]   (see memgate bench writes -h)\n\nflags:\n")
+			"       memgate bench gateway|writes|visibility|search [flags]   (see memgate bench writes -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var name string
