@@ -52,6 +52,7 @@ type Store interface {
 // transactions. Every method is scoped to one workspace.
 type Reader interface {
 	EventReader
+	SessionReader
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 
@@ -287,8 +288,13 @@ type Tx interface {
 	SetDecayScores(ctx context.Context, ws string, scores map[string]float64) error
 
 	InsertApproval(ctx context.Context, a memory.Approval) error
-	// UpdateApproval overwrites status, decided_at and decided_by.
+	// UpdateApproval overwrites status, decided_at, decided_by, the
+	// decision reason and its subjects.
 	UpdateApproval(ctx context.Context, a memory.Approval) error
+	// EraseApprovalReasons blanks the decision reasons (and their
+	// subjects) e selects and returns how many it blanked.
+	EraseApprovalReasons(ctx context.Context, ws string, e ReasonErasure) (int, error)
+	SessionWriter
 
 	// InsertMessage stores a message; ErrExists if one with the same key
 	// (see FindMessage) is stored.

@@ -65,6 +65,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SetDecayScores", testSetDecayScores},
 		{"Approvals", testApprovals},
 		{"ExpiredApprovals", testExpiredApprovals},
+		{"ApprovalReasons", testApprovalReasons},
+		{"Sessions", testSessions},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
 		{"PageLimits", testPageLimits},
