@@ -275,6 +275,14 @@ func (s *server) fill(t *testing.T, n int) int {
 	return n
 }
 
+// watchProblems makes the page collect CSP violations and uncaught
+// errors in window.__problems (checked after the flows; installed again
+// after each reload).
+const watchProblems = `window.__problems = [];
+	document.addEventListener("securitypolicyviolation", e => window.__problems.push("CSP " + e.violatedDirective + " " + e.blockedURI));
+	window.addEventListener("error", e => window.__problems.push("error " + e.message));
+	window.addEventListener("unhandledrejection", e => window.__problems.push("rejection " + e.reason))`
+
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	s := newServer(t)
@@ -312,10 +320,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			waitJS(`document.querySelector("form.signin p.err").textContent.includes("only an operator")`))
 		// Any CSP violation or uncaught error from here on fails the test
 		// (checked after the flows; the page is not reloaded in between).
-		run(t, ctx, "watch for violations", eval(`window.__problems = [];
-			document.addEventListener("securitypolicyviolation", e => window.__problems.push("CSP " + e.violatedDirective + " " + e.blockedURI));
-			window.addEventListener("error", e => window.__problems.push("error " + e.message));
-			window.addEventListener("unhandledrejection", e => window.__problems.push("rejection " + e.reason))`))
+		run(t, ctx, "watch for violations", eval(watchProblems))
 		run(t, ctx, "operator signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.opToken), submit("#token"),
 			chromedp.WaitVisible(chromedp.CSS("#queue-list")))
 		if who := textOf(t, ctx, "#who"); who != "Operator operator" && !strings.HasPrefix(who, "Operator ") {
@@ -373,6 +378,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := textOf(t, ctx, card+" .decided"); !strings.Contains(got, "rejected by "+s.op.ID) {
 			t.Fatalf("rejected item shows %q, want who rejected it", got)
 		}
+		// The reason is the server's, not the page's memory: a reload
+		// still shows it.
+		run(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#q-status")),
+			chromedp.SetValue(chromedp.CSS("#q-status"), "rejected"), chromedp.WaitVisible(chromedp.CSS(card+" .reject-reason")))
+		if got := textOf(t, ctx, card+" .reject-reason"); got != "reason: "+reason {
+			t.Fatalf("after a reload the rejected item shows %q", got)
+		}
+		run(t, ctx, "watch for violations again", eval(watchProblems))
 	})
 
 	step(t, "search and open a record's history", func(t *testing.T) {
