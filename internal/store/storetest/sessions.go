@@ -47,7 +47,10 @@ func testApprovalReasons(t *testing.T, s store.Store) {
 	erase := func(ws string, e store.ReasonErasure) int {
 		t.Helper()
 		var n int
-		mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) { n, err = tx.EraseApprovalReasons(ctx, ws, e); return err })
+		mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+			n, err = tx.EraseApprovalReasons(ctx, ws, e)
+			return err
+		})
 		return n
 	}
 	blank := func(a memory.Approval) memory.Approval { a.DecisionReason, a.ReasonSubjects = "", nil; return a }
@@ -100,11 +103,16 @@ func testSessions(t *testing.T, s store.Store) {
 	if !errors.Is(err, store.ErrExists) {
 		t.Fatalf("inserting a session twice: %v, want ErrExists", err)
 	}
-	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.InsertSession(ctx, store.Session{IDHash: "h-x", Workspace: "nope", CreatedAt: T0, ExpiresAt: T0}) }); err == nil {
+	if err := s.Tx(ctx, func(tx store.Tx) error {
+		return tx.InsertSession(ctx, store.Session{IDHash: "h-x", Workspace: "nope", CreatedAt: T0, ExpiresAt: T0})
+	}); err == nil {
 		t.Fatal("a session of a missing workspace was stored")
 	}
 	var n int
-	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) { n, err = tx.DeleteExpiredSessions(ctx, T0.Add(time.Hour)); return err })
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) (err error) {
+		n, err = tx.DeleteExpiredSessions(ctx, T0.Add(time.Hour))
+		return err
+	})
 	if n != 2 {
 		t.Fatalf("DeleteExpiredSessions at the second one's expiry removed %d, want 2 (expiry is inclusive)", n)
 	}
