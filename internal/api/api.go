@@ -54,9 +54,9 @@ type Server struct {
 	// assembler builds context envelopes (POST /v1/context, the
 	// gateway's search on request).
 	assembler *contextpack.Assembler
-	// sessions are the console's signed-in operators; nil while the
-	// console is off (EnableConsole).
-	sessions *console.Sessions
+	// console configures the operator console; nil while it is off
+	// (EnableConsole).
+	console *console.Options
 }
 
 // New returns a server. m may be nil.
@@ -224,7 +224,7 @@ func (s *Server) Handler() http.Handler {
 	// is a protocol endpoint, not a REST operation, so it is not in Routes
 	// (nor in the OpenAPI document).
 	mux.Handle("/mcp", s.wrap(Route{Path: "/mcp", Auth: anyToken, handle: s.serveMCP}))
-	if s.sessions != nil {
+	if s.console != nil {
 		s.mountConsole(mux)
 	}
 	if s.metrics != nil {
