@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/memgate/memgate/internal/audit"
 )
 
 // Session is a signed-in operator console session (internal/console).
@@ -44,4 +46,36 @@ type SessionWriter interface {
 type ReasonErasure struct {
 	RecordID      string
 	SubjectSHA256 string
+}
+
+// JobQuery selects durable jobs for ListJobs: Status and Kind filter
+// when set; Before is a job id (a cursor: jobs are listed newest id
+// first, after it); Limit as the other list methods.
+type JobQuery struct {
+	Status JobStatus
+	Kind   string
+	Before string
+	Limit  int
+}
+
+// AuditQuery selects audit entries for ListAuditWhere: entries with
+// seq > AfterSeq, ascending, up to Limit. Every set field must match:
+// ActorID and ActorKind exactly; Event exactly, or EventPrefix as a
+// prefix (e.g. "approval.").
+type AuditQuery struct {
+	AfterSeq    int64
+	Limit       int
+	ActorID     string
+	ActorKind   string
+	Event       string
+	EventPrefix string
+}
+
+// ListingReader lists what the operator console's screens page
+// through.
+type ListingReader interface {
+	// ListJobs returns the workspace's jobs matching q, newest first.
+	ListJobs(ctx context.Context, ws string, q JobQuery) ([]Job, error)
+	// ListAuditWhere returns the entries q selects, by ascending seq.
+	ListAuditWhere(ctx context.Context, ws string, q AuditQuery) ([]audit.Entry, error)
 }

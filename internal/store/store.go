@@ -53,6 +53,7 @@ type Store interface {
 type Reader interface {
 	EventReader
 	SessionReader
+	ListingReader
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 

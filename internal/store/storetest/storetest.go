@@ -67,6 +67,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"ApprovalReasons", testApprovalReasons},
 		{"Sessions", testSessions},
+		{"ListJobs", testListJobs},
+		{"ListAuditWhere", testListAuditWhere},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
 		{"PageLimits", testPageLimits},

@@ -22,3 +22,10 @@ CREATE TABLE console_sessions (
     expires_at   INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX console_sessions_expiry ON console_sessions (expires_at);
+
+-- The console's Health screen lists a workspace's jobs newest first,
+-- filtered by status or kind; its Audit screen filters the chain by
+-- actor and by action on the server.
+CREATE INDEX jobs_by_workspace ON jobs (workspace_id, id);
+CREATE INDEX audit_by_event ON audit_log (workspace_id, event, seq);
+CREATE INDEX audit_by_actor ON audit_log (workspace_id, actor_id, seq);
