@@ -205,6 +205,10 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/resources/search", anyToken, "Search ingested documents: hybrid search over chunks, optional rerank, optionally one best chunk per document", s.searchResources},
 		{"GET", "/v1/resources/{id}/source", anyToken, "The cited lines (?lines=a-b) of the indexed version of a document, access-checked", s.resourceSource},
 		{"DELETE", "/v1/resources/{id}", anyToken, "Forget a document: every chunk, version, vector and index entry", s.forgetResource},
+
+		// Operator console: what its screens need beyond the queue (docs/console.md).
+		{"GET", "/v1/jobs", operator, "Durable jobs, newest first, filtered by state and kind", s.listJobs},
+		{"PATCH", "/v1/agents/{id}", operator, "Change an agent's trust level; audited", s.patchAgent},
 	}
 }
 

@@ -231,6 +231,8 @@ type Tx interface {
 	InsertPrincipal(ctx context.Context, p memory.Principal) error
 	// RevokePrincipal sets RevokedAt; ErrNotFound if absent.
 	RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error
+	// SetTrust changes a principal's trust level; ErrNotFound if absent.
+	SetTrust(ctx context.Context, ws, id string, trust memory.Trust) error
 	// SetCredential replaces a principal's token hash (or user key hash)
 	// and clears RevokedAt; ErrNotFound if absent.
 	SetCredential(ctx context.Context, ws, id string, hash []byte) error

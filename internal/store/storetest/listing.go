@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/audit"
+	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -99,4 +100,21 @@ func testListAuditWhere(t *testing.T, s store.Store) {
 	assertEntries(t, "op-1 and prefix", list(store.AuditQuery{ActorID: "op-1", EventPrefix: "approval."}), []audit.Entry{e1})
 	assertEntries(t, "page 1", list(store.AuditQuery{EventPrefix: "approval.", Limit: 2}), []audit.Entry{e1, e3})
 	assertEntries(t, "page 2", list(store.AuditQuery{EventPrefix: "approval.", Limit: 2, AfterSeq: e3.Seq}), []audit.Entry{e5})
+}
+
+// testSetTrust: a principal's trust changes in its workspace only.
+func testSetTrust(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a", "b")
+	p := memory.Principal{ID: memory.NewID(), Workspace: "a", Kind: memory.KindAgent, Name: "bot", Trust: memory.Restricted, CreatedAt: T0, TokenHash: []byte("h")}
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertPrincipal(ctx, p) })
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.SetTrust(ctx, "a", p.ID, memory.Trusted) })
+	got, err := s.GetPrincipal(ctx, "a", p.ID)
+	if err != nil || got.Trust != memory.Trusted || got.Name != "bot" || string(got.TokenHash) != "h" {
+		t.Fatalf("after SetTrust: %+v, %v", got, err)
+	}
+	err = s.Tx(ctx, func(tx store.Tx) error { return tx.SetTrust(ctx, "b", p.ID, memory.ReadOnly) })
+	assertNotFound(t, "SetTrust(other workspace)", err)
+	err = s.Tx(ctx, func(tx store.Tx) error { return tx.SetTrust(ctx, "a", memory.NewID(), memory.ReadOnly) })
+	assertNotFound(t, "SetTrust(missing)", err)
 }

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", testSessions},
 		{"ListJobs", testListJobs},
 		{"ListAuditWhere", testListAuditWhere},
+		{"SetTrust", testSetTrust},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
 		{"PageLimits", testPageLimits},
