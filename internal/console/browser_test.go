@@ -22,6 +22,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -306,6 +307,13 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A durable job for the health screen (no worker runs here, so it
+	// stays queued).
+	job := store.Job{ID: memory.NewID(), Workspace: s.op.Workspace, Kind: "flush", Payload: []byte(`{}`), MaxAttempts: 3,
+		RunAfter: time.Now().Add(time.Hour), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := s.st.Tx(bg, func(tx store.Tx) error { return tx.InsertJob(bg, job) }); err != nil {
+		t.Fatal(err)
+	}
 	s.write(t, "Bob plays chess on Tuesdays", "person:bob")
 	s.write(t, "Bob is learning Portuguese", "person:bob")
 
@@ -433,6 +441,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		run(t, ctx, "filter", chromedp.WaitVisible(chromedp.CSS("#a-list table")), chromedp.SendKeys(chromedp.CSS("#a-action"), "approval.reject"),
 			waitJS(`[...document.querySelectorAll("#a-list td.event")].length === 1`))
+		// The filter runs on the server: the page holds only the matching
+		// entries, and says so.
+		if got := textOf(t, ctx, "#a-list p.meta"); got != "1 matching entries loaded, newest first" {
+			t.Fatalf("filtered audit shows %q", got)
+		}
+		run(t, ctx, "filter by actor kind and action prefix", eval(`document.getElementById("a-action").value = ""`),
+			chromedp.SendKeys(chromedp.CSS("#a-action"), "console."), chromedp.SendKeys(chromedp.CSS("#a-actor"), "operator"),
+			waitJS(`(() => { const ev = [...document.querySelectorAll("#a-list td.event")].map(e => e.textContent);
+				return ev.length === 1 && ev[0] === "console.sign_in"; })()`))
+		run(t, ctx, "clear the filters", eval(`document.getElementById("a-actor").value = ""; document.getElementById("a-action").value = ""`),
+			chromedp.SendKeys(chromedp.CSS("#a-action"), "approval.reject"), waitJS(`[...document.querySelectorAll("#a-list td.event")].length === 1`))
 		shot(t, ctx, "audit")
 	})
 
@@ -444,6 +463,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		token := textOf(t, ctx, "[data-secret]")
 		if _, err := s.svc.Authenticate(bg, token); err != nil {
 			t.Fatalf("the token shown does not work: %v", err)
+		}
+		// Its trust changes in place, audited, and a reload shows it.
+		run(t, ctx, "raise trust", chromedp.SetValue(chromedp.CSS(row+" select.trust"), "trusted"),
+			waitJS(`document.getElementById("toast").textContent.includes("console-bot is now trusted")`))
+		if p, err := s.st.GetPrincipalByName(bg, s.op.Workspace, "console-bot"); err != nil || p.Trust != memory.Trusted {
+			t.Fatalf("stored trust after the change: %+v %v", p, err)
+		}
+		goTo(t, ctx, "#/queue", "#queue-list")
+		goTo(t, ctx, "#/principals", row)
+		if got := get(t, ctx, "read trust", chromedp.Evaluate[string](`document.querySelector('`+row+` select.trust').value`)); got != "trusted" {
+			t.Fatalf("after a reload the agent's trust shows %q", got)
 		}
 		shot(t, ctx, "agents")
 		run(t, ctx, "revoke", chromedp.Click(chromedp.CSS(row+` [data-act="revoke"]`)), chromedp.WaitVisible(chromedp.CSS(`dialog [data-confirm="ok"]`)),
@@ -521,6 +551,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot(t, ctx, "health")
 		goTo(t, ctx, "#/graph/person:carol", "#g-out svg")
 		shot(t, ctx, "graph")
+	})
+
+	step(t, "jobs on the health screen", func(t *testing.T) {
+		goTo(t, ctx, "#/health", fmt.Sprintf(`tr[data-job=%q]`, job.ID))
+		if got := textOf(t, ctx, fmt.Sprintf(`tr[data-job=%q] .job-state`, job.ID)); got != "queued" {
+			t.Fatalf("the job shows state %q", got)
+		}
+		run(t, ctx, "only dead jobs", chromedp.SetValue(chromedp.CSS("#j-state"), "dead"),
+			waitJS(`(document.querySelector("#jobs .state.empty") || {textContent: ""}).textContent === "No dead jobs."`))
+		run(t, ctx, "every state", chromedp.SetValue(chromedp.CSS("#j-state"), ""), chromedp.WaitVisible(chromedp.CSS(`tr[data-job]`)))
 	})
 
 	step(t, "no CSP violation or script error", func(t *testing.T) {
