@@ -184,9 +184,56 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // noHorizontalScroll asserts the main view fits the window's width.
 func noHorizontalScroll(t *testing.T, ctx context.Context, where string) {
 	t.Helper()
-	fits := get(t, ctx, "measure "+where, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+	fits := get(t, ctx, "measure "+where, chromedp.Evaluate[bool](`document.scrollingElement.scrollWidth <= window.innerWidth`))
 	if !fits {
 		t.Errorf("%s scrolls horizontally", where)
+	}
+}
+
+// axeSource is axe-core's script (internal/console/testdata/axe, pinned,
+// installed by .ci/run with npm ci), or "" when it is not installed on
+// a dev machine (then the accessibility check is skipped; under CI=true
+// the test fails instead).
+func axeSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is missing (%v); .ci/run installs it with npm ci in internal/console/testdata/axe", err)
+		}
+		t.Logf("axe-core is not installed (npm ci in internal/console/testdata/axe): the accessibility check is skipped")
+		return ""
+	}
+	return string(b)
+}
+
+// axeViolation is one rule axe-core finds broken, with the nodes.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// noSeriousA11yViolations runs axe-core on the page as it is and fails
+// on every serious or critical violation (WCAG 2.1 A and AA rules and
+// axe's best practices). axe is loaded into the page through the
+// DevTools protocol, which the page's CSP does not govern; the page
+// itself never loads it.
+func noSeriousA11yViolations(t *testing.T, ctx context.Context, src, where string) {
+	t.Helper()
+	if src == "" {
+		return
+	}
+	run(t, ctx, "load axe-core", eval(`if (typeof window.axe === "undefined") { `+src+` }`))
+	vs := get(t, ctx, "run axe-core on "+where, chromedp.Evaluate[[]axeViolation](`axe.run(document, {
+			runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+			resultTypes: ["violations"]
+		}).then(r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+			.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(" "))})))`,
+		chromedp.EvalAwaitPromise))
+	for _, v := range vs {
+		t.Errorf("%s: accessibility (%s) %s: %s at %q", where, v.Impact, v.ID, v.Help, v.Nodes)
 	}
 }
 
@@ -322,6 +369,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if nav := get(t, ctx, "look at the nav", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("nav")).display === "none"`)); !nav {
 			t.Fatal("the navigation shows before sign-in")
 		}
+		noSeriousA11yViolations(t, ctx, axeSource(t), "sign-in")
 		shot(t, ctx, "sign-in")
 		// An agent's token is refused, and the page says so.
 		run(t, ctx, "agent signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.botToken), submit("#token"),
@@ -350,6 +398,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if meta := textOf(t, ctx, card+" .meta"); !strings.Contains(meta, "writer-bot (trust standard)") || !strings.Contains(meta, "email") {
 			t.Fatalf("item header shows %q, want the writer, its trust and the PII kind", meta)
 		}
+		noSeriousA11yViolations(t, ctx, axeSource(t), "queue with items")
 		shot(t, ctx, "queue")
 		edited := "Alice's contact details are in the CRM"
 		run(t, ctx, "edit and approve",
@@ -530,16 +579,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot(t, ctx, "files")
 	})
 
-	step(t, "screens fit 1280 and phone widths", func(t *testing.T) {
+	step(t, "screens fit 1280 and phone widths, accessible", func(t *testing.T) {
+		axe := axeSource(t)
 		for _, w := range []struct {
 			name   string
 			wd, ht int64
 		}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
 			run(t, ctx, "resize", chromedp.EmulateViewport(w.wd, w.ht))
 			for _, sc := range []struct{ hash, ready string }{{"#/queue", "#queue-list"}, {"#/memories", "#m-query"}, {"#/audit", "#a-list table"},
-				{"#/principals", "#agents table"}, {"#/health", "#index .grid"}, {"#/graph/person:carol", "#g-out svg"}, {"#/files", "#f-list"}} {
+				{"#/principals", "#agents table"}, {"#/health", "#index .grid"}, {"#/graph/person:carol", "#g-out svg"}, {"#/files", "#f-list"},
+				{"#/forget", "#subject"}, {"#/memories/record/" + tea.Record.ID, `li.version[data-version="2"]`}} {
 				goTo(t, ctx, sc.hash, sc.ready)
 				noHorizontalScroll(t, ctx, w.name+" "+sc.hash)
+				noSeriousA11yViolations(t, ctx, axe, w.name+" "+sc.hash)
 			}
 			if w.name == "phone" {
 				goTo(t, ctx, "#/queue", "#queue-list")

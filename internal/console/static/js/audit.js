@@ -33,7 +33,7 @@ export default function audit(main) {
     const filtered = actor.value.trim() || action.value.trim();
     const vs = entries.slice().reverse();
     if (!vs.length) { clear(list, empty(filtered ? "No entry matches the filter." : "The audit log is empty.")); return; }
-    clear(list, h("p", { class: "meta" }, vs.length + (filtered ? " matching" : "") + " entries loaded" + (after ? " (more to load)" : "") + ", newest first"), h("div", { class: "scroll" }, h("table", {},
+    clear(list, h("p", { class: "meta" }, vs.length + (filtered ? " matching" : "") + " entries loaded" + (after ? " (more to load)" : "") + ", newest first"), h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Audit entries" }, h("table", {},
       h("thead", {}, h("tr", {}, ["#", "Time", "Actor", "Action", "Details"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, vs.slice(0, 300).map((e) => h("tr", {}, h("td", {}, e.seq), h("td", {}, when(e.ts)), h("td", { class: "wrap" }, e.actor_kind + " " + e.actor_id),
         h("td", { class: "event" }, e.event), h("td", { class: "wrap" }, JSON.stringify(e.payload))))))));

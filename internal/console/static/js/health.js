@@ -48,7 +48,7 @@ export default function health(main) {
     jobCursor = r.next_cursor || "";
     moreJobs.hidden = !jobCursor;
     if (!jobRows.length) { clear(jobs, empty(state.value ? "No " + state.value + " jobs." : "No durable jobs yet.")); return; }
-    clear(jobs, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["Kind", "State", "Attempts", "Updated", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
+    clear(jobs, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Jobs" }, h("table", {}, h("thead", {}, h("tr", {}, ["Kind", "State", "Attempts", "Updated", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, jobRows.map((j) => h("tr", { "data-job": j.id }, h("td", {}, j.kind), h("td", { class: "job-state" }, j.status), h("td", {}, String(j.attempts)),
         h("td", {}, when(j.updated_at)), h("td", { class: "wrap" }, j.last_error || "")))))));
   };

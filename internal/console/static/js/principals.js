@@ -25,7 +25,7 @@ export default function principals(main) {
   const showAgents = () => load(agents, "agents", async () => {
     const r = await get("/v1/agents");
     if (!r.agents.length) { clear(agents, empty("No agents yet.")); return; }
-    clear(agents, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Trust", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
+    clear(agents, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Agents" }, h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Trust", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, r.agents.map((a) => h("tr", { "data-agent": a.name }, h("td", {}, a.name), h("td", {}, trustPicker(a)), h("td", {}, when(a.created_at)),
         h("td", { class: "state-cell" }, a.revoked_at ? "revoked " + when(a.revoked_at) : "active"),
         h("td", {}, h("button", { type: "button", "data-act": "rotate", onclick: () => rotate("/v1/agents/" + encodeURIComponent(a.id) + "/rotate", "agent " + a.name) }, a.revoked_at ? "Reinstate (new token)" : "Rotate"),
@@ -35,7 +35,7 @@ export default function principals(main) {
     const r = await get("/users");
     const us = r.users || [];
     if (!us.length) { clear(users, empty("No gateway users yet.")); return; }
-    clear(users, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["User", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
+    clear(users, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Gateway users" }, h("table", {}, h("thead", {}, h("tr", {}, ["User", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, us.map((u) => h("tr", {}, h("td", {}, u.user_id), h("td", {}, when(u.created_at)), h("td", {}, u.revoked_at ? "revoked" : "active"),
         h("td", {}, h("button", { type: "button", onclick: () => rotate("/users/" + encodeURIComponent(u.user_id) + "/rotate-key", "user " + u.user_id) }, "Rotate key"),
           u.revoked_at ? null : h("button", { type: "button", class: "danger", onclick: () => revoke("/users/" + encodeURIComponent(u.user_id), "user " + u.user_id, showUsers) }, "Revoke"))))))));
