@@ -480,6 +480,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		goTo(t, ctx, "#/memories", "#m-query")
 		run(t, ctx, "search for bob", chromedp.SetValue(chromedp.CSS("#m-query"), "Bob chess Portuguese"), submit("#m-query"),
 			chromedp.WaitVisible(chromedp.CSS("#m-results .state.empty")))
+		// The reason given for rejecting the item that named bob went with
+		// him; the item itself stays, decided.
+		card := fmt.Sprintf(`article[data-approval=%q]`, toReject.ApprovalID)
+		goTo(t, ctx, "#/queue", "#q-status")
+		run(t, ctx, "show rejected", chromedp.SetValue(chromedp.CSS("#q-status"), "rejected"), chromedp.WaitVisible(chromedp.CSS(card+" .decided")))
+		if n := get(t, ctx, "look for the reason", chromedp.Evaluate[int](`document.querySelectorAll('`+card+` .reject-reason').length`)); n != 0 {
+			t.Fatal("the rejected item still shows its reason after its subject was forgotten")
+		}
 	})
 
 	step(t, "verify the audit chain", func(t *testing.T) {
