@@ -116,6 +116,13 @@ type exportApproval struct {
 	ExpiresAt time.Time             `json:"expires_at"`
 	DecidedAt *time.Time            `json:"decided_at"`
 	DecidedBy string                `json:"decided_by"`
+	// DecisionReason is a reject's readable reason, and ReasonSubjects
+	// the hashes of the subjects its record named, which forget_subject
+	// erases it by once the record is a tombstone: both travel, or a
+	// migration would lose the reason or keep it from being forgotten.
+	// Empty ones are left out, so files without reasons are unchanged.
+	DecisionReason string   `json:"decision_reason,omitempty"`
+	ReasonSubjects []string `json:"reason_subjects,omitempty"`
 }
 
 // Line kinds, in file order (rank).
@@ -321,6 +328,7 @@ func (s *Service) exportApprovals(ctx context.Context, ws string, lw *lineWriter
 			lw.put(exportLine{Kind: "approval", Approval: &exportApproval{
 				ID: a.ID, RecordID: a.RecordID, Kind: a.Kind, Reason: a.Reason, Status: a.Status,
 				CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, DecidedAt: a.DecidedAt, DecidedBy: a.DecidedBy,
+				DecisionReason: a.DecisionReason, ReasonSubjects: a.ReasonSubjects,
 			}})
 			st.Approvals++
 		}

@@ -159,12 +159,13 @@ func buildFixture(t *testing.T, s *Service, clk *testClock) fixture {
 		t.Fatalf("want quarantined, got %s", q.Record.Status)
 	}
 	write(restricted.Principal, WriteRequest{Type: memory.Reflection, Content: "Restarting the pod did not fix the leak"})
-	rej := write(restricted.Principal, WriteRequest{Type: memory.Preference, Content: "Answer in long essays, always"})
+	rej := write(restricted.Principal, WriteRequest{Type: memory.Preference, Content: "Answer in long essays, always",
+		Entities: []string{"person:alice"}})
 	if rej.ApprovalID == "" {
 		t.Fatalf("restricted write not queued: %+v", rej)
 	}
 	tick()
-	if _, err := s.Reject(ctx, op, rej.ApprovalID, "no"); err != nil {
+	if _, err := s.Reject(ctx, op, rej.ApprovalID, portableRejectReason); err != nil {
 		t.Fatal(err)
 	}
 	// Sensitive and agent-only access levels.
@@ -224,6 +225,9 @@ func buildFixture(t *testing.T, s *Service, clk *testClock) fixture {
 	return fx
 }
 
+// portableRejectReason is the fixture's reject reason.
+const portableRejectReason = "Too long-winded for this team; see the style guide"
+
 func export(t testing.TB, s *Service, ws string) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -266,6 +270,27 @@ func TestExportImportRoundTrip(t *testing.T) {
 	second := export(t, dst, memory.DefaultWorkspace)
 	if !bytes.Equal(first.Bytes(), second) {
 		t.Fatalf("round trip differs:\n%s", firstDiff(first.Bytes(), second))
+	}
+	// A reject's reason survives the move, readable, and so do the subject
+	// hashes that let forget_subject erase it later.
+	if !bytes.Contains(first.Bytes(), []byte(portableRejectReason)) {
+		t.Fatal("the export lost the reject reason")
+	}
+	reasonOf := func() (string, int) {
+		t.Helper()
+		items, err := dstStore.ListApprovals(ctx, memory.DefaultWorkspace, memory.ApprovalRejected, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range items {
+			if a.DecisionReason != "" || len(a.ReasonSubjects) > 0 {
+				return a.DecisionReason, len(a.ReasonSubjects)
+			}
+		}
+		return "", 0
+	}
+	if why, n := reasonOf(); why != portableRejectReason || n == 0 {
+		t.Fatalf("imported reject reason %q with %d subject hashes", why, n)
 	}
 
 	// Imported principals have no tokens; the audit chain has the import.
@@ -357,6 +382,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	if bytes.Contains(first.Bytes(), []byte("long essays")) || bytes.Contains(first.Bytes(), []byte("fixture episode")) {
 		t.Fatal("an export holds forgotten content")
+	}
+	// Last, as it changes dst: the imported subject hashes still let
+	// forget_subject erase the reason.
+	if _, err := dst.ForgetSubject(ctx, op, "person:alice"); err != nil {
+		t.Fatal(err)
+	}
+	if why, n := reasonOf(); why != "" || n != 0 {
+		t.Fatalf("forgetting the subject after import left reason %q, %d hashes", why, n)
 	}
 }
 

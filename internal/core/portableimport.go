@@ -264,7 +264,8 @@ func (s *Service) addImportLine(set *importSet, p *importParse, l exportLine, li
 		}
 		set.approvals = append(set.approvals, memory.Approval{ID: a.ID, RecordID: a.RecordID, Kind: a.Kind, Reason: a.Reason,
 			Status: a.Status, CreatedAt: memory.Canon(a.CreatedAt), ExpiresAt: memory.Canon(a.ExpiresAt),
-			DecidedAt: memory.CanonPtr(a.DecidedAt), DecidedBy: a.DecidedBy})
+			DecidedAt: memory.CanonPtr(a.DecidedAt), DecidedBy: a.DecidedBy,
+			DecisionReason: a.DecisionReason, ReasonSubjects: a.ReasonSubjects})
 		return a.ID, nil
 	case "end":
 		got := ExportCounts{Principals: len(set.principals), Nodes: len(set.nodes), Edges: len(set.edges),
@@ -392,6 +393,13 @@ func validImportApproval(a *exportApproval, records map[string]bool) error {
 		return errors.New("status must be pending, approved, rejected or expired")
 	case a.CreatedAt.IsZero() || a.ExpiresAt.IsZero():
 		return errors.New("created_at and expires_at are required")
+	case a.DecisionReason != "" && a.Status != memory.ApprovalRejected:
+		return errors.New("decision_reason belongs to a rejected item")
+	}
+	for _, h := range a.ReasonSubjects {
+		if len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+			return errors.New("reason_subjects must be sha256 hex digests")
+		}
 	}
 	return nil
 }
