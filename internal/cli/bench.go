@@ -60,6 +60,7 @@ func runBench(env Env, args []string) error {
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
 	weightDense := fs.Float64("weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
 	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
+	weightKeys := fs.Float64("weight-keys", -1, "fusion weight of the derived category keys of turns (0 disables)")
 	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
@@ -172,7 +173,7 @@ func runBench(env Env, args []string) error {
 		progress = env.Stderr
 	}
 	var weights map[string]float64
-	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical} {
+	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical, "keys": *weightKeys} {
 		if w >= 0 {
 			if weights == nil {
 				weights = map[string]float64{}
