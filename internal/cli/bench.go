@@ -52,7 +52,7 @@ func runBench(env Env, args []string) error {
 	)
 	fs.StringVar(&data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
 	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
-	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph (default all available)")
+	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph,keys (default all available)")
 	fs.IntVar(&kmax, "k-max", 50, "results asked per question (1-100)")
 	fs.IntVar(&limit, "limit", 0, "only the first N conversations or instances (0: all)")
 	fs.IntVar(&workers, "workers", 0, "concurrent questions (default GOMAXPROCS)")
@@ -107,8 +107,8 @@ func runBench(env Env, args []string) error {
 		if s == "" {
 			continue
 		}
-		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph {
-			return usagef("bench: --signals must be among lexical, dense, graph")
+		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph && s != retrieve.SignalKeys {
+			return usagef("bench: --signals must be among lexical, dense, graph, keys")
 		}
 		sigs = append(sigs, s)
 	}
