@@ -67,6 +67,7 @@ func runBench(env Env, args []string) error {
 	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
 	timeBoost := fs.Float64("time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
+	features := fs.String("features", "", "write every hit's signals and evidence per question as JSON lines to this file (to train the ranker: internal/retrieve/rankgen)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
@@ -224,10 +225,23 @@ func runBench(env Env, args []string) error {
 		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
-		StateFile: stateFile, Reuse: reuse,
+		StateFile: stateFile, Reuse: reuse, Evidence: *features != "",
 	})
 	if err != nil {
 		return err
+	}
+	if *features != "" {
+		ff, err := os.Create(*features)
+		if err != nil {
+			return fmt.Errorf("bench: features: %w", err)
+		}
+		if err := bench.WriteFeatures(ff, res); err != nil {
+			ff.Close()
+			return fmt.Errorf("bench: features: %w", err)
+		}
+		if err := ff.Close(); err != nil {
+			return fmt.Errorf("bench: features: %w", err)
+		}
 	}
 	if report != "" {
 		rf, err := os.Create(report)
