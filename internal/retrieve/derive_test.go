@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -117,4 +118,42 @@ func TestKeyTermsAreTheQuestionsFocus(t *testing.T) {
 	if has("What did Melanie do with her family last week?", "family") {
 		t.Error("a category word outside the question's focus should not ask for the category")
 	}
+}
+
+// BenchmarkUpsertTurn: indexing a conversation turn, with its derived keys
+// (Derived) and, for comparison, through the bare lexical index call the
+// engine made before them (Plain).
+func BenchmarkUpsertTurn(b *testing.B) {
+	turns := []string{
+		"Melanie: Yesterday I took the kids to a pottery class and we painted bowls.",
+		"Caroline: I went to a LGBTQ support group last week and it was so powerful.",
+		"user: Can you recommend a good hiking trail near Seattle for this weekend?",
+		"assistant: Sure! Rattlesnake Ledge is a popular 4-mile hike with great views of the lake.",
+	}
+	said := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	b.Run("Derived", func(b *testing.B) {
+		e := New(Options{})
+		i := 0
+		for b.Loop() {
+			e.Upsert("w", rec(i%1000+1, turns[i%len(turns)]+" "+strconv.Itoa(i), validFrom(said)))
+			i++
+		}
+	})
+	b.Run("Plain", func(b *testing.B) {
+		ix := lexical.New(lexical.DefaultOptions())
+		i := 0
+		for b.Loop() {
+			r := rec(i%1000+1, turns[i%len(turns)]+" "+strconv.Itoa(i), validFrom(said))
+			ix.AddWithFields(uint32(i%1000), lexicalText(&r), fieldTerms(&r))
+			i++
+		}
+	})
+	b.Run("DerivedFieldsOnly", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			r := rec(1, turns[i%len(turns)])
+			_ = derivedFields(&r, said)
+			i++
+		}
+	})
 }
