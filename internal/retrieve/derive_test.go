@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,15 @@ func BenchmarkUpsertTurn(b *testing.B) {
 			i++
 		}
 	})
+}
+
+func TestTurnSpansBoundTheSentences(t *testing.T) {
+	said := time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)
+	long := strings.Repeat("Nothing to see. ", 20) + strings.Repeat("Yesterday was fun. ", 2*maxTimeSentences)
+	if got := len(turnSpans(long, said)); got != maxTimeSentences {
+		t.Fatalf("%d spans resolved, want %d (sentences without a time word do not count)", got, maxTimeSentences)
+	}
+	if got := eventDays("Nothing here. Yesterday I went hiking! What about you?", said); !slices.Equal(got, []string{"2023-05-07"}) {
+		t.Fatalf("sentence split lost the date: %v", got)
+	}
 }
