@@ -79,8 +79,11 @@ type Hit struct {
 	Turns     []string `json:"turns"`
 	Content   string   `json:"content,omitempty"`
 	Relevance float64  `json:"relevance"`
-	// Evidence is kept when Options.Evidence asks for it.
-	Evidence *retrieve.Evidence `json:"evidence,omitempty"`
+	// Evidence, the fused score and each signal's rank and score are
+	// kept when Options.Evidence asks for them.
+	Evidence *retrieve.Evidence              `json:"evidence,omitempty"`
+	Score    float64                         `json:"score,omitempty"`
+	Signals  map[string]retrieve.SignalScore `json:"signals,omitempty"`
 }
 
 // QuestionResult is the outcome of one question.
@@ -299,6 +302,9 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				for r, h := range sr.Results {
 					turns := st.recTurns[h.Record.ID]
 					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
+					if o.Evidence {
+						hit.Score, hit.Signals = h.Score, h.Explain
+					}
 					if r < ReportHits {
 						hit.Content = h.Record.Content
 					}

@@ -55,7 +55,7 @@ func runBench(env Env, args []string) error {
 	)
 	fs.StringVar(&data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
 	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
-	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph (default all available)")
+	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph,keys (default all available)")
 	fs.IntVar(&kmax, "k-max", 50, "results asked per question (1-100)")
 	fs.IntVar(&limit, "limit", 0, "only the first N conversations or instances (0: all)")
 	fs.IntVar(&workers, "workers", 0, "concurrent questions (default GOMAXPROCS)")
@@ -63,12 +63,14 @@ func runBench(env Env, args []string) error {
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
 	weightDense := fs.Float64("weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
 	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
+	weightKeys := fs.Float64("weight-keys", -1, "fusion weight of the derived category keys of turns (0 disables)")
 	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
 	timeBoost := fs.Float64("time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
+	features := fs.String("features", "", "write every hit's signals and evidence per question as JSON lines to this file (to train the ranker: internal/retrieve/rankgen)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
@@ -109,8 +111,8 @@ func runBench(env Env, args []string) error {
 		if s == "" {
 			continue
 		}
-		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph {
-			return usagef("bench: --signals must be among lexical, dense, graph")
+		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph && s != retrieve.SignalKeys {
+			return usagef("bench: --signals must be among lexical, dense, graph, keys")
 		}
 		sigs = append(sigs, s)
 	}
@@ -175,7 +177,7 @@ func runBench(env Env, args []string) error {
 		progress = env.Stderr
 	}
 	var weights map[string]float64
-	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical} {
+	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical, "keys": *weightKeys} {
 		if w >= 0 {
 			if weights == nil {
 				weights = map[string]float64{}
@@ -226,10 +228,23 @@ func runBench(env Env, args []string) error {
 		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb,
 		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
 		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
-		StateFile: stateFile, Reuse: reuse,
+		StateFile: stateFile, Reuse: reuse, Evidence: *features != "",
 	})
 	if err != nil {
 		return err
+	}
+	if *features != "" {
+		ff, err := os.Create(*features)
+		if err != nil {
+			return fmt.Errorf("bench: features: %w", err)
+		}
+		if err := bench.WriteFeatures(ff, res); err != nil {
+			ff.Close()
+			return fmt.Errorf("bench: features: %w", err)
+		}
+		if err := ff.Close(); err != nil {
+			return fmt.Errorf("bench: features: %w", err)
+		}
 	}
 	if report != "" {
 		rf, err := os.Create(report)

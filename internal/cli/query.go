@@ -21,7 +21,7 @@ func runQuery(env Env, args []string) error {
 	)
 	fs.IntVar(&k, "k", 10, "number of results (1-100)")
 	ff.bind(fs)
-	fs.Var(&signals, "signal", "restrict to a signal: lexical, dense, graph (repeatable)")
+	fs.Var(&signals, "signal", "restrict to a signal: lexical, dense, graph, keys (repeatable)")
 	fs.StringVar(&rt, "route", "", "force a route: skip, simple, multi_hop, exploratory")
 	fs.Float64Var(&minRelevance, "min-relevance", 0, "drop results less relevant than this (0-1); none left means nothing relevant")
 	fs.BoolVar(&explain, "explain", false, "show each signal's rank and score")

@@ -36,7 +36,8 @@ type SearchRequest struct {
 	Explain            bool    `json:"explain,omitempty"`
 	// Route forces a route: skip, simple, multi_hop or exploratory.
 	Route string `json:"route,omitempty"`
-	// Signals restricts the candidate generators: lexical, dense, graph.
+	// Signals restricts the candidate generators: lexical, dense, graph,
+	// keys (the derived category keys of conversation turns).
 	Signals []string `json:"signals,omitempty"`
 	// MMR is the diversity lambda (0 disables; exploratory defaults to 0.7).
 	MMR *float64 `json:"mmr,omitempty"`
@@ -79,6 +80,9 @@ var (
 	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
 	DefaultTime        = 0.5
+	// DefaultKeysWeight is the fusion weight of the derived category keys
+	// of conversation turns (retrieve.SignalKeys).
+	DefaultKeysWeight = 0.5
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -153,8 +157,8 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		return SearchResponse{}, fault.Field("route", "must be skip, simple, multi_hop or exploratory")
 	}
 	for _, sig := range req.Signals {
-		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph {
-			return SearchResponse{}, fault.Field("signals", "must be among lexical, dense, graph")
+		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph && sig != retrieve.SignalKeys {
+			return SearchResponse{}, fault.Field("signals", "must be among lexical, dense, graph, keys")
 		}
 	}
 	if req.MinConfidence < 0 || req.MinConfidence > 1 {
@@ -164,7 +168,7 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		return SearchResponse{}, fault.Field("min_relevance", "must be between 0 and 1")
 	}
 	if len(req.Signals) == 0 && !DefaultGraphSignal {
-		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense}
+		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalKeys}
 	}
 	var halfLife time.Duration
 	if req.RecencyHalfLife != "" {
@@ -178,8 +182,8 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		return SearchResponse{}, fault.Field("recency_weight", "must be between 0 and 10")
 	}
 	for sig, w := range req.Weights {
-		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph {
-			return SearchResponse{}, fault.Field("weights", "keys must be lexical, dense or graph")
+		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph && sig != retrieve.SignalKeys {
+			return SearchResponse{}, fault.Field("weights", "keys must be lexical, dense, graph or keys")
 		}
 		if w < 0 || w > 10 || w != w {
 			return SearchResponse{}, fault.Field("weights", "must be between 0 and 10")
@@ -228,7 +232,7 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if emb := s.index.Embedder(); emb != nil {
 		dense = DenseWeight(emb.Model())
 	}
-	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: dense, retrieve.SignalGraph: 1}
+	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: dense, retrieve.SignalGraph: 1, retrieve.SignalKeys: DefaultKeysWeight}
 	for sig, w := range req.Weights {
 		q.Weights[sig] = w
 	}

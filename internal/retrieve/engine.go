@@ -334,17 +334,19 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 	if r.ValidFrom != nil {
 		ev = r.ValidFrom.UnixMicro()
 	}
+	oldEvent := d.eventTime
 	*d = doc{id: d.id, sha: sha, validFrom: micros(r.ValidFrom), validUntil: micros(r.ValidUntil), invalidated: micros(r.InvalidatedAt),
 		eventTime: ev, version: int64(r.Version), ws: wc, words: words, ents: e.ents.add(ents), flags: flags}
 	e.fx.set(key, nf)
 	e.linkSession(key)
 	e.refreshCached(key)
-	if !same || r.Type == memory.Skill || filePath(&r) != "" {
+	if !same || r.Type == memory.Skill || filePath(&r) != "" || r.Type == memory.Episode && oldEvent != ev {
 		// A skill's trigger is searchable with its content, and may change
 		// while the content does not; a memory file's path is searched as
 		// words with its text, and a rename keeps the content, so both are
-		// re-indexed every version.
-		e.lex.AddWithFields(key, lexicalText(&r), fieldTerms(&r))
+		// re-indexed every version. A turn's derived day keys follow its
+		// event time (derive.go).
+		e.lex.AddWithFields(key, lexicalText(&r), append(fieldTerms(&r), derivedFields(&r, time.UnixMicro(ev).UTC())...))
 	}
 	if !same {
 		if wasAlive && e.vecs != nil {

@@ -31,6 +31,9 @@ const (
 	SignalLexical = "lexical"
 	SignalDense   = "dense"
 	SignalGraph   = "graph"
+	// SignalKeys ranks conversation turns by the derived category keys
+	// the query names (see derive.go).
+	SignalKeys = "keys"
 	// SignalFeedback is the expanded lexical query; it is reported under
 	// explain but is part of the lexical signal for requests.
 	SignalFeedback = "lexical_feedback"
@@ -298,6 +301,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			}
 			add(SignalDense, keys, sc)
 		})
+	}
+	if w, ok := q.Weights[SignalKeys]; want(SignalKeys) && (!ok || w > 0) {
+		if keys, sc := e.keySearch(q.Text, pool, allow); len(keys) > 0 {
+			res.Signals = append(res.Signals, SignalKeys)
+			add(SignalKeys, keys, sc)
+		}
 	}
 	graph := e.graph
 	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {

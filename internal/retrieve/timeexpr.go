@@ -293,7 +293,12 @@ const timeSlack = 7 * 24 * time.Hour
 // timeBoost multiplies by 1+w the fused score of the candidates whose
 // event time falls in one of spans (or up to timeSlack after).
 func (e *Engine) timeBoost(spans []Span, fused map[uint32]float64, w float64) {
+	derived := e.derivedInSpans(spans)
 	for k, s := range fused {
+		if derived[k] {
+			fused[k] = s * (1 + w)
+			continue
+		}
 		t := time.UnixMicro(e.docs[k].eventTime).UTC()
 		for _, sp := range spans {
 			if sp.contains(t) || (t.After(sp.To) || t.Equal(sp.To)) && t.Sub(sp.To) < timeSlack {
