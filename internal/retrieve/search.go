@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"regexp"
@@ -166,6 +167,28 @@ func (e *Engine) allow(f Filter) func(key uint32) bool {
 	return e.compile(&f).ok
 }
 
+// graphCandidates keeps the graph signal's candidates that are indexed in
+// ws and admitted, best first (ties by id), at most limit; e.mu is held.
+func (e *Engine) graphCandidates(ws string, cands []Scored, allow func(uint32) bool, limit int) ([]uint32, []float64) {
+	slices.SortFunc(cands, func(a, b Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	var keys []uint32
+	var sc []float64
+	for _, c := range cands {
+		if len(keys) == limit {
+			break
+		}
+		if k, ok := e.lookup(ws, c.ID); ok && allow(k) {
+			keys, sc = append(keys, k), append(sc, c.Score)
+		}
+	}
+	return keys, sc
+}
+
 // Search runs a query against the indexes.
 func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if q.K <= 0 {
@@ -191,6 +214,28 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	want := func(s string) bool { return len(q.Signals) == 0 || slices.Contains(q.Signals, s) }
 
+	// The graph signal runs outside the read lock, beside the query
+	// embedding: it reads the graph index and the store through the
+	// service, which may write to this engine meanwhile; its candidates
+	// are filtered and ranked under the lock below.
+	var (
+		graphDone  chan struct{}
+		graphCands []Scored
+		graphErr   error
+	)
+	e.mu.RLock()
+	graph := e.graph
+	e.mu.RUnlock()
+	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
+		graphDone = make(chan struct{})
+		go func() {
+			defer close(graphDone)
+			gctx, span := tracing.Start(ctx, "retrieve.graph")
+			defer span.End()
+			graphCands, graphErr = graph(gctx, q.Filter, q.Text)
+		}()
+	}
+
 	// The query embedding is computed before taking the read lock: a slow
 	// embedder must not hold up writers.
 	var qvec []float32
@@ -208,6 +253,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
+	if graphDone != nil {
+		<-graphDone
+	}
 	e.mu.RLock()
 	cf := e.compile(&q.Filter)
 	allow := cf.ok
@@ -299,32 +347,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			add(SignalDense, keys, sc)
 		})
 	}
-	graph := e.graph
-	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
+	if graphDone != nil {
 		res.Signals = append(res.Signals, SignalGraph)
-		ws := q.Filter.Workspace
-		wg.Go(func() {
-			gctx, span := tracing.Start(ctx, "retrieve.graph")
-			defer span.End()
-			cands, err := graph(gctx, q.Filter, q.Text, pool, func(id string) bool {
-				k, ok := e.lookup(ws, id)
-				return ok && allow(k)
-			})
-			if err != nil {
-				mu.Lock()
-				res.Degraded = append(res.Degraded, "graph: unavailable")
-				mu.Unlock()
-				return
-			}
-			var keys []uint32
-			var sc []float64
-			for _, c := range cands {
-				if k, ok := e.lookup(ws, c.ID); ok {
-					keys, sc = append(keys, k), append(sc, c.Score)
-				}
-			}
+		if graphErr != nil {
+			res.Degraded = append(res.Degraded, "graph: unavailable")
+		} else {
+			keys, sc := e.graphCandidates(q.Filter.Workspace, graphCands, allow, pool)
 			add(SignalGraph, keys, sc)
-		})
+		}
 	}
 	wg.Wait()
 	_, fuse := tracing.Start(ctx, "retrieve.fuse")
