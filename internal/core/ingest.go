@@ -59,7 +59,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	if err := json.Unmarshal(j.Payload, &pl); err != nil {
 		return nil, fmt.Errorf("flush job payload: %w", err)
 	}
-	p, err := s.store.GetPrincipal(ctx, j.Workspace, pl.PrincipalID)
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: j.Workspace, ID: pl.PrincipalID})
 	if err != nil {
 		return nil, fmt.Errorf("flush job principal: %w", err)
 	}

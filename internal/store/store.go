@@ -55,12 +55,8 @@ type Reader interface {
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 
-	GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error)
-	// GetPrincipalByName finds an agent or operator by its unique name.
-	GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error)
-	// FindPrincipal finds a principal by id in any workspace; used only to
-	// authenticate a token, whose id part names the principal.
-	FindPrincipal(ctx context.Context, id string) (memory.Principal, error)
+	// GetPrincipal returns the principal f names (see PrincipalFind).
+	GetPrincipal(ctx context.Context, f PrincipalFind) (memory.Principal, error)
 	// ListPrincipals lists principals of one kind ("" for every kind).
 	ListPrincipals(ctx context.Context, ws string, kind memory.PrincipalKind) ([]memory.Principal, error)
 
@@ -172,6 +168,24 @@ type Reader interface {
 	ListGraphChanges(ctx context.Context, after int64, limit int) ([]GraphChange, error)
 	// GraphChangeHead returns the highest graph change seq (0 when none).
 	GraphChangeHead(ctx context.Context) (int64, error)
+}
+
+// PrincipalFind names one principal for GetPrincipal: by ID or by its
+// unique Name within Workspace, or by ID alone in every workspace (no
+// Workspace), which only token authentication does (a token's id part
+// names its principal). Exactly one of ID and Name is set.
+type PrincipalFind struct {
+	Workspace string
+	ID        string
+	Name      string
+}
+
+// Check reports a PrincipalFind that names no principal or two ways.
+func (f PrincipalFind) Check() error {
+	if (f.ID == "") == (f.Name == "") || (f.Name != "" && f.Workspace == "") {
+		return errors.New("store: a principal is found by id, or by name within a workspace")
+	}
+	return nil
 }
 
 // GraphChange is one entry of the graph's change log: the node or edge
