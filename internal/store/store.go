@@ -140,10 +140,9 @@ type Reader interface {
 	// by id (ids are time-ordered), with optional filters.
 	ListGatekeeperLog(ctx context.Context, ws string, q GatekeeperQuery) ([]GatekeeperEntry, error)
 
-	// GetNode returns a graph node; ErrNotFound if absent.
-	GetNode(ctx context.Context, ws, id string) (memory.Node, error)
-	// GetNodeByKey returns the node with a label and natural key.
-	GetNodeByKey(ctx context.Context, ws, label, key string) (memory.Node, error)
+	// GetNode returns the graph node f names (see NodeFind); ErrNotFound
+	// if absent.
+	GetNode(ctx context.Context, f NodeFind) (memory.Node, error)
 	// ListNodes returns nodes matching q, by id.
 	ListNodes(ctx context.Context, ws string, q NodeQuery) ([]memory.Node, error)
 	// GetEdge returns an edge, live or invalidated.
@@ -184,6 +183,22 @@ type PrincipalFind struct {
 func (f PrincipalFind) Check() error {
 	if (f.ID == "") == (f.Name == "") || (f.Name != "" && f.Workspace == "") {
 		return errors.New("store: a principal is found by id, or by name within a workspace")
+	}
+	return nil
+}
+
+// NodeFind names one graph node of Workspace for GetNode: by ID, or by
+// its Label and natural Key. Exactly one of the two ways is set.
+type NodeFind struct {
+	Workspace  string
+	ID         string
+	Label, Key string
+}
+
+// Check reports a NodeFind that names no node or two ways.
+func (f NodeFind) Check() error {
+	if f.Workspace == "" || (f.ID == "") == (f.Label == "" && f.Key == "") {
+		return errors.New("store: a node is found by id, or by label and key, within a workspace")
 	}
 	return nil
 }
