@@ -167,6 +167,172 @@ func (e *Engine) allow(f Filter) func(key uint32) bool {
 	return e.compile(&f).ok
 }
 
+// embedQuery embeds the query text within 5 seconds; false when the
+// embedder fails.
+func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, bool) {
+	emb := e.opts.Embedder
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ctx, span := tracing.Start(ctx, "retrieve.embed_query", attribute.String("memgate.embed.model", emb.Model()))
+	defer span.End()
+	vs, err := emb.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 {
+		return nil, false
+	}
+	return vs[0], true
+}
+
+// byScoreThenID sorts a signal's list by score. Indexes break score ties
+// by key, which depends on load order; ties must fall by record id so
+// every backend ranks alike.
+func (e *Engine) byScoreThenID(keys []uint32, sc []float64) ([]uint32, []float64) {
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if sc[idx[a]] != sc[idx[b]] {
+			return sc[idx[a]] > sc[idx[b]]
+		}
+		return e.idLess(keys[idx[a]], keys[idx[b]])
+	})
+	k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
+	for i, j := range idx {
+		k2[i], s2[i] = keys[j], sc[j]
+	}
+	return k2, s2
+}
+
+// lexicalSignal is the BM25 list of the query's terms and, with
+// q.Feedback, the pseudo-relevance feedback list (the query plus the
+// terms that characterise its best matches, searched again; nil without
+// one); e.mu is held.
+func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(uint32) bool, in lexical.Bits, docs int) (keys []uint32, sc []float64, fk []uint32, fs []float64) {
+	hits := e.lexSearch(terms, pool, allow, in, docs)
+	keys, sc = make([]uint32, len(hits)), make([]float64, len(hits))
+	for i, h := range hits {
+		keys[i], sc[i] = h.Key, float64(h.Score)
+	}
+	if q.Feedback <= 0 || len(hits) == 0 {
+		return keys, sc, nil, nil
+	}
+	top := min(len(hits), q.FeedbackDocs)
+	w := make([]float64, top)
+	for i := range w {
+		w[i] = sc[i] / sc[0]
+	}
+	exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
+	if len(exp) == 0 {
+		return keys, sc, nil, nil
+	}
+	hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
+	fk, fs = make([]uint32, len(hits2)), make([]float64, len(hits2))
+	for i, h := range hits2 {
+		fk[i], fs[i] = h.Key, float64(h.Score)
+	}
+	return keys, sc, fk, fs
+}
+
+// fuse merges the signals' lists by reciprocal-rank fusion and applies
+// the recency weight and the session, speaker and time boosts; e.mu is
+// held.
+func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, allow func(uint32) bool) map[uint32]float64 {
+	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
+	// by how strongly its signal holds it (see strength).
+	fused := map[uint32]float64{}
+	for sig, keys := range lists {
+		w := 1.0
+		if q.Weights != nil {
+			if v, ok := q.Weights[sig]; ok {
+				w = v
+			}
+		}
+		if sig == SignalFeedback {
+			w = q.Feedback
+		}
+		strength := signalStrength(sig, keys, scores[sig], lexStrength)
+		for i, k := range keys {
+			fused[k] += w * strength(k) / (q.RRFK + float64(i+1))
+		}
+	}
+	if q.RecencyHalfLife > 0 && q.RecencyWeight > 0 {
+		now := q.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		for k, s := range fused {
+			age := now.Sub(time.UnixMicro(e.docs[k].eventTime))
+			if age < 0 {
+				age = 0
+			}
+			fused[k] = s * (1 + q.RecencyWeight*math.Exp2(-float64(age)/float64(q.RecencyHalfLife)))
+		}
+	}
+	if q.Session > 0 {
+		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter))
+	}
+	if q.Speaker > 0 {
+		e.speakerBoost(q.Text, fused, q.Speaker)
+	}
+	if q.Time > 0 {
+		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
+			e.timeBoost(spans, fused, q.Time)
+		}
+	}
+	return fused
+}
+
+// rank orders the fused candidates (ties by id, the same on every
+// backend), diversifies them with MMR when asked, and keeps q.K; e.mu is
+// held.
+func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
+	order := make([]uint32, 0, len(fused))
+	for k := range fused {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if fused[a] != fused[b] {
+			return fused[a] > fused[b]
+		}
+		return e.idLess(a, b) // deterministic on every backend
+	})
+	if q.MMR > 0 && len(order) > q.K {
+		order = e.mmr(order, fused, q.K, q.MMR)
+	}
+	if len(order) > q.K {
+		order = order[:q.K]
+	}
+	return order
+}
+
+// hits describes the ranked keys: ids, fused score, the evidence of their
+// relevance and each signal's rank and score; e.mu is held.
+func (e *Engine) hits(order []uint32, fused map[uint32]float64, lists map[string][]uint32, scores map[string]map[uint32]float64, qt queryTerms, qvec []float32) []Hit {
+	out := make([]Hit, len(order))
+	for i, k := range order {
+		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
+		h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
+		if qvec != nil && e.vecs != nil {
+			if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
+				var dot float64
+				for i := range v {
+					dot += float64(v[i]) * float64(qvec[i])
+				}
+				h.Evidence.Dense = &dot
+			}
+		}
+		h.Relevance = DefaultRelevance.Relevance(h.Evidence)
+		for sig, keys := range lists {
+			if r := slices.Index(keys, k); r >= 0 {
+				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
+			}
+		}
+		out[i] = h
+	}
+	return out
+}
+
 // graphCandidates keeps the graph signal's candidates that are indexed in
 // ws and admitted, best first (ties by id), at most limit; e.mu is held.
 func (e *Engine) graphCandidates(ws string, cands []Scored, allow func(uint32) bool, limit int) ([]uint32, []float64) {
@@ -239,17 +405,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	// The query embedding is computed before taking the read lock: a slow
 	// embedder must not hold up writers.
 	var qvec []float32
-	emb := e.opts.Embedder
-	if want(SignalDense) && emb != nil {
-		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ectx, span := tracing.Start(ectx, "retrieve.embed_query", attribute.String("memgate.embed.model", emb.Model()))
-		vs, err := emb.Embed(ectx, []string{q.Text})
-		span.End()
-		cancel()
-		if err != nil || len(vs) != 1 {
+	if want(SignalDense) && e.opts.Embedder != nil {
+		var ok bool
+		if qvec, ok = e.embedQuery(ctx, q.Text); !ok {
 			res.Degraded = append(res.Degraded, "dense: embedder unavailable, lexical and graph only")
-		} else {
-			qvec = vs[0]
 		}
 	}
 
@@ -274,30 +433,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	add := func(sig string, keys []uint32, sc []float64) {
-		// Indexes break score ties by key, which depends on load order;
-		// ties must fall by record id so every backend ranks alike.
-		idx := make([]int, len(keys))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			if sc[idx[a]] != sc[idx[b]] {
-				return sc[idx[a]] > sc[idx[b]]
-			}
-			return e.idLess(keys[idx[a]], keys[idx[b]])
-		})
-		k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
-		for i, j := range idx {
-			k2[i], s2[i] = keys[j], sc[j]
-		}
-		keys, sc = k2, s2
-		mu.Lock()
-		lists[sig] = keys
+		keys, sc = e.byScoreThenID(keys, sc)
 		m := make(map[uint32]float64, len(keys))
 		for i, k := range keys {
 			m[k] = sc[i]
 		}
-		scores[sig] = m
+		mu.Lock()
+		lists[sig], scores[sig] = keys, m
 		mu.Unlock()
 	}
 	terms := lexical.Analyze(q.Text, true)
@@ -307,29 +449,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		wg.Go(func() {
 			_, span := tracing.Start(ctx, "retrieve.lexical")
 			defer span.End()
-			docs := cf.total
-			hits := e.lexSearch(terms, pool, allow, in, docs)
-			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
-			for i, h := range hits {
-				keys[i], sc[i] = h.Key, float64(h.Score)
-			}
-			if q.Feedback > 0 && len(hits) > 0 {
-				// Pseudo-relevance feedback: the query plus the terms that
-				// characterise its best matches, searched again.
-				top := min(len(hits), q.FeedbackDocs)
-				w := make([]float64, top)
-				for i := range w {
-					w[i] = sc[i] / sc[0]
-				}
-				exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
-				if len(exp) > 0 {
-					hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
-					k2, s2 := make([]uint32, len(hits2)), make([]float64, len(hits2))
-					for i, h := range hits2 {
-						k2[i], s2[i] = h.Key, float64(h.Score)
-					}
-					add(SignalFeedback, k2, s2)
-				}
+			keys, sc, fk, fs := e.lexicalSignal(terms, &q, pool, allow, in, cf.total)
+			if fk != nil {
+				add(SignalFeedback, fk, fs)
 			}
 			add(SignalLexical, keys, sc)
 		})
@@ -375,86 +497,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
-	// by how strongly its signal holds it (see strength).
-	fused := map[uint32]float64{}
-	for sig, keys := range lists {
-		w := 1.0
-		if q.Weights != nil {
-			if v, ok := q.Weights[sig]; ok {
-				w = v
-			}
-		}
-		if sig == SignalFeedback {
-			w = q.Feedback
-		}
-		strength := signalStrength(sig, keys, scores[sig], lexStrength)
-		for i, k := range keys {
-			fused[k] += w * strength(k) / (q.RRFK + float64(i+1))
-		}
-	}
-	if q.RecencyHalfLife > 0 && q.RecencyWeight > 0 {
-		now := q.Now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		for k, s := range fused {
-			age := now.Sub(time.UnixMicro(e.docs[k].eventTime))
-			if age < 0 {
-				age = 0
-			}
-			fused[k] = s * (1 + q.RecencyWeight*math.Exp2(-float64(age)/float64(q.RecencyHalfLife)))
-		}
-	}
-	if q.Session > 0 {
-		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter))
-	}
-	if q.Speaker > 0 {
-		e.speakerBoost(q.Text, fused, q.Speaker)
-	}
-	if q.Time > 0 {
-		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
-			e.timeBoost(spans, fused, q.Time)
-		}
-	}
-	order := make([]uint32, 0, len(fused))
-	for k := range fused {
-		order = append(order, k)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if fused[a] != fused[b] {
-			return fused[a] > fused[b]
-		}
-		return e.idLess(a, b) // deterministic on every backend
-	})
-	if q.MMR > 0 && len(order) > q.K {
-		order = e.mmr(order, fused, q.K, q.MMR)
-	}
-	if len(order) > q.K {
-		order = order[:q.K]
-	}
-	res.Hits = make([]Hit, len(order))
-	for i, k := range order {
-		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
-		h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
-		if qvec != nil && e.vecs != nil {
-			if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
-				var dot float64
-				for i := range v {
-					dot += float64(v[i]) * float64(qvec[i])
-				}
-				h.Evidence.Dense = &dot
-			}
-		}
-		h.Relevance = DefaultRelevance.Relevance(h.Evidence)
-		for sig, keys := range lists {
-			if r := slices.Index(keys, k); r >= 0 {
-				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
-			}
-		}
-		res.Hits[i] = h
-	}
+	fused := e.fuse(&q, lists, scores, lexStrength, allow)
+	res.Hits = e.hits(e.rank(&q, fused), fused, lists, scores, qt, qvec)
 	e.mu.RUnlock()
 	return res, nil
 }
