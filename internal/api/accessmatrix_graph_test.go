@@ -101,7 +101,7 @@ func (e *matrixEnv) graphVisible(a *actor) map[string]bool {
 // linked is the set of node ids joined to the hub.
 func (e *matrixEnv) linked(ws string) map[string]bool {
 	out := map[string]bool{}
-	hub, err := e.st.GetNodeByKey(e.ctx, ws, "topic", "hub")
+	hub, err := e.st.GetNode(e.ctx, store.NodeFind{Workspace: ws, Label: "topic", Key: "hub"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func (e *matrixEnv) linked(ws string) map[string]bool {
 
 func (e *matrixEnv) describeNode(id string) string {
 	for _, ws := range e.workspaces {
-		n, err := e.st.GetNode(e.ctx, ws, id)
+		n, err := e.st.GetNode(e.ctx, store.NodeFind{Workspace: ws, ID: id})
 		if err != nil {
 			continue
 		}

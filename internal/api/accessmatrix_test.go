@@ -592,7 +592,7 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 		if code, _ := e.rest(a, "PATCH", "/v1/agents/"+ag.p.ID, map[string]any{"trust": ag.p.Trust}); okClass(code) != want {
 			e.t.Errorf("seed %d: PATCH /v1/agents/%s by %s answered %d, the rules say %d", e.seed, ag.p.Name, a, code, want)
 		}
-		if got, err := e.st.GetPrincipal(e.ctx, ag.p.Workspace, ag.p.ID); err != nil || got.Trust != ag.p.Trust {
+		if got, err := e.st.GetPrincipal(e.ctx, store.PrincipalFind{Workspace: ag.p.Workspace, ID: ag.p.ID}); err != nil || got.Trust != ag.p.Trust {
 			e.t.Errorf("seed %d: after PATCH by %s agent %s has trust %q (%v), want %q", e.seed, a, ag.p.Name, got.Trust, err, ag.p.Trust)
 		}
 		break

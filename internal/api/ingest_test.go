@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/extract"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
 )
 
 // gatewayUser creates a user and returns a body builder carrying its
@@ -106,8 +107,8 @@ func TestFlushPatternExtraction(t *testing.T) {
 	}
 	// The fact's entities became extracted, provisional nodes, joined by
 	// the relation the fact states.
-	user, err1 := h.store.GetNodeByKey(t.Context(), "default", "user", "u1")
-	pg, err2 := h.store.GetNodeByKey(t.Context(), "default", "technology", "postgresql")
+	user, err1 := h.store.GetNode(t.Context(), store.NodeFind{Workspace: "default", Label: "user", Key: "u1"})
+	pg, err2 := h.store.GetNode(t.Context(), store.NodeFind{Workspace: "default", Label: "technology", Key: "postgresql"})
 	if err1 != nil || err2 != nil || pg.Provenance != memory.ProvExtracted || pg.Status != memory.NodeProvisional {
 		t.Fatalf("nodes %+v %+v (%v %v)", user, pg, err1, err2)
 	}

@@ -144,18 +144,29 @@ func dirFiles(dir string) (map[string]int64, int64) {
 	return out, total
 }
 
-// profile starts a CPU profile into dir/name; the returned func stops it.
+// profile starts a CPU profile into dir/name (nothing without dir); the
+// returned func stops it.
 func profile(dir, name string) (func() error, error) {
 	if dir == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.Create(filepath.Join(dir, name))
+	return StartCPUProfile(filepath.Join(dir, name))
+}
+
+// StartCPUProfile writes a CPU profile to path until the returned func is
+// called (nothing for an empty path): the one way every bench mode and
+// command profiles.
+func StartCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench: profile: %w", err)
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("bench: profile: %w", err)
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
 	}
 	return func() error {
 		pprof.StopCPUProfile()

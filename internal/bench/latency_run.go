@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
@@ -30,33 +31,8 @@ import (
 // which should be empty.
 func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyResult, error) {
 	start := time.Now()
-	if o.Records <= 0 {
-		return nil, errors.New("bench: latency: records must be positive")
-	}
-	if o.Open == nil {
-		return nil, errors.New("bench: latency: no opener")
-	}
-	if o.Queries <= 0 {
-		o.Queries = 300
-	}
-	if o.Warmup < 0 {
-		o.Warmup = 0
-	} else if o.Warmup == 0 {
-		o.Warmup = 20
-	}
-	if o.K <= 0 {
-		o.K = 10
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 3
-	}
-	o.K = min(o.K, core.MaxK)
-	if o.Writers <= 0 {
-		o.Writers = 3
-	}
-	o.Writers = min(o.Writers, 16)
-	if o.Seed == 0 {
-		o.Seed = 1
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
 	corpus, err := newLatCorpus(ds)
 	if err != nil {
@@ -102,29 +78,7 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 
 	// 3. Embedding.
 	if emb != nil {
-		if stop, err = profile(o.ProfileDir, "embed.pprof"); err != nil {
-			return nil, err
-		}
-		t0 := time.Now()
-		bar := startProgress(o.Progress, o.ProgressLines, "embed", res.Docs)
-		for {
-			tc := time.Now()
-			n, err := prim.Service.EmbedPending(ctx, 4096)
-			if err != nil {
-				bar.finish()
-				stop()
-				return nil, fmt.Errorf("bench: embedding: %w", err)
-			}
-			if n == 0 {
-				break
-			}
-			res.Embedded += n
-			res.EmbedCalls = append(res.EmbedCalls, EmbedCall{Vectors: n, Took: time.Since(tc)})
-			bar.add(n)
-		}
-		bar.finish()
-		res.EmbedWall = time.Since(t0)
-		if err := stop(); err != nil {
+		if err := latEmbed(ctx, prim.Service, o, res); err != nil {
 			return nil, err
 		}
 	}
@@ -139,21 +93,11 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	services := map[string]*core.Service{}
 	services[res.VectorIndex] = prim.Service
 	if emb != nil {
-		alt := retrieve.VectorApprox
-		if res.VectorIndex == "hnsw" {
-			alt = retrieve.VectorExact
+		alt, err := latAltService(ctx, prim.Service, emb, o, res)
+		if err != nil {
+			return nil, err
 		}
-		t0 := time.Now()
-		ix := retrieve.New(retrieve.Options{Embedder: emb, Vectors: alt})
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "bench: loading a second search index (%s) over the store...\n", alt)
-		}
-		if _, err := ix.Load(ctx, prim.Service.Store()); err != nil {
-			return nil, fmt.Errorf("bench: loading the %s index: %w", alt, err)
-		}
-		res.AltLoad = time.Since(t0)
-		res.AltIndex = ix.Stats().VectorIndex
-		services[res.AltIndex] = core.New(core.Options{Store: prim.Service.Store(), Policy: prim.Service.Policy(), Index: ix})
+		services[res.AltIndex] = alt
 	}
 	if stop, err = profile(o.ProfileDir, "search.pprof"); err != nil {
 		return nil, err
@@ -193,6 +137,87 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 	}
 	res.Wall = time.Since(start)
 	return res, nil
+}
+
+// defaults fills RunLatency's unset options and checks the required ones.
+func (o *LatencyOptions) defaults() error {
+	if o.Records <= 0 {
+		return errors.New("bench: latency: records must be positive")
+	}
+	if o.Open == nil {
+		return errors.New("bench: latency: no opener")
+	}
+	if o.Queries <= 0 {
+		o.Queries = 300
+	}
+	if o.Warmup < 0 {
+		o.Warmup = 0
+	} else if o.Warmup == 0 {
+		o.Warmup = 20
+	}
+	if o.K <= 0 {
+		o.K = 10
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 3
+	}
+	o.K = min(o.K, core.MaxK)
+	if o.Writers <= 0 {
+		o.Writers = 3
+	}
+	o.Writers = min(o.Writers, 16)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return nil
+}
+
+// latEmbed computes every pending vector (phase 3), timing each call.
+func latEmbed(ctx context.Context, svc *core.Service, o LatencyOptions, res *LatencyResult) error {
+	stop, err := profile(o.ProfileDir, "embed.pprof")
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	bar := startProgress(o.Progress, o.ProgressLines, "embed", res.Docs)
+	for {
+		tc := time.Now()
+		n, err := svc.EmbedPending(ctx, 4096)
+		if err != nil {
+			bar.finish()
+			stop()
+			return fmt.Errorf("bench: embedding: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		res.Embedded += n
+		res.EmbedCalls = append(res.EmbedCalls, EmbedCall{Vectors: n, Took: time.Since(tc)})
+		bar.add(n)
+	}
+	bar.finish()
+	res.EmbedWall = time.Since(t0)
+	return stop()
+}
+
+// latAltService loads a second engine with the other vector index over
+// the same store, behind a second service (phase 4 searches both).
+func latAltService(ctx context.Context, prim *core.Service, emb embed.Embedder, o LatencyOptions, res *LatencyResult) (*core.Service, error) {
+	alt := retrieve.VectorApprox
+	if res.VectorIndex == "hnsw" {
+		alt = retrieve.VectorExact
+	}
+	t0 := time.Now()
+	ix := retrieve.New(retrieve.Options{Embedder: emb, Vectors: alt})
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "bench: loading a second search index (%s) over the store...\n", alt)
+	}
+	if _, err := ix.Load(ctx, prim.Store()); err != nil {
+		return nil, fmt.Errorf("bench: loading the %s index: %w", alt, err)
+	}
+	res.AltLoad = time.Since(t0)
+	res.AltIndex = ix.Stats().VectorIndex
+	return core.New(core.Options{Store: prim.Store(), Policy: prim.Policy(), Index: ix}), nil
 }
 
 // coldOpen opens the data directory with the vector index mode and

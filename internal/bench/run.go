@@ -206,13 +206,35 @@ type convState struct {
 }
 
 // Run ingests ds through svc, asks every question and returns the raw
-// results; Summarize turns them into metrics.
+// results; Summarize turns them into metrics. Its phases: the options'
+// defaults, the result's totals, ingestion (or the reused state), then
+// the questions.
 func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, error) {
+	if err := o.runDefaults(); err != nil {
+		return nil, err
+	}
+	convs := ds.Convs
+	if o.Limit > 0 && o.Limit < len(convs) {
+		convs = convs[:o.Limit]
+	}
+	res := newResult(ds.Bench, convs, o)
+	states, err := ingestOrReuse(ctx, svc, convs, res, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := askAll(ctx, svc, convs, states, res, o); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runDefaults fills Run's unset options and checks KMax.
+func (o *Options) runDefaults() error {
 	if o.KMax <= 0 {
 		o.KMax = 50
 	}
 	if o.KMax > core.MaxK {
-		return nil, fmt.Errorf("bench: k-max must be at most %d", core.MaxK)
+		return fmt.Errorf("bench: k-max must be at most %d", core.MaxK)
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -220,11 +242,13 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	if o.IngestWorkers <= 0 {
 		o.IngestWorkers = 1
 	}
-	convs := ds.Convs
-	if o.Limit > 0 && o.Limit < len(convs) {
-		convs = convs[:o.Limit]
-	}
-	res := &Result{Bench: ds.Bench, Convs: len(convs), Decisions: map[string]int{}, Reasons: map[string]int{},
+	return nil
+}
+
+// newResult is an empty result with the dataset's totals and each turn's
+// text for the report.
+func newResult(bench string, convs []Conv, o Options) *Result {
+	res := &Result{Bench: bench, Convs: len(convs), Decisions: map[string]int{}, Reasons: map[string]int{},
 		KMax: o.KMax, SignalsRequested: o.Signals, Routes: map[string]int{}, Degraded: map[string]int{},
 		Skipped: map[string]int{}, turnText: map[string]map[string]string{}}
 	for _, c := range convs {
@@ -239,26 +263,36 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		}
 		res.turnText[c.ID] = tt
 	}
+	return res
+}
 
+// ingestOrReuse ingests every conversation, or with o.Reuse reads the
+// state a previous run saved; a fresh ingestion is saved to o.StateFile.
+func ingestOrReuse(ctx context.Context, svc Service, convs []Conv, res *Result, o Options) ([]*convState, error) {
 	states := make([]*convState, len(convs))
 	if o.Reuse {
-		if err := loadStates(o.StateFile, convs, states); err != nil {
-			return nil, err
-		}
-	} else if err := ingestAll(ctx, svc, convs, states, res, o); err != nil {
+		return states, loadStates(o.StateFile, convs, states)
+	}
+	if err := ingestAll(ctx, svc, convs, states, res, o); err != nil {
 		return nil, err
 	}
-	if o.StateFile != "" && !o.Reuse {
+	if o.StateFile != "" {
 		if err := saveStates(o.StateFile, convs, states); err != nil {
 			return nil, err
 		}
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	return states, nil
+}
 
-	// Questions.
-	type job struct{ conv, q int }
-	var work []job
+// question is one question to ask: its conversation and its index there.
+type question struct{ conv, q int }
+
+// questionsToAsk lists the questions with evidence, and the abstention
+// questions (asked all the same: how relevant their best hit looks is
+// what the abstention separation measures); the others are counted as
+// skipped.
+func questionsToAsk(convs []Conv, res *Result) []question {
+	var work []question
 	for ci, c := range convs {
 		for qi, q := range c.Questions {
 			if len(q.Evidence) == 0 {
@@ -266,13 +300,20 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 				if q.Group != Abstention {
 					continue
 				}
-				// Asked all the same: how relevant its best hit looks is
-				// what the abstention separation measures.
 			}
-			work = append(work, job{ci, qi})
+			work = append(work, question{ci, qi})
 		}
 	}
+	return work
+}
+
+// askAll asks every question on o.Workers workers and records the
+// results, the query time and the signals the searches used.
+func askAll(ctx context.Context, svc Service, convs []Conv, states []*convState, res *Result, o Options) error {
+	work := questionsToAsk(convs, res)
 	res.Questions = make([]QuestionResult, len(work))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	used := map[string]bool{}
 	start := time.Now()
 	next := make(chan int)
@@ -280,41 +321,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 		wg.Go(func() {
 			for i := range next {
 				j := work[i]
-				c, q := convs[j.conv], convs[j.conv].Questions[j.q]
-				st := states[j.conv]
-				qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
-				for _, e := range q.Evidence {
-					qr.Rank[e] = 0
-				}
-				req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date,
-					Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
-					// The metric is turn recall: a result counts when it is a
-					// turn's episode, so the facts extraction derived from
-					// the turns are not ranked against them.
-					Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
-				t0 := time.Now()
-				sr, err := svc.Search(ctx, o.Principal, req)
-				qr.Latency = time.Since(t0)
-				if err != nil {
-					qr.Err = err.Error()
-				}
-				qr.Route = sr.Route
-				for r, h := range sr.Results {
-					turns := st.recTurns[h.Record.ID]
-					hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
-					if o.Evidence {
-						hit.Score, hit.Signals = h.Score, h.Explain
-					}
-					if r < ReportHits {
-						hit.Content = h.Record.Content
-					}
-					qr.Hits = append(qr.Hits, hit)
-					for _, t := range turns {
-						if rk, ok := qr.Rank[t]; ok && rk == 0 {
-							qr.Rank[t] = r + 1
-						}
-					}
-				}
+				qr, sr, err := ask(ctx, svc, convs[j.conv], convs[j.conv].Questions[j.q], states[j.conv], o)
 				res.Questions[i] = qr
 				mu.Lock()
 				for _, s := range sr.Signals {
@@ -340,7 +347,7 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	res.Query = time.Since(start)
 	for _, s := range []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph} {
@@ -352,7 +359,46 @@ func Run(ctx context.Context, svc Service, ds *Dataset, o Options) (*Result, err
 	for s := range used {
 		res.SignalsUsed = append(res.SignalsUsed, s)
 	}
-	return res, nil
+	return nil
+}
+
+// ask runs one question's search and ranks its evidence turns among the
+// hits.
+func ask(ctx context.Context, svc Service, c Conv, q Question, st *convState, o Options) (QuestionResult, core.SearchResponse, error) {
+	qr := QuestionResult{Conv: c.ID, Question: q, Rank: make(map[string]int, len(q.Evidence))}
+	for _, e := range q.Evidence {
+		qr.Rank[e] = 0
+	}
+	req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date,
+		Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
+		// The metric is turn recall: a result counts when it is a
+		// turn's episode, so the facts extraction derived from
+		// the turns are not ranked against them.
+		Types: []memory.Type{memory.Episode}, Explain: o.Evidence}
+	t0 := time.Now()
+	sr, err := svc.Search(ctx, o.Principal, req)
+	qr.Latency = time.Since(t0)
+	if err != nil {
+		qr.Err = err.Error()
+	}
+	qr.Route = sr.Route
+	for r, h := range sr.Results {
+		turns := st.recTurns[h.Record.ID]
+		hit := Hit{ID: h.Record.ID, Turns: turns, Relevance: h.Relevance, Evidence: h.Evidence}
+		if o.Evidence {
+			hit.Score, hit.Signals = h.Score, h.Explain
+		}
+		if r < ReportHits {
+			hit.Content = h.Record.Content
+		}
+		qr.Hits = append(qr.Hits, hit)
+		for _, t := range turns {
+			if rk, ok := qr.Rank[t]; ok && rk == 0 {
+				qr.Rank[t] = r + 1
+			}
+		}
+	}
+	return qr, sr, err
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.
@@ -364,6 +410,23 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// admissible splits a session's turns into those the gateway takes and
+// the reasons of those it would refuse as a whole add, which are counted
+// as rejected, as the gate would have.
+func admissible(sess []Turn) (turns []Turn, refused []string) {
+	for _, t := range sess {
+		switch {
+		case strings.TrimSpace(t.Text) == "":
+			refused = append(refused, "blank")
+		case len(t.Text) > maxTurnBytes:
+			refused = append(refused, "too_large")
+		default:
+			turns = append(turns, t)
+		}
+	}
+	return turns, refused
 }
 
 // ingestAll writes every conversation through the gateway, waits for
@@ -386,26 +449,13 @@ func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convSta
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			// Turns the gateway would refuse as a whole add are counted
-			// as rejected, as the gate would have.
-			var turns []Turn
-			for _, t := range sess {
-				reason := ""
-				switch {
-				case strings.TrimSpace(t.Text) == "":
-					reason = "blank"
-				case len(t.Text) > maxTurnBytes:
-					reason = "too_large"
-				}
-				if reason == "" {
-					turns = append(turns, t)
-					continue
-				}
-				mu.Lock()
+			turns, refused := admissible(sess)
+			mu.Lock()
+			for _, reason := range refused {
 				res.Decisions[memory.DecisionRejected]++
 				res.Reasons[memory.DecisionRejected+"/"+reason]++
-				mu.Unlock()
 			}
+			mu.Unlock()
 			for from := 0; from < len(turns); from += core.MaxAddMessages {
 				part := turns[from:min(len(turns), from+core.MaxAddMessages)]
 				ar, err := o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
@@ -483,9 +533,19 @@ func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convSta
 		return firstErr
 	}
 	res.Ingest = time.Since(start)
+	if err := waitFlushes(ctx, flushes, res, o); err != nil {
+		return err
+	}
+	if o.Embed {
+		return embedAll(ctx, svc, res)
+	}
+	return nil
+}
 
-	// Extraction: every flush job must have ended before querying.
-	start = time.Now()
+// waitFlushes waits for every flush job to end (extraction must be done
+// before querying) and counts the facts they extracted.
+func waitFlushes(ctx context.Context, flushes []string, res *Result, o Options) error {
+	start := time.Now()
 	for _, id := range flushes {
 		j, err := o.Gateway.Wait(ctx, id)
 		if err != nil {
@@ -502,23 +562,23 @@ func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convSta
 	}
 	res.Flushes = len(flushes)
 	res.ExtractWait = time.Since(start)
+	return nil
+}
 
-	// Dense vectors before querying.
-	if o.Embed {
-		start = time.Now()
-		for {
-			n, err := svc.EmbedPending(ctx, 1<<30)
-			if err != nil {
-				return fmt.Errorf("bench: embedding: %w", err)
-			}
-			if n == 0 {
-				break
-			}
-			res.Embedded += n
+// embedAll computes every pending vector before querying.
+func embedAll(ctx context.Context, svc Service, res *Result) error {
+	start := time.Now()
+	for {
+		n, err := svc.EmbedPending(ctx, 1<<30)
+		if err != nil {
+			return fmt.Errorf("bench: embedding: %w", err)
 		}
-		res.Embed = time.Since(start)
+		if n == 0 {
+			break
+		}
+		res.Embedded += n
 	}
-
+	res.Embed = time.Since(start)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -205,20 +204,11 @@ func runBench(env Env, args []string) error {
 	if *contextSpread >= 0 {
 		ctxSpread = contextSpread
 	}
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			pf.Close()
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			pf.Close()
-		}()
+	stopProfile, err := bench.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, true)
 	if err != nil {
 		return err
@@ -515,17 +505,11 @@ func runBenchGateway(env Env, args []string) error {
 			return fmt.Errorf("bench gateway: prefill: %w", err)
 		}
 	}
-	if *gwProfile != "" {
-		pf, err := os.Create(*gwProfile)
-		if err != nil {
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := bench.StartCPUProfile(*gwProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	res, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: turns, TurnsPerSession: perFlush,
 		Start: a.svc.RunJobs, Progress: progress, Offset: *prefill})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -73,17 +72,11 @@ func runBenchWrites(env Env, args []string) error {
 	} else if token == "" {
 		return usagef("bench writes: --url needs a token that may write (MEMGATE_TOKEN or --token-file)")
 	}
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("bench: cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := bench.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	res, err := bench.RunWriteMix(ctx, bench.WriteMixOptions{URL: strings.TrimRight(target, "/"), Token: token,
 		Clients: clients, Duration: duration, PatchEvery: patchEvery, Requests: *requests, FirstClient: *firstClient})
 	if err != nil {

@@ -524,7 +524,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		// Its trust changes in place, audited, and a reload shows it.
 		run(t, ctx, "raise trust", chromedp.SetValue(chromedp.CSS(row+" select.trust"), "trusted"),
 			waitJS(`document.getElementById("toast").textContent.includes("console-bot is now trusted")`))
-		if p, err := s.st.GetPrincipalByName(bg, s.op.Workspace, "console-bot"); err != nil || p.Trust != memory.Trusted {
+		if p, err := s.st.GetPrincipal(bg, store.PrincipalFind{Workspace: s.op.Workspace, Name: "console-bot"}); err != nil || p.Trust != memory.Trusted {
 			t.Fatalf("stored trust after the change: %+v %v", p, err)
 		}
 		goTo(t, ctx, "#/queue", "#queue-list")

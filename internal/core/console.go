@@ -119,7 +119,7 @@ func randomSecret() string {
 // looked up again on every request so that revoking the operator ends
 // its sessions at once.
 func (s *Service) SessionPrincipal(ctx context.Context, id string) (memory.Principal, error) {
-	p, err := s.store.FindPrincipal(ctx, id)
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{ID: id})
 	if errors.Is(err, store.ErrNotFound) {
 		return memory.Principal{}, errNoSession()
 	}

@@ -120,7 +120,7 @@ func releaseNode(ctx context.Context, tx store.Tx, ws, entity string, now time.T
 	if !ok {
 		return graphEffects{}, nil
 	}
-	n, err := tx.GetNodeByKey(ctx, ws, label, key)
+	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: label, Key: key})
 	if errors.Is(err, store.ErrNotFound) {
 		return graphEffects{}, nil
 	} else if err != nil {

@@ -46,7 +46,7 @@ func TestForgetReleasesOnlyTheRecordsNodes(t *testing.T) {
 	if _, err := s.Forget(ctx, op, w.Record.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.GetNodeByKey(ctx, memory.DefaultWorkspace, "person", "jane_doe_case_4411"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.GetNode(ctx, store.NodeFind{Workspace: memory.DefaultWorkspace, Label: "person", Key: "jane_doe_case_4411"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the node only the forgotten record named is still there: %v", err)
 	}
 	nodes, err := st.ListNodes(ctx, memory.DefaultWorkspace, store.NodeQuery{Labels: []string{"person"}, Statuses: []memory.NodeStatus{memory.NodeActive, memory.NodeArchived}, Limit: 100})
@@ -63,11 +63,11 @@ func TestForgetReleasesOnlyTheRecordsNodes(t *testing.T) {
 		t.Fatalf("want one node tombstone, got nodes %+v", nodes)
 	}
 	for _, key := range []string{"bob"} {
-		if _, err := st.GetNodeByKey(ctx, memory.DefaultWorkspace, "person", key); err != nil {
+		if _, err := st.GetNode(ctx, store.NodeFind{Workspace: memory.DefaultWorkspace, Label: "person", Key: key}); err != nil {
 			t.Fatalf("person:%s, still named by another record: %v", key, err)
 		}
 	}
-	if n, err := st.GetNodeByKey(ctx, memory.DefaultWorkspace, "project", "atlas"); err != nil || n.Status != memory.NodeActive {
+	if n, err := st.GetNode(ctx, store.NodeFind{Workspace: memory.DefaultWorkspace, Label: "project", Key: "atlas"}); err != nil || n.Status != memory.NodeActive {
 		t.Fatalf("project:atlas, with properties of its own: %+v %v", n, err)
 	}
 }

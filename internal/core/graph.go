@@ -210,7 +210,7 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 			}
 			rep.Messages += n
 		}
-		n, err := tx.GetNodeByKey(ctx, by.Workspace, label, key)
+		n, err := tx.GetNode(ctx, store.NodeFind{Workspace: by.Workspace, Label: label, Key: key})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:

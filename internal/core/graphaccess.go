@@ -167,7 +167,7 @@ func entityNode(ctx context.Context, r store.Reader, ws, entity string) (memory.
 	if !ok {
 		return memory.Node{}, false, nil
 	}
-	n, err := r.GetNodeByKey(ctx, ws, label, key)
+	n, err := r.GetNode(ctx, store.NodeFind{Workspace: ws, Label: label, Key: key})
 	if errors.Is(err, store.ErrNotFound) {
 		return memory.Node{}, false, nil
 	}
@@ -358,7 +358,7 @@ func visibleNode(ctx context.Context, r store.Reader, p memory.Principal, ref, f
 func (s *Service) edgeVisibleIn(ctx context.Context, r store.Reader, p memory.Principal, e memory.Edge) (bool, error) {
 	var ends [2]memory.Node
 	for i, id := range []string{e.From, e.To} {
-		n, err := r.GetNode(ctx, p.Workspace, id)
+		n, err := r.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, ID: id})
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}

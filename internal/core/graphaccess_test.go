@@ -200,7 +200,7 @@ func TestGraphVisibility(t *testing.T) {
 		// access-matrix test calls.
 		for who, p := range ps {
 			for key, seers := range want {
-				n, err := s.store.GetNodeByKey(ctx, p.Workspace, strings.Split(key, ":")[0], strings.SplitN(key, ":", 2)[1])
+				n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: strings.Split(key, ":")[0], Key: strings.SplitN(key, ":", 2)[1]})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -485,7 +485,7 @@ func TestGraphScreen(t *testing.T) {
 	if res.Record.Status != memory.Quarantined {
 		t.Fatalf("record naming a credential entity: %s, want quarantined", res.Record.Status)
 	}
-	if _, err := s.store.GetNodeByKey(ctx, op.Workspace, "token", token); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.store.GetNode(ctx, store.NodeFind{Workspace: op.Workspace, Label: "token", Key: token}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a quarantined record made a node: %v", err)
 	}
 }
@@ -527,7 +527,7 @@ func TestGraphGrantsBackfill(t *testing.T) {
 		if err := s2.LoadGraph(ctx); err != nil {
 			t.Fatal(err)
 		}
-		n, err := st.GetNodeByKey(ctx, memory.DefaultWorkspace, "person", "jane-doe-hr-case-4411")
+		n, err := st.GetNode(ctx, store.NodeFind{Workspace: memory.DefaultWorkspace, Label: "person", Key: "jane-doe-hr-case-4411"})
 		if err != nil || n.Grants == nil || len(n.Grants) != 1 || n.Grants[0].Access != memory.Sensitive {
 			t.Fatalf("after the load the grants are stored: %+v %v", n.Grants, err)
 		}

@@ -137,7 +137,7 @@ func (s *Service) CatchUpGraph(ctx context.Context) (int, error) {
 			var fx graphEffects
 			switch ch.Kind {
 			case store.GraphNode:
-				nd, err := s.store.GetNode(ctx, ch.Workspace, ch.ID)
+				nd, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ch.Workspace, ID: ch.ID})
 				if err == nil {
 					fx.nodes = []memory.Node{nd}
 				} else if !errors.Is(err, store.ErrNotFound) {
@@ -272,7 +272,7 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	now := s.clock()
 	var res NodeResult
 	err = s.tx(ctx, "node", func(tx store.Tx) error {
-		n, err := tx.GetNodeByKey(ctx, p.Workspace, in.Label, in.NaturalKey)
+		n, err := tx.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: in.Label, Key: in.NaturalKey})
 		created := false
 		if errors.Is(err, store.ErrNotFound) {
 			np := props
@@ -342,9 +342,9 @@ func resolveNode(ctx context.Context, r store.Reader, ws, ref, field string) (me
 	var n memory.Node
 	var err error
 	if memory.ValidID(ref) {
-		n, err = r.GetNode(ctx, ws, ref)
+		n, err = r.GetNode(ctx, store.NodeFind{Workspace: ws, ID: ref})
 	} else if label, key, ok := strings.Cut(ref, ":"); ok && label != "" && key != "" {
-		n, err = r.GetNodeByKey(ctx, ws, label, key)
+		n, err = r.GetNode(ctx, store.NodeFind{Workspace: ws, Label: label, Key: key})
 	} else {
 		return memory.Node{}, fault.Field(field, "must be a node id or label:key")
 	}
@@ -636,7 +636,7 @@ func (s *Service) Neighbors(ctx context.Context, p memory.Principal, req Neighbo
 func (s *Service) hopNodes(ctx context.Context, ws string, hops []graph.Hop) ([]Neighbor, error) {
 	out := make([]Neighbor, 0, len(hops))
 	for _, h := range hops {
-		n, err := s.store.GetNode(ctx, ws, h.Node)
+		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ws, ID: h.Node})
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

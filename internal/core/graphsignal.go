@@ -11,8 +11,8 @@ import (
 // The graph retrieval signal (SPEC §5, issue 5): the nodes a query names
 // (names, keys and aliases, recognised in its text) seed a personalised
 // PageRank over the workspace's graph; a record scores the PageRank mass
-// of the nodes it links to. Candidates pass the search's filter (allow)
-// before they are ranked.
+// of the nodes it links to. The engine keeps the candidates the search's
+// filter admits and ranks them (retrieve.GraphSignal).
 
 // graphSeedNodes bounds how many top PageRank nodes lend their records.
 const (
@@ -26,7 +26,7 @@ const (
 // off by default and on when asked for (signals: ["graph", ...]).
 var DefaultGraphSignal = false
 
-func (s *Service) graphSignal(ctx context.Context, f retrieve.Filter, query string, limit int, allow func(id string) bool) ([]retrieve.Scored, error) {
+func (s *Service) graphSignal(ctx context.Context, f retrieve.Filter, query string) ([]retrieve.Scored, error) {
 	x, err := s.graphX(ctx)
 	if err != nil {
 		return nil, err
@@ -78,26 +78,12 @@ func (s *Service) graphSignal(ctx context.Context, f retrieve.Filter, query stri
 			return nil, storeErr(err, "graph")
 		}
 		for _, id := range ids {
-			if allow(id) {
-				scores[id] += n.score
-			}
+			scores[id] += n.score
 		}
 	}
 	out := make([]retrieve.Scored, 0, len(scores))
 	for id, sc := range scores {
 		out = append(out, retrieve.Scored{ID: id, Score: sc})
 	}
-	slices.SortFunc(out, func(a, b retrieve.Scored) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		if a.ID < b.ID {
-			return -1
-		}
-		return 1
-	})
-	return out[:min(len(out), limit)], nil
+	return out, nil
 }

@@ -59,7 +59,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	if err := json.Unmarshal(j.Payload, &pl); err != nil {
 		return nil, fmt.Errorf("flush job payload: %w", err)
 	}
-	p, err := s.store.GetPrincipal(ctx, j.Workspace, pl.PrincipalID)
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: j.Workspace, ID: pl.PrincipalID})
 	if err != nil {
 		return nil, fmt.Errorf("flush job principal: %w", err)
 	}
@@ -339,7 +339,7 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 // states it (g), and both of its ends.
 func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) ([]memory.Edge, error) {
 	fl, fk, _ := strings.Cut(from, ":")
-	src, err := tx.GetNodeByKey(ctx, ws, fl, fk)
+	src, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: fl, Key: fk})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -349,7 +349,7 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 	var out []memory.Edge
 	for _, t := range to {
 		tl, tk, _ := strings.Cut(t, ":")
-		dst, err := tx.GetNodeByKey(ctx, ws, tl, tk)
+		dst, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: tl, Key: tk})
 		if errors.Is(err, store.ErrNotFound) || err == nil && dst.ID == src.ID {
 			continue
 		}

@@ -275,7 +275,7 @@ func (s *Service) kgApplyGraph(ctx context.Context, sp *kgSpace, ch store.GraphC
 	x := &s.kg
 	switch ch.Kind {
 	case store.GraphNode:
-		n, err := s.store.GetNode(ctx, ch.Workspace, ch.ID)
+		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ch.Workspace, ID: ch.ID})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			x.mu.Lock()

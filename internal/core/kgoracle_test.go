@@ -78,7 +78,7 @@ func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes [
 		if v, ok := names[id]; ok {
 			return v.name, v.ok, nil
 		}
-		n, err := s.store.GetNode(ctx, ws, id)
+		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ws, ID: id})
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return "", false, err
 		}
@@ -292,7 +292,7 @@ func (s *Service) oracleOpenNodes(ctx context.Context, p memory.Principal, names
 			continue
 		}
 		seen[name] = true
-		n, err := s.store.GetNodeByKey(ctx, p.Workspace, KGLabel, KGNodeKey(name))
+		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}

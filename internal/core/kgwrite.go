@@ -69,7 +69,7 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 // placeholder's (kgIsPlaceholder tells which), or found false;
 // a node the principal may not see is not found.
 func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
-	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
+	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return memory.Node{}, false, nil
@@ -140,7 +140,7 @@ func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props jso
 	if k.p.Kind == memory.KindAgent && k.p.Trust == memory.Trusted {
 		status = memory.NodeActive
 	}
-	n, err := tx.GetNodeByKey(ctx, k.p.Workspace, KGLabel, KGNodeKey(name))
+	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
 	created := false
 	if errors.Is(err, store.ErrNotFound) {
 		var gs []memory.Grant

@@ -537,7 +537,7 @@ func TestImportIntoBootstrappedWorkspaceKeepsOperator(t *testing.T) {
 
 	dst, dstStore, _ := newPortableService(t, true)
 	ctx := t.Context()
-	before, _ := dstStore.GetPrincipalByName(ctx, memory.DefaultWorkspace, "operator")
+	before, _ := dstStore.GetPrincipal(ctx, store.PrincipalFind{Workspace: memory.DefaultWorkspace, Name: "operator"})
 	st, err := dst.Import(ctx, LocalOperator(memory.DefaultWorkspace), bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -545,7 +545,7 @@ func TestImportIntoBootstrappedWorkspaceKeepsOperator(t *testing.T) {
 	if st.WorkspaceCreated || st.PrincipalsKept != 1 || st.Principals != 5 {
 		t.Fatalf("stats %+v", st)
 	}
-	after, _ := dstStore.GetPrincipalByName(ctx, memory.DefaultWorkspace, "operator")
+	after, _ := dstStore.GetPrincipal(ctx, store.PrincipalFind{Workspace: memory.DefaultWorkspace, Name: "operator"})
 	if after.ID != before.ID || len(after.TokenHash) == 0 {
 		t.Fatal("the bootstrap operator was not kept with its token")
 	}

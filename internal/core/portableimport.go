@@ -507,19 +507,19 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 			return err
 		}
 		for i, p := range set.principals {
-			if _, err := tx.GetPrincipal(ctx, ws, p.ID); err == nil {
+			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, ID: p.ID}); err == nil {
 				st.PrincipalsKept++
 				continue
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			if _, err := tx.GetPrincipalByName(ctx, ws, p.Name); err == nil {
+			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: p.Name}); err == nil {
 				st.PrincipalsKept++
 				continue
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			if _, err := tx.FindPrincipal(ctx, p.ID); err == nil {
+			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{ID: p.ID}); err == nil {
 				l := set.principalL[i]
 				return &fault.Error{Code: fault.Conflict, Details: map[string]any{"line": l},
 					Message: fmt.Sprintf("import: line %d: the principal's id belongs to another workspace of this database", l)}

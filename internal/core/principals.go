@@ -54,7 +54,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (memory.Princi
 	if !ok {
 		return memory.Principal{}, errBadToken
 	}
-	p, err := s.store.FindPrincipal(ctx, id)
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{ID: id})
 	if errors.Is(err, store.ErrNotFound) || err == nil && p.Kind == memory.KindUser {
 		// Gateway users authenticate with their user key, never a token.
 		return memory.Principal{}, errBadToken
@@ -182,9 +182,9 @@ func agentByRef(ctx context.Context, tx store.Tx, ws, idOrName string) (memory.P
 	var p memory.Principal
 	var err error
 	if memory.ValidID(idOrName) {
-		p, err = tx.GetPrincipal(ctx, ws, idOrName)
+		p, err = tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, ID: idOrName})
 	} else {
-		p, err = tx.GetPrincipalByName(ctx, ws, idOrName)
+		p, err = tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: idOrName})
 	}
 	if err == nil && p.Kind != memory.KindAgent {
 		err = store.ErrNotFound
@@ -292,7 +292,7 @@ func reservedName(name string) bool {
 // directory directly and act as an agent (memgate mcp over stdio): the
 // agent must exist and not be revoked.
 func (s *Service) LocalAgent(ctx context.Context, ws, name string) (memory.Principal, error) {
-	p, err := s.store.GetPrincipalByName(ctx, ws, name)
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: name})
 	if errors.Is(err, store.ErrNotFound) || err == nil && p.Kind != memory.KindAgent {
 		return memory.Principal{}, fault.New(fault.NotFound, "no agent with this name in workspace "+ws+
 			"; create one with: memgate agents create --name NAME --trust standard")

@@ -198,12 +198,12 @@ func (s *Service) AuthenticateUser(ctx context.Context, ws, userID, key string) 
 	var p memory.Principal
 	var err error
 	if id, ok := userKeyPrincipal(key); ok {
-		p, err = s.store.FindPrincipal(ctx, id)
+		p, err = s.store.GetPrincipal(ctx, store.PrincipalFind{ID: id})
 		if err == nil && p.Name != userNamePrefix+userID {
 			err = store.ErrNotFound
 		}
 	} else {
-		p, err = s.store.GetPrincipalByName(ctx, ws, userNamePrefix+userID)
+		p, err = s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: userNamePrefix + userID})
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return memory.Principal{}, storeErr(err, "user")
@@ -223,7 +223,7 @@ func (s *Service) AuthenticateUser(ctx context.Context, ws, userID, key string) 
 // gatewayUser finds the principal of gateway user userID; a principal of
 // another kind under that name is not found.
 func gatewayUser(ctx context.Context, tx store.Tx, ws, userID string) (memory.Principal, error) {
-	p, err := tx.GetPrincipalByName(ctx, ws, userNamePrefix+userID)
+	p, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: userNamePrefix + userID})
 	if err != nil {
 		return memory.Principal{}, err
 	}

@@ -85,11 +85,15 @@ type Engine struct {
 }
 
 // GraphSignal is the slot for the graph candidate generator (personalised
-// PageRank over the memory graph), filled by the graph package. It returns
-// candidate record ids in rank order. f is the search's filter: its
-// workspace, and its access levels and owner, which limit the graph nodes
-// and edges the signal may walk to those the searcher sees.
-type GraphSignal func(ctx context.Context, f Filter, query string, limit int, allow func(id string) bool) ([]Scored, error)
+// PageRank over the memory graph), filled by core. It returns candidate
+// record ids with their scores, in no particular order and not yet
+// filtered by the search's documents: Search calls it before it takes the
+// engine's read lock (the signal reads the graph and the store, and may
+// write to the engine through the service), then keeps the candidates the
+// filter admits and ranks them. f is the search's filter: its workspace,
+// and its access levels and owner, which limit the graph nodes and edges
+// the signal may walk to those the searcher sees.
+type GraphSignal func(ctx context.Context, f Filter, query string) ([]Scored, error)
 
 // Scored is a candidate from a signal.
 type Scored struct {

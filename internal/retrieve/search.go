@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"regexp"
@@ -169,191 +170,76 @@ func (e *Engine) allow(f Filter) func(key uint32) bool {
 	return e.compile(&f).ok
 }
 
-// Search runs a query against the indexes.
-func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
-	if q.K <= 0 {
-		q.K = 10
-	}
-	if q.RRFK <= 0 {
-		q.RRFK = 60
-	}
-	res := Result{Route: q.Route}
-	if res.Route == "" {
-		res.Route = Route(q.Text)
-	}
-	if res.Route == RouteSkip {
-		res.Hits = []Hit{}
-		return res, nil
-	}
-	pool := q.Pool
-	if pool <= 0 {
-		pool = max(50, 5*q.K)
-		if res.Route == RouteExploratory {
-			pool = max(200, 10*q.K)
-		}
-	}
-	want := func(s string) bool { return len(q.Signals) == 0 || slices.Contains(q.Signals, s) }
-
-	// The query embedding is computed before taking the read lock: a slow
-	// embedder must not hold up writers.
-	var qvec []float32
+// embedQuery embeds the query text within 5 seconds; false when the
+// embedder fails.
+func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, bool) {
 	emb := e.opts.Embedder
-	if want(SignalDense) && emb != nil {
-		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ectx, span := tracing.Start(ectx, "retrieve.embed_query", attribute.String("memgate.embed.model", emb.Model()))
-		vs, err := emb.Embed(ectx, []string{q.Text})
-		span.End()
-		cancel()
-		if err != nil || len(vs) != 1 {
-			res.Degraded = append(res.Degraded, "dense: embedder unavailable, lexical and graph only")
-		} else {
-			qvec = vs[0]
-		}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ctx, span := tracing.Start(ctx, "retrieve.embed_query", attribute.String("memgate.embed.model", emb.Model()))
+	defer span.End()
+	vs, err := emb.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 {
+		return nil, false
 	}
+	return vs[0], true
+}
 
-	e.mu.RLock()
-	cf := e.compile(&q.Filter)
-	allow := cf.ok
-	var in lexical.Bits // the admitted keys, when known as a set
-	if adm := cf.materialise(); adm != nil {
-		in = adm.bits
-		defer adm.release() // after the read lock is released: it is per search
-	} else {
-		in = e.cachedBits(cf)
+// byScoreThenID sorts a signal's list by score. Indexes break score ties
+// by key, which depends on load order; ties must fall by record id so
+// every backend ranks alike.
+func (e *Engine) byScoreThenID(keys []uint32, sc []float64) ([]uint32, []float64) {
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
 	}
-	if in != nil {
-		allow = in.Has
-	}
-	lists := map[string][]uint32{}
-	scores := map[string]map[uint32]float64{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	add := func(sig string, keys []uint32, sc []float64) {
-		// Indexes break score ties by key, which depends on load order;
-		// ties must fall by record id so every backend ranks alike.
-		idx := make([]int, len(keys))
-		for i := range idx {
-			idx[i] = i
+	sort.SliceStable(idx, func(a, b int) bool {
+		if sc[idx[a]] != sc[idx[b]] {
+			return sc[idx[a]] > sc[idx[b]]
 		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			if sc[idx[a]] != sc[idx[b]] {
-				return sc[idx[a]] > sc[idx[b]]
-			}
-			return e.idLess(keys[idx[a]], keys[idx[b]])
-		})
-		k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
-		for i, j := range idx {
-			k2[i], s2[i] = keys[j], sc[j]
-		}
-		keys, sc = k2, s2
-		mu.Lock()
-		lists[sig] = keys
-		m := make(map[uint32]float64, len(keys))
-		for i, k := range keys {
-			m[k] = sc[i]
-		}
-		scores[sig] = m
-		mu.Unlock()
+		return e.idLess(keys[idx[a]], keys[idx[b]])
+	})
+	k2, s2 := make([]uint32, len(keys)), make([]float64, len(keys))
+	for i, j := range idx {
+		k2[i], s2[i] = keys[j], sc[j]
 	}
-	terms := lexical.Analyze(q.Text, true)
-	qt := newQueryTerms(e.lex, terms, cf.total)
-	if want(SignalLexical) {
-		res.Signals = append(res.Signals, SignalLexical)
-		wg.Go(func() {
-			_, span := tracing.Start(ctx, "retrieve.lexical")
-			defer span.End()
-			docs := cf.total
-			hits := e.lexSearch(terms, pool, allow, in, docs)
-			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
-			for i, h := range hits {
-				keys[i], sc[i] = h.Key, float64(h.Score)
-			}
-			if q.Feedback > 0 && len(hits) > 0 {
-				// Pseudo-relevance feedback: the query plus the terms that
-				// characterise its best matches, searched again.
-				top := min(len(hits), q.FeedbackDocs)
-				w := make([]float64, top)
-				for i := range w {
-					w[i] = sc[i] / sc[0]
-				}
-				exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
-				if len(exp) > 0 {
-					hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
-					k2, s2 := make([]uint32, len(hits2)), make([]float64, len(hits2))
-					for i, h := range hits2 {
-						k2[i], s2[i] = h.Key, float64(h.Score)
-					}
-					add(SignalFeedback, k2, s2)
-				}
-			}
-			add(SignalLexical, keys, sc)
-		})
-	}
-	if qvec != nil && e.vecs != nil {
-		res.Signals = append(res.Signals, SignalDense)
-		wg.Go(func() {
-			_, span := tracing.Start(ctx, "retrieve.dense")
-			defer span.End()
-			hits := e.denseSearch(qvec, pool, cf, allow)
-			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
-			for i, h := range hits {
-				keys[i], sc[i] = h.Key, float64(h.Score)
-			}
-			add(SignalDense, keys, sc)
-		})
-	}
-	if w, ok := q.Weights[SignalKeys]; want(SignalKeys) && (!ok || w > 0) {
-		if keys, sc := e.keySearch(q.Text, pool, allow); len(keys) > 0 {
-			res.Signals = append(res.Signals, SignalKeys)
-			add(SignalKeys, keys, sc)
-		}
-	}
-	graph := e.graph
-	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
-		res.Signals = append(res.Signals, SignalGraph)
-		ws := q.Filter.Workspace
-		wg.Go(func() {
-			gctx, span := tracing.Start(ctx, "retrieve.graph")
-			defer span.End()
-			cands, err := graph(gctx, q.Filter, q.Text, pool, func(id string) bool {
-				k, ok := e.lookup(ws, id)
-				return ok && allow(k)
-			})
-			if err != nil {
-				mu.Lock()
-				res.Degraded = append(res.Degraded, "graph: unavailable")
-				mu.Unlock()
-				return
-			}
-			var keys []uint32
-			var sc []float64
-			for _, c := range cands {
-				if k, ok := e.lookup(ws, c.ID); ok {
-					keys, sc = append(keys, k), append(sc, c.Score)
-				}
-			}
-			add(SignalGraph, keys, sc)
-		})
-	}
-	wg.Wait()
-	_, fuse := tracing.Start(ctx, "retrieve.fuse")
-	defer fuse.End()
+	return k2, s2
+}
 
-	// The lexical list's strength: how much of the query its best match
-	// holds, taken before smoothing lends turns their neighbours' scores.
-	lexStrength := 1.0
-	if lk := lists[SignalLexical]; len(lk) > 0 {
-		lexStrength = lexicalStrength(qt.coverage(e.lex, lk[0]))
+// lexicalSignal is the BM25 list of the query's terms and, with
+// q.Feedback, the pseudo-relevance feedback list (the query plus the
+// terms that characterise its best matches, searched again; nil without
+// one); e.mu is held.
+func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(uint32) bool, in lexical.Bits, docs int) (keys []uint32, sc []float64, fk []uint32, fs []float64) {
+	hits := e.lexSearch(terms, pool, allow, in, docs)
+	keys, sc = make([]uint32, len(hits)), make([]float64, len(hits))
+	for i, h := range hits {
+		keys[i], sc[i] = h.Key, float64(h.Score)
 	}
-	if q.Context > 0 {
-		for sig, keys := range lists {
-			if sig == SignalGraph {
-				continue
-			}
-			lists[sig], scores[sig] = e.smooth(keys, scores[sig], q.Context, allow)
-		}
+	if q.Feedback <= 0 || len(hits) == 0 {
+		return keys, sc, nil, nil
 	}
+	top := min(len(hits), q.FeedbackDocs)
+	w := make([]float64, top)
+	for i := range w {
+		w[i] = sc[i] / sc[0]
+	}
+	exp := e.lex.Expand(keys[:top], w, terms, q.FeedbackTerms, lexical.Allow(allow), docs)
+	if len(exp) == 0 {
+		return keys, sc, nil, nil
+	}
+	hits2 := e.lexSearch(append(slices.Clone(terms), exp...), pool, allow, in, docs)
+	fk, fs = make([]uint32, len(hits2)), make([]float64, len(hits2))
+	for i, h := range hits2 {
+		fk[i], fs[i] = h.Key, float64(h.Score)
+	}
+	return keys, sc, fk, fs
+}
 
+// fuse merges the signals' lists by reciprocal-rank fusion and applies
+// the recency weight and the session, speaker and time boosts; e.mu is
+// held.
+func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, allow func(uint32) bool) map[uint32]float64 {
 	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
 	// by how strongly its signal holds it (see strength).
 	fused := map[uint32]float64{}
@@ -396,6 +282,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			e.timeBoost(spans, fused, q.Time)
 		}
 	}
+	return fused
+}
+
+// rank orders the fused candidates (ties by id, the same on every
+// backend), diversifies them with MMR when asked, and keeps q.K; e.mu is
+// held.
+func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
 	order := make([]uint32, 0, len(fused))
 	for k := range fused {
 		order = append(order, k)
@@ -413,7 +306,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if len(order) > q.K {
 		order = order[:q.K]
 	}
-	res.Hits = make([]Hit, len(order))
+	return order
+}
+
+// hits describes the ranked keys: ids, fused score, the evidence of their
+// relevance and each signal's rank and score; e.mu is held.
+func (e *Engine) hits(order []uint32, fused map[uint32]float64, lists map[string][]uint32, scores map[string]map[uint32]float64, qt queryTerms, qvec []float32) []Hit {
+	out := make([]Hit, len(order))
 	for i, k := range order {
 		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
 		h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
@@ -432,8 +331,183 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 				h.Signals[sig] = SignalScore{Rank: r + 1, Score: scores[sig][k]}
 			}
 		}
-		res.Hits[i] = h
+		out[i] = h
 	}
+	return out
+}
+
+// graphCandidates keeps the graph signal's candidates that are indexed in
+// ws and admitted, best first (ties by id), at most limit; e.mu is held.
+func (e *Engine) graphCandidates(ws string, cands []Scored, allow func(uint32) bool, limit int) ([]uint32, []float64) {
+	slices.SortFunc(cands, func(a, b Scored) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	var keys []uint32
+	var sc []float64
+	for _, c := range cands {
+		if len(keys) == limit {
+			break
+		}
+		if k, ok := e.lookup(ws, c.ID); ok && allow(k) {
+			keys, sc = append(keys, k), append(sc, c.Score)
+		}
+	}
+	return keys, sc
+}
+
+// Search runs a query against the indexes.
+func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
+	if q.K <= 0 {
+		q.K = 10
+	}
+	if q.RRFK <= 0 {
+		q.RRFK = 60
+	}
+	res := Result{Route: q.Route}
+	if res.Route == "" {
+		res.Route = Route(q.Text)
+	}
+	if res.Route == RouteSkip {
+		res.Hits = []Hit{}
+		return res, nil
+	}
+	pool := q.Pool
+	if pool <= 0 {
+		pool = max(50, 5*q.K)
+		if res.Route == RouteExploratory {
+			pool = max(200, 10*q.K)
+		}
+	}
+	want := func(s string) bool { return len(q.Signals) == 0 || slices.Contains(q.Signals, s) }
+
+	// The graph signal runs outside the read lock, beside the query
+	// embedding: it reads the graph index and the store through the
+	// service, which may write to this engine meanwhile; its candidates
+	// are filtered and ranked under the lock below.
+	var (
+		graphDone  chan struct{}
+		graphCands []Scored
+		graphErr   error
+	)
+	e.mu.RLock()
+	graph := e.graph
+	e.mu.RUnlock()
+	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
+		graphDone = make(chan struct{})
+		go func() {
+			defer close(graphDone)
+			gctx, span := tracing.Start(ctx, "retrieve.graph")
+			defer span.End()
+			graphCands, graphErr = graph(gctx, q.Filter, q.Text)
+		}()
+	}
+
+	// The query embedding is computed before taking the read lock: a slow
+	// embedder must not hold up writers.
+	var qvec []float32
+	if want(SignalDense) && e.opts.Embedder != nil {
+		var ok bool
+		if qvec, ok = e.embedQuery(ctx, q.Text); !ok {
+			res.Degraded = append(res.Degraded, "dense: embedder unavailable, lexical and graph only")
+		}
+	}
+
+	if graphDone != nil {
+		<-graphDone
+	}
+	e.mu.RLock()
+	cf := e.compile(&q.Filter)
+	allow := cf.ok
+	var in lexical.Bits // the admitted keys, when known as a set
+	if adm := cf.materialise(); adm != nil {
+		in = adm.bits
+		defer adm.release() // after the read lock is released: it is per search
+	} else {
+		in = e.cachedBits(cf)
+	}
+	if in != nil {
+		allow = in.Has
+	}
+	lists := map[string][]uint32{}
+	scores := map[string]map[uint32]float64{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	add := func(sig string, keys []uint32, sc []float64) {
+		keys, sc = e.byScoreThenID(keys, sc)
+		m := make(map[uint32]float64, len(keys))
+		for i, k := range keys {
+			m[k] = sc[i]
+		}
+		mu.Lock()
+		lists[sig], scores[sig] = keys, m
+		mu.Unlock()
+	}
+	terms := lexical.Analyze(q.Text, true)
+	qt := newQueryTerms(e.lex, terms, cf.total)
+	if want(SignalLexical) {
+		res.Signals = append(res.Signals, SignalLexical)
+		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.lexical")
+			defer span.End()
+			keys, sc, fk, fs := e.lexicalSignal(terms, &q, pool, allow, in, cf.total)
+			if fk != nil {
+				add(SignalFeedback, fk, fs)
+			}
+			add(SignalLexical, keys, sc)
+		})
+	}
+	if qvec != nil && e.vecs != nil {
+		res.Signals = append(res.Signals, SignalDense)
+		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.dense")
+			defer span.End()
+			hits := e.denseSearch(qvec, pool, cf, allow)
+			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
+			for i, h := range hits {
+				keys[i], sc[i] = h.Key, float64(h.Score)
+			}
+			add(SignalDense, keys, sc)
+		})
+	}
+	if w, ok := q.Weights[SignalKeys]; want(SignalKeys) && (!ok || w > 0) {
+		if keys, sc := e.keySearch(q.Text, pool, allow); len(keys) > 0 {
+			res.Signals = append(res.Signals, SignalKeys)
+			add(SignalKeys, keys, sc)
+		}
+	}
+	if graphDone != nil {
+		res.Signals = append(res.Signals, SignalGraph)
+		if graphErr != nil {
+			res.Degraded = append(res.Degraded, "graph: unavailable")
+		} else {
+			keys, sc := e.graphCandidates(q.Filter.Workspace, graphCands, allow, pool)
+			add(SignalGraph, keys, sc)
+		}
+	}
+	wg.Wait()
+	_, fuse := tracing.Start(ctx, "retrieve.fuse")
+	defer fuse.End()
+
+	// The lexical list's strength: how much of the query its best match
+	// holds, taken before smoothing lends turns their neighbours' scores.
+	lexStrength := 1.0
+	if lk := lists[SignalLexical]; len(lk) > 0 {
+		lexStrength = lexicalStrength(qt.coverage(e.lex, lk[0]))
+	}
+	if q.Context > 0 {
+		for sig, keys := range lists {
+			if sig == SignalGraph {
+				continue
+			}
+			lists[sig], scores[sig] = e.smooth(keys, scores[sig], q.Context, allow)
+		}
+	}
+
+	fused := e.fuse(&q, lists, scores, lexStrength, allow)
+	res.Hits = e.hits(e.rank(&q, fused), fused, lists, scores, qt, qvec)
 	e.mu.RUnlock()
 	return res, nil
 }

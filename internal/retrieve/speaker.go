@@ -10,11 +10,13 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 )
 
-// Speakers. A conversation turn stored as "Name: text" (the usual form of
-// a transcript line, "user: ..." and "assistant: ..." included) is
-// indexed with a speaker field term per word of the name, so a question
-// that names a speaker, or asks about what "I" or "you" said, can prefer
-// that speaker's turns.
+// Speakers. A conversation turn whose metadata names its speaker
+// ({"speaker": "Caroline"}, which the gateway writes from the sender id;
+// "user" and "assistant" included) is indexed with a speaker field term
+// per word of the name, so a question that names a speaker, or asks about
+// what "I" or "you" said, can prefer that speaker's turns. The name is
+// read from the metadata, never parsed back out of the content (which the
+// gateway also writes as "sender: text", for the reader's sake).
 
 const speakerField = "speaker"
 
@@ -24,17 +26,28 @@ const (
 	speakerAssistant = "assistant"
 )
 
-// speakerOf returns the speaker name words of a turn written "Name: text"
-// (at most three words of letters, digits, '.', '-' or apostrophes before
-// the first colon, which a space follows), lower-cased and without
-// trailing punctuation; nil otherwise.
-func speakerOf(content string) []string {
-	i := strings.Index(content, ":")
-	if i <= 0 || i > 40 || i+1 >= len(content) || content[i+1] != ' ' {
+// speakerOf returns the speaker name words of a turn's metadata
+// "speaker": at most three words of letters, digits, '.', '-' or
+// apostrophes, lower-cased and without trailing punctuation; nil when
+// the metadata names none or a name of another shape.
+func speakerOf(metadata json.RawMessage) []string {
+	if len(metadata) == 0 {
 		return nil
 	}
-	name := strings.Fields(content[:i])
-	if len(name) == 0 || len(name) > 3 || strings.TrimSpace(content[:i]) != strings.Join(name, " ") {
+	var m struct {
+		Speaker string `json:"speaker"`
+	}
+	if json.Unmarshal(metadata, &m) != nil {
+		return nil
+	}
+	return speakerWords(m.Speaker)
+}
+
+// speakerWords splits a speaker name into its index words (see
+// speakerOf); nil for a name of another shape.
+func speakerWords(speaker string) []string {
+	name := strings.Fields(speaker)
+	if len(name) == 0 || len(name) > 3 || len(speaker) > 40 {
 		return nil
 	}
 	out := make([]string, 0, len(name))
@@ -79,7 +92,7 @@ func fieldTerms(r *memory.Record) []string {
 		return nil
 	}
 	var out []string
-	for _, w := range speakerOf(r.Content) {
+	for _, w := range speakerOf(r.Metadata) {
 		out = append(out, lexical.FieldTerm(speakerField, w))
 	}
 	return out

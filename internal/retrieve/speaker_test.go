@@ -3,26 +3,55 @@ package retrieve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/memgate/memgate/internal/memory"
 )
 
 func TestSpeakerOf(t *testing.T) {
-	for content, want := range map[string][]string{
-		"Caroline: I went to a support group": {"caroline"},
-		"user: how do I fix my bike?":         {"user"},
-		"Dr. Jane O'Neill: take two a day":    {"dr", "jane", "o'neill"},
-		"Note:no space after the colon":       nil,
-		"The plan is simple: ship on friday":  nil, // four words before the colon
-		"deploy failed at 10:30 on friday":    nil,
-		"one two three four: too long a name": nil,
-		"Melanie (mom): the kids loved it":    nil,
-		": empty name":                        nil,
-		"no colon at all":                     nil,
+	for speaker, want := range map[string][]string{
+		"Caroline":             {"caroline"},
+		"user":                 {"user"},
+		"Dr. Jane O'Neill":     {"dr", "jane", "o'neill"},
+		"one two three four":   nil, // too long a name
+		"Melanie (mom)":        nil,
+		"":                     nil,
+		"ops@example.com team": nil,
 	} {
-		if got := speakerOf(content); !slices.Equal(got, want) {
-			t.Errorf("speakerOf(%q) = %q, want %q", content, got, want)
+		meta, _ := json.Marshal(map[string]any{"speaker": speaker, "role": "user"})
+		if got := speakerOf(meta); !slices.Equal(got, want) {
+			t.Errorf("speakerOf(%s) = %q, want %q", meta, got, want)
 		}
+	}
+	for _, meta := range []string{``, `{}`, `{"speaker": 7}`, `not json`} {
+		if got := speakerOf(json.RawMessage(meta)); got != nil {
+			t.Errorf("speakerOf(%s) = %q, want none", meta, got)
+		}
+	}
+}
+
+// TestSpeakerComesFromMetadata: the speaker is the metadata's, never a
+// name parsed back out of the content, so a turn whose text happens to
+// start "Name: " is not indexed as spoken by Name, and a turn whose
+// content does not start with its speaker still is.
+func TestSpeakerComesFromMetadata(t *testing.T) {
+	e := New(Options{})
+	e.Upsert("w", rec(1, "Note: the pottery class starts at six"))
+	e.Upsert("w", rec(2, "the pottery class starts at six", spoken("Caroline")))
+	if e.lex.HasTerm(0, "\x00speaker\x00note") {
+		t.Error("a speaker parsed out of the content")
+	}
+	if !e.lex.HasTerm(1, "\x00speaker\x00caroline") {
+		t.Error("the metadata's speaker is not indexed")
+	}
+}
+
+// spoken sets the turn's speaker in its metadata, as the gateway does.
+func spoken(name string) func(*memory.Record) {
+	return func(r *memory.Record) {
+		r.Metadata, _ = json.Marshal(map[string]any{"speaker": name})
 	}
 }
 
@@ -48,10 +77,10 @@ func TestSpeakerBoostPrefersTheNamedSpeaker(t *testing.T) {
 	e := New(Options{})
 	// Melanie's turn matches the words better; the question is about
 	// Caroline.
-	e.Upsert("w", rec(1, "Melanie: Caroline, the pottery class sounds fun", session("s1")))
-	e.Upsert("w", rec(2, "Caroline: I signed up for a class last week after work", session("s2")))
-	e.Upsert("w", rec(3, "Melanie: the kids painted a bowl", session("s3")))
-	e.Upsert("w", rec(4, "Caroline: I went hiking", session("s4")))
+	e.Upsert("w", rec(1, "Melanie: Caroline, the pottery class sounds fun", session("s1"), spoken("Melanie")))
+	e.Upsert("w", rec(2, "Caroline: I signed up for a class last week after work", session("s2"), spoken("Caroline")))
+	e.Upsert("w", rec(3, "Melanie: the kids painted a bowl", session("s3"), spoken("Melanie")))
+	e.Upsert("w", rec(4, "Caroline: I went hiking", session("s4"), spoken("Caroline")))
 	search := func(boost float64) []string {
 		res, err := e.Search(context.Background(), Query{Text: "What class did Caroline take, pottery?",
 			Filter: Filter{Workspace: "w", Access: everyone}, Speaker: boost})
@@ -70,7 +99,7 @@ func TestSpeakerBoostPrefersTheNamedSpeaker(t *testing.T) {
 
 func TestSpeakerTermsSurviveTheSnapshot(t *testing.T) {
 	e := New(Options{})
-	e.Upsert("w", rec(1, "Caroline: I signed up for a pottery class"))
+	e.Upsert("w", rec(1, "Caroline: I signed up for a pottery class", spoken("Caroline")))
 	var buf bytes.Buffer
 	if err := e.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)

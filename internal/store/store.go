@@ -57,12 +57,8 @@ type Reader interface {
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 
-	GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error)
-	// GetPrincipalByName finds an agent or operator by its unique name.
-	GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error)
-	// FindPrincipal finds a principal by id in any workspace; used only to
-	// authenticate a token, whose id part names the principal.
-	FindPrincipal(ctx context.Context, id string) (memory.Principal, error)
+	// GetPrincipal returns the principal f names (see PrincipalFind).
+	GetPrincipal(ctx context.Context, f PrincipalFind) (memory.Principal, error)
 	// ListPrincipals lists principals of one kind ("" for every kind).
 	ListPrincipals(ctx context.Context, ws string, kind memory.PrincipalKind) ([]memory.Principal, error)
 
@@ -146,10 +142,9 @@ type Reader interface {
 	// by id (ids are time-ordered), with optional filters.
 	ListGatekeeperLog(ctx context.Context, ws string, q GatekeeperQuery) ([]GatekeeperEntry, error)
 
-	// GetNode returns a graph node; ErrNotFound if absent.
-	GetNode(ctx context.Context, ws, id string) (memory.Node, error)
-	// GetNodeByKey returns the node with a label and natural key.
-	GetNodeByKey(ctx context.Context, ws, label, key string) (memory.Node, error)
+	// GetNode returns the graph node f names (see NodeFind); ErrNotFound
+	// if absent.
+	GetNode(ctx context.Context, f NodeFind) (memory.Node, error)
 	// ListNodes returns nodes matching q, by id.
 	ListNodes(ctx context.Context, ws string, q NodeQuery) ([]memory.Node, error)
 	// GetEdge returns an edge, live or invalidated.
@@ -174,6 +169,40 @@ type Reader interface {
 	ListGraphChanges(ctx context.Context, after int64, limit int) ([]GraphChange, error)
 	// GraphChangeHead returns the highest graph change seq (0 when none).
 	GraphChangeHead(ctx context.Context) (int64, error)
+}
+
+// PrincipalFind names one principal for GetPrincipal: by ID or by its
+// unique Name within Workspace, or by ID alone in every workspace (no
+// Workspace), which only token authentication does (a token's id part
+// names its principal). Exactly one of ID and Name is set.
+type PrincipalFind struct {
+	Workspace string
+	ID        string
+	Name      string
+}
+
+// Check reports a PrincipalFind that names no principal or two ways.
+func (f PrincipalFind) Check() error {
+	if (f.ID == "") == (f.Name == "") || (f.Name != "" && f.Workspace == "") {
+		return errors.New("store: a principal is found by id, or by name within a workspace")
+	}
+	return nil
+}
+
+// NodeFind names one graph node of Workspace for GetNode: by ID, or by
+// its Label and natural Key. Exactly one of the two ways is set.
+type NodeFind struct {
+	Workspace  string
+	ID         string
+	Label, Key string
+}
+
+// Check reports a NodeFind that names no node or two ways.
+func (f NodeFind) Check() error {
+	if f.Workspace == "" || (f.ID == "") == (f.Label == "" && f.Key == "") {
+		return errors.New("store: a node is found by id, or by label and key, within a workspace")
+	}
+	return nil
 }
 
 // GraphChange is one entry of the graph's change log: the node or edge

@@ -47,19 +47,17 @@ func scanEdge(row pgx.Row) (string, memory.Edge, error) {
 	return ws, e, nil
 }
 
-func (c *conn) GetNode(ctx context.Context, ws, id string) (memory.Node, error) {
-	_, n, err := scanNode(c.q.QueryRow(ctx, "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = $1 AND id = $2", ws, id))
+func (c *conn) GetNode(ctx context.Context, f store.NodeFind) (memory.Node, error) {
+	if err := f.Check(); err != nil {
+		return memory.Node{}, err
+	}
+	q, args := "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = $1 AND id = $2", []any{f.Workspace, f.ID}
+	if f.ID == "" {
+		q, args = "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = $1 AND label = $2 AND natural_key = $3", []any{f.Workspace, f.Label, f.Key}
+	}
+	_, n, err := scanNode(c.q.QueryRow(ctx, q, args...))
 	if err != nil {
 		return memory.Node{}, mapErr("postgres: get node", err)
-	}
-	return n, nil
-}
-
-func (c *conn) GetNodeByKey(ctx context.Context, ws, label, key string) (memory.Node, error) {
-	_, n, err := scanNode(c.q.QueryRow(ctx, "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = $1 AND label = $2 AND natural_key = $3",
-		ws, label, key))
-	if err != nil {
-		return memory.Node{}, mapErr("postgres: get node by key", err)
 	}
 	return n, nil
 }
@@ -208,7 +206,7 @@ func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.N
 		t.logGraphChange(ws, store.GraphNode, n.ID)
 		return n, true, nil
 	}
-	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	got, err := t.GetNode(ctx, store.NodeFind{Workspace: ws, Label: n.Label, Key: n.NaturalKey})
 	return got, false, err
 }
 

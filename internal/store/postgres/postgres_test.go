@@ -308,7 +308,7 @@ func TestFailedStatementAbortsTx(t *testing.T) {
 	if err == nil {
 		t.Fatal("Tx committed a transaction whose statement failed")
 	}
-	if _, err := s.GetNode(ctx, "a", later.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", ID: later.ID}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a write after the failed statement was committed: %v", err)
 	}
 	if heads, _ := s.GraphChangeHead(ctx); heads != 1 {

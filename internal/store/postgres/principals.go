@@ -77,28 +77,20 @@ func scanPrincipal(row pgx.Row) (memory.Principal, error) {
 	return p, nil
 }
 
-func (c *conn) GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error) {
-	p, err := scanPrincipal(c.q.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE workspace_id = $1 AND id = $2`, ws, id))
-	if err != nil {
-		return memory.Principal{}, mapErr("postgres: get principal "+id, err)
+func (c *conn) GetPrincipal(ctx context.Context, f store.PrincipalFind) (memory.Principal, error) {
+	if err := f.Check(); err != nil {
+		return memory.Principal{}, err
 	}
-	return p, nil
-}
-
-func (c *conn) GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error) {
-	p, err := scanPrincipal(c.q.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE workspace_id = $1 AND name = $2`, ws, name))
-	if err != nil {
-		return memory.Principal{}, mapErr("postgres: get principal by name", err)
+	q, args := `SELECT `+principalCols+` FROM principals WHERE id = $1`, []any{f.ID}
+	switch {
+	case f.Name != "":
+		q, args = `SELECT `+principalCols+` FROM principals WHERE workspace_id = $1 AND name = $2`, []any{f.Workspace, f.Name}
+	case f.Workspace != "":
+		q, args = `SELECT `+principalCols+` FROM principals WHERE workspace_id = $1 AND id = $2`, []any{f.Workspace, f.ID}
 	}
-	return p, nil
-}
-
-// FindPrincipal looks a principal up by id in every workspace; it is the
-// one read that is not scoped to a workspace (token authentication).
-func (c *conn) FindPrincipal(ctx context.Context, id string) (memory.Principal, error) {
-	p, err := scanPrincipal(c.q.QueryRow(ctx, `SELECT `+principalCols+` FROM principals WHERE id = $1`, id))
+	p, err := scanPrincipal(c.q.QueryRow(ctx, q, args...))
 	if err != nil {
-		return memory.Principal{}, mapErr("postgres: find principal "+id, err)
+		return memory.Principal{}, mapErr("postgres: get principal "+f.ID, err)
 	}
 	return p, nil
 }

@@ -41,17 +41,10 @@ var (
 	sqlUpdateRecord = `UPDATE records SET ` + assignments(recordCols[1:], 3) +
 		` WHERE workspace_id = $1 AND id = $2 AND version = $` + strconv.Itoa(numRecordArgs+1)
 	sqlReplaceVersion = `UPDATE record_versions SET replaced_at = $1 WHERE workspace_id = $2 AND id = $3 AND version = $4`
-	// Tombstones every version of a record in place (memory.Record.Tombstone):
-	// identity, type, content hash, version, access, gate, path and the
-	// timestamps stay; everything else is erased.
-	sqlPurgeVersions = `UPDATE record_versions SET
-		category = '', content = '', metadata = '{}', entities = '{}',
-		superseded_by = NULL, supersedes = NULL, status = $3,
-		source_agent = '', source_principal_id = '', modified_by = '', source_kind = '', source_confidence = 0, source_evidence = '{}',
-		scope_user_id = '', scope_agent_id = '', scope_app_id = '', scope_project_id = '', scope_session_id = '',
-		valid_from = NULL, valid_until = NULL, invalidated_at = NULL, classification = '',
-		decay_score = 0, last_retrieved_at = NULL, retrieval_count = 0
-		WHERE workspace_id = $1 AND id = $2`
+	// Overwrites one version row in place (store.Purge); $(numRecordArgs+1)
+	// is the version.
+	sqlOverwriteVersion = `UPDATE record_versions SET ` + assignments(recordCols[1:], 3) +
+		` WHERE workspace_id = $1 AND id = $2 AND version = $` + strconv.Itoa(numRecordArgs+1)
 	sqlInsertEntities = `INSERT INTO record_entities (workspace_id, entity, record_id)
 		SELECT $1, e, $2 FROM unnest($3::text[]) AS e ON CONFLICT DO NOTHING`
 	sqlDeleteEntities = `DELETE FROM record_entities WHERE workspace_id = $1 AND record_id = $2 AND entity = ANY($3::text[])`
@@ -448,22 +441,37 @@ func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, 
 }
 
 func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error {
-	op := "postgres: purge record " + id
+	return store.Purge(ctx, t, ws, id, at)
+}
+
+// The primitives of store.Purge.
+
+func (t *tx) LockHead(ctx context.Context, ws, id string) (memory.Record, error) {
 	head, err := scanRecord(t.q.QueryRow(ctx, `SELECT `+recordSelect+` FROM records WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, ws, id))
+	if err != nil {
+		return memory.Record{}, mapErr("postgres: purge record "+id, err)
+	}
+	return head, nil
+}
+
+func (t *tx) OverwriteVersion(ctx context.Context, ws string, v *memory.Record) error {
+	op := "postgres: purge record " + v.ID
+	args, err := recordArgs(ws, v, v.Version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	tag, err := t.q.Exec(ctx, sqlOverwriteVersion, args...)
 	if err != nil {
 		return mapErr(op, err)
 	}
-	if err := t.purgeDerived(ctx, ws, id); err != nil {
-		return err
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("%s: version %d: %w", op, v.Version, store.ErrNotFound)
 	}
-	// Erase every stored version, then write the tombstone as the new head
-	// and its own version row.
-	if _, err := t.q.Exec(ctx, sqlPurgeVersions, ws, id, string(memory.Forgotten)); err != nil {
-		return mapErr(op, err)
-	}
-	tomb := head.Tombstone(at)
-	tomb.Version = head.Version + 1
-	return t.writeVersion(ctx, op, ws, &tomb, head.Version, head.Entities)
+	return nil
+}
+
+func (t *tx) AppendVersion(ctx context.Context, ws string, r *memory.Record, prev memory.Record) error {
+	return t.writeVersion(ctx, "postgres: purge record "+r.ID, ws, r, prev.Version, prev.Entities)
 }
 
 func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) error {

@@ -152,10 +152,10 @@ func (t *tx) PutCachedEmbeddings(ctx context.Context, model string, byHash map[s
 	return mapErr("postgres: put embedding cache", t.q.SendBatch(ctx, b).Close())
 }
 
-// purgeDerived deletes a record's vectors and the cached embeddings of
-// every version's content; it runs before the versions are tombstoned,
-// while their hashes are still known.
-func (t *tx) purgeDerived(ctx context.Context, ws, id string) error {
+// DropDerived deletes a record's vectors and the cached embeddings of
+// every version's content (store.Purge runs it before the versions are
+// tombstoned, while their hashes are still known).
+func (t *tx) DropDerived(ctx context.Context, ws, id string) error {
 	b := &pgx.Batch{}
 	b.Queue(`DELETE FROM embedding_cache WHERE content_sha256 IN (
 		SELECT content_sha256 FROM record_versions WHERE workspace_id = $1 AND id = $2)`, ws, id)

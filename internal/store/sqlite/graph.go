@@ -50,20 +50,18 @@ func scanEdge(sc scanner) (string, memory.Edge, error) {
 	return ws, e, nil
 }
 
-func (c *conn) GetNode(ctx context.Context, ws, id string) (memory.Node, error) {
+func (c *conn) GetNode(ctx context.Context, f store.NodeFind) (memory.Node, error) {
+	if err := f.Check(); err != nil {
+		return memory.Node{}, err
+	}
 	ctx = c.detach(ctx)
-	_, n, err := scanNode(c.db.QueryRowContext(ctx, "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = ? AND id = ?", ws, id))
+	q, args := "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = ? AND id = ?", []any{f.Workspace, f.ID}
+	if f.ID == "" {
+		q, args = "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = ? AND label = ? AND natural_key = ?", []any{f.Workspace, f.Label, f.Key}
+	}
+	_, n, err := scanNode(c.db.QueryRowContext(ctx, q, args...))
 	if err != nil {
 		return memory.Node{}, mapErr("sqlite: get node", err)
-	}
-	return n, nil
-}
-
-func (c *conn) GetNodeByKey(ctx context.Context, ws, label, key string) (memory.Node, error) {
-	ctx = c.detach(ctx)
-	_, n, err := scanNode(c.db.QueryRowContext(ctx, "SELECT "+nodeCols+" FROM nodes WHERE workspace_id = ? AND label = ? AND natural_key = ?", ws, label, key))
-	if err != nil {
-		return memory.Node{}, mapErr("sqlite: get node by key", err)
 	}
 	return n, nil
 }
@@ -206,7 +204,7 @@ func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
 func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
 	// SQLite has one writer at a time, so the lookup and the insert
 	// cannot interleave with another transaction's.
-	got, err := t.GetNodeByKey(ctx, ws, n.Label, n.NaturalKey)
+	got, err := t.GetNode(ctx, store.NodeFind{Workspace: ws, Label: n.Label, Key: n.NaturalKey})
 	switch {
 	case err == nil:
 		return got, false, nil

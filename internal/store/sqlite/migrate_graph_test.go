@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
 )
 
 // TestMigrationGraphAccess: migration 0010 leaves nodes that records name
@@ -36,7 +37,7 @@ func TestMigrationGraphAccess(t *testing.T) {
 	}
 	defer s.Close()
 	for id, want := range map[string]memory.Access{"n1": "", "n2": memory.Public, "n3": memory.Public} {
-		n, err := s.GetNode(ctx, "default", id)
+		n, err := s.GetNode(ctx, store.NodeFind{Workspace: "default", ID: id})
 		if err != nil || n.Access != want || n.Grants != nil || n.Writer != "" {
 			t.Errorf("node %s after migration: %+v %v, want access %q and no grants", id, n, err, want)
 		}

@@ -157,7 +157,7 @@ func checkV1Fixture(t *testing.T, s *Store, id string) {
 	if _, err := s.GetWorkspace(ctx, "default"); err != nil {
 		t.Fatalf("workspace: %v", err)
 	}
-	if p, err := s.FindPrincipal(ctx, "p1"); err != nil || p.Name != "coder" || p.Trust != memory.Trusted {
+	if p, err := s.GetPrincipal(ctx, store.PrincipalFind{ID: "p1"}); err != nil || p.Name != "coder" || p.Trust != memory.Trusted {
 		t.Fatalf("principal: %+v, %v", p, err)
 	}
 	r, err := s.GetRecord(ctx, "default", id)

@@ -82,31 +82,23 @@ func scanPrincipal(sc scanner) (memory.Principal, error) {
 	return p, nil
 }
 
-func (c *conn) GetPrincipal(ctx context.Context, ws, id string) (memory.Principal, error) {
-	ctx = c.detach(ctx)
-	p, err := scanPrincipal(c.stmt(ctx, stGetPrincipal).QueryRowContext(ctx, ws, id))
-	if err != nil {
-		return memory.Principal{}, mapErr("sqlite: get principal "+id, err)
+func (c *conn) GetPrincipal(ctx context.Context, f store.PrincipalFind) (memory.Principal, error) {
+	if err := f.Check(); err != nil {
+		return memory.Principal{}, err
 	}
-	return p, nil
-}
-
-func (c *conn) GetPrincipalByName(ctx context.Context, ws, name string) (memory.Principal, error) {
 	ctx = c.detach(ctx)
-	p, err := scanPrincipal(c.stmt(ctx, stGetPrincipalByName).QueryRowContext(ctx, ws, name))
-	if err != nil {
-		return memory.Principal{}, mapErr("sqlite: get principal by name", err)
+	var row *sql.Row
+	switch {
+	case f.Name != "":
+		row = c.stmt(ctx, stGetPrincipalByName).QueryRowContext(ctx, f.Workspace, f.Name)
+	case f.Workspace != "":
+		row = c.stmt(ctx, stGetPrincipal).QueryRowContext(ctx, f.Workspace, f.ID)
+	default:
+		row = c.stmt(ctx, stFindPrincipal).QueryRowContext(ctx, f.ID)
 	}
-	return p, nil
-}
-
-// FindPrincipal looks a principal up by id in every workspace; it is the
-// one read that is not scoped to a workspace (token authentication).
-func (c *conn) FindPrincipal(ctx context.Context, id string) (memory.Principal, error) {
-	ctx = c.detach(ctx)
-	p, err := scanPrincipal(c.stmt(ctx, stFindPrincipal).QueryRowContext(ctx, id))
+	p, err := scanPrincipal(row)
 	if err != nil {
-		return memory.Principal{}, mapErr("sqlite: find principal "+id, err)
+		return memory.Principal{}, mapErr("sqlite: get principal "+f.ID, err)
 	}
 	return p, nil
 }

@@ -429,23 +429,31 @@ func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, 
 }
 
 func (t *tx) PurgeRecord(ctx context.Context, ws, id string, at time.Time) error {
-	ctx = t.detach(ctx)
-	op := "sqlite: purge record " + id
-	head, err := t.GetRecord(ctx, ws, id)
+	return store.Purge(t.detach(ctx), t, ws, id, at)
+}
+
+// The primitives of store.Purge. The transaction holds SQLite's write
+// lock, so the head needs no row lock.
+
+func (t *tx) LockHead(ctx context.Context, ws, id string) (memory.Record, error) {
+	return t.GetRecord(ctx, ws, id)
+}
+
+func (t *tx) OverwriteVersion(ctx context.Context, ws string, v *memory.Record) error {
+	op := "sqlite: purge record " + v.ID
+	args, err := recordArgs(ws, v, v.Version)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	if err := t.purgeDerived(ctx, ws, id); err != nil {
-		return err
-	}
-	// Erase every stored version, then write the tombstone as the new head
-	// and its own version row.
-	if _, err := t.stmt(ctx, stPurgeVersions).ExecContext(ctx, ws, id, string(memory.Forgotten)); err != nil {
+	res, err := t.stmt(ctx, stOverwriteVersion).ExecContext(ctx, args...)
+	if err != nil {
 		return mapErr(op, err)
 	}
-	tomb := head.Tombstone(at)
-	tomb.Version = head.Version + 1
-	return t.writeVersion(ctx, op, ws, &tomb, head.Version, head.Entities)
+	return requireOne(op, res)
+}
+
+func (t *tx) AppendVersion(ctx context.Context, ws string, r *memory.Record, prev memory.Record) error {
+	return t.writeVersion(ctx, "sqlite: purge record "+r.ID, ws, r, prev.Version, prev.Entities)
 }
 
 func (t *tx) RedactVersion(ctx context.Context, ws, id string, version int) error {

@@ -63,7 +63,7 @@ const (
 	stInsertVersion
 	stUpdateRecord
 	stReplaceVersion
-	stPurgeVersions
+	stOverwriteVersion
 	stInsertEntity
 	stDeleteEntity
 	stInsertApproval
@@ -128,17 +128,10 @@ var stmtSQL = [numStmts]string{
 		` WHERE workspace_id = ?1 AND id = ?2 AND version = ?` + strconv.Itoa(numRecordArgs+1),
 	stReplaceVersion: `UPDATE record_versions SET replaced_at = ?
 		WHERE workspace_id = ? AND id = ? AND version = ?`,
-	// Tombstones every version of a record in place (memory.Record.Tombstone):
-	// identity, type, content hash, version, access, gate, path and the
-	// timestamps stay; everything else is erased.
-	stPurgeVersions: `UPDATE record_versions SET
-		category = '', content = '', metadata = '{}', entities = '[]',
-		superseded_by = NULL, supersedes = NULL, status = ?3,
-		source_agent = '', source_principal_id = '', modified_by = '', source_kind = '', source_confidence = 0, source_evidence = '[]',
-		scope_user_id = '', scope_agent_id = '', scope_app_id = '', scope_project_id = '', scope_session_id = '',
-		valid_from = NULL, valid_until = NULL, invalidated_at = NULL, classification = '',
-		decay_score = 0, last_retrieved_at = NULL, retrieval_count = 0
-		WHERE workspace_id = ?1 AND id = ?2`,
+	// Overwrites one version row in place (store.Purge); ?(numRecordArgs+1)
+	// is the version.
+	stOverwriteVersion: `UPDATE record_versions SET ` + assignments(recordCols[1:], 3) +
+		` WHERE workspace_id = ?1 AND id = ?2 AND version = ?` + strconv.Itoa(numRecordArgs+1),
 	stInsertEntity: `INSERT OR IGNORE INTO record_entities (workspace_id, entity, record_id) VALUES (?, ?, ?)`,
 	stDeleteEntity: `DELETE FROM record_entities WHERE workspace_id = ? AND entity = ? AND record_id = ?`,
 

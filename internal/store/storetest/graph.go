@@ -48,7 +48,7 @@ func testGraphAccess(t *testing.T, s store.Store) {
 	empty.Grants = []memory.Grant{}
 	mustNodes(t, s, "a", plain, owned, empty)
 	for _, want := range []memory.Node{plain, owned, empty} {
-		got, err := s.GetNode(ctx, "a", want.ID)
+		got, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", ID: want.ID})
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("GetNode = %+v, %v; want %+v", got, err, want)
 		}
@@ -62,7 +62,7 @@ func testGraphAccess(t *testing.T, s store.Store) {
 		return tx.UpdateNode(ctx, "a", owned)
 	})
 	for _, want := range []memory.Node{plain, owned} {
-		if got, err := s.GetNodeByKey(ctx, "a", want.Label, want.NaturalKey); err != nil || !reflect.DeepEqual(got, want) {
+		if got, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", Label: want.Label, Key: want.NaturalKey}); err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("after update = %+v, %v; want %+v", got, err, want)
 		}
 	}
@@ -125,20 +125,27 @@ func testNodes(t *testing.T, s store.Store) {
 	mustWorkspace(t, s, "a", "b")
 	alice, bob, sys := NewNode("person", "alice"), NewNode("person", "bob"), NewNode("system", "alice")
 	mustNodes(t, s, "a", alice, bob, sys)
-	got, err := s.GetNode(ctx, "a", alice.ID)
+	got, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", ID: alice.ID})
 	if err != nil || !reflect.DeepEqual(got, alice) {
 		t.Fatalf("GetNode = %+v, %v; want %+v", got, err, alice)
 	}
-	if got, err := s.GetNodeByKey(ctx, "a", "system", "alice"); err != nil || got.ID != sys.ID {
+	if got, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", Label: "system", Key: "alice"}); err != nil || got.ID != sys.ID {
 		t.Fatalf("GetNodeByKey = %+v, %v", got, err)
 	}
-	for _, f := range []func() error{
-		func() error { _, err := s.GetNode(ctx, "b", alice.ID); return err },
-		func() error { _, err := s.GetNodeByKey(ctx, "b", "person", "alice"); return err },
-		func() error { _, err := s.GetNodeByKey(ctx, "a", "person", "carol"); return err },
+	for _, f := range []store.NodeFind{
+		{Workspace: "b", ID: alice.ID},
+		{Workspace: "b", Label: "person", Key: "alice"},
+		{Workspace: "a", Label: "person", Key: "carol"},
 	} {
-		if err := f(); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.GetNode(ctx, f); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("lookup across workspaces or of a missing key = %v, want ErrNotFound", err)
+		}
+	}
+	// A find that names no node, or one two ways, is refused rather than
+	// read as some other find.
+	for _, f := range []store.NodeFind{{Workspace: "a"}, {ID: alice.ID}, {Workspace: "a", ID: alice.ID, Label: "person", Key: "alice"}} {
+		if _, err := s.GetNode(ctx, f); err == nil || errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("GetNode(%+v) = %v, want a refusal", f, err)
 		}
 	}
 	// The natural key is unique per (workspace, label) only.
@@ -186,7 +193,7 @@ func testNodes(t *testing.T, s store.Store) {
 	if got := list(store.NodeQuery{Statuses: []memory.NodeStatus{memory.NodeArchived}}); !reflect.DeepEqual(got, []string{bob.ID}) {
 		t.Fatalf("archived = %v", got)
 	}
-	if got, _ := s.GetNode(ctx, "a", bob.ID); !reflect.DeepEqual(got, bob) {
+	if got, _ := s.GetNode(ctx, store.NodeFind{Workspace: "a", ID: bob.ID}); !reflect.DeepEqual(got, bob) {
 		t.Fatalf("updated node %+v", got)
 	}
 	clash := bob
@@ -222,7 +229,7 @@ func testEnsureNode(t *testing.T, s store.Store) {
 	if created || !reflect.DeepEqual(got, alice) {
 		t.Fatalf("EnsureNode of a taken key = %+v, %v; want the stored %+v", got, created, alice)
 	}
-	if _, err := s.GetNode(ctx, "a", again.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.GetNode(ctx, store.NodeFind{Workspace: "a", ID: again.ID}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the second id was stored: %v", err)
 	}
 	// Keys are per workspace; the change log names only inserted nodes.

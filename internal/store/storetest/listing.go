@@ -109,7 +109,7 @@ func testSetTrust(t *testing.T, s store.Store) {
 	p := memory.Principal{ID: memory.NewID(), Workspace: "a", Kind: memory.KindAgent, Name: "bot", Trust: memory.Restricted, CreatedAt: T0, TokenHash: []byte("h")}
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertPrincipal(ctx, p) })
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.SetTrust(ctx, "a", p.ID, memory.Trusted) })
-	got, err := s.GetPrincipal(ctx, "a", p.ID)
+	got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: p.ID})
 	if err != nil || got.Trust != memory.Trusted || got.Name != "bot" || string(got.TokenHash) != "h" {
 		t.Fatalf("after SetTrust: %+v, %v", got, err)
 	}

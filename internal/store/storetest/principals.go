@@ -111,19 +111,19 @@ func testPrincipals(t *testing.T, s store.Store) {
 		return nil
 	})
 
-	got, err := s.GetPrincipal(ctx, "a", ag.ID)
+	got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
 	}
 	assertPrincipal(t, "GetPrincipal", got, ag)
 
-	got, err = s.GetPrincipalByName(ctx, "a", "coder")
+	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", Name: "coder"})
 	if err != nil {
 		t.Fatalf("GetPrincipalByName: %v", err)
 	}
 	assertPrincipal(t, "GetPrincipalByName", got, ag)
 
-	got, err = s.GetPrincipal(ctx, "a", revoked.ID)
+	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: revoked.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal(revoked): %v", err)
 	}
@@ -132,22 +132,29 @@ func testPrincipals(t *testing.T, s store.Store) {
 		t.Fatal("revoked principal reads back unrevoked")
 	}
 
-	// FindPrincipal is the one read across workspaces.
-	got, err = s.FindPrincipal(ctx, other.ID)
+	// By id alone is the one read across workspaces.
+	got, err = s.GetPrincipal(ctx, store.PrincipalFind{ID: other.ID})
 	if err != nil {
 		t.Fatalf("FindPrincipal: %v", err)
 	}
 	assertPrincipal(t, "FindPrincipal", got, other)
-	_, err = s.FindPrincipal(ctx, memory.NewID())
+	_, err = s.GetPrincipal(ctx, store.PrincipalFind{ID: memory.NewID()})
 	assertNotFound(t, "FindPrincipal(missing)", err)
 
 	// Every other read is scoped.
-	_, err = s.GetPrincipal(ctx, "a", other.ID)
+	_, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: other.ID})
 	assertNotFound(t, "GetPrincipal(other workspace)", err)
-	_, err = s.GetPrincipalByName(ctx, "a", "coder-b")
+	_, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", Name: "coder-b"})
 	assertNotFound(t, "GetPrincipalByName(other workspace)", err)
-	_, err = s.GetPrincipal(ctx, "a", memory.NewID())
+	_, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: memory.NewID()})
 	assertNotFound(t, "GetPrincipal(missing)", err)
+	// A find that names no principal, or one two ways, or a name with no
+	// workspace, is refused rather than read as some other find.
+	for _, f := range []store.PrincipalFind{{}, {Workspace: "a"}, {Workspace: "a", ID: ag.ID, Name: "coder"}, {Name: "coder"}} {
+		if _, err := s.GetPrincipal(ctx, f); err == nil || errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetPrincipal(%+v) = %v, want a refusal", f, err)
+		}
+	}
 
 	agents, err := s.ListPrincipals(ctx, "a", memory.KindAgent)
 	if err != nil {
@@ -170,7 +177,7 @@ func testPrincipals(t *testing.T, s store.Store) {
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.RevokePrincipal(ctx, "a", ag.ID, at)
 	})
-	got, err = s.GetPrincipal(ctx, "a", ag.ID)
+	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
 	}
@@ -181,7 +188,7 @@ func testPrincipals(t *testing.T, s store.Store) {
 		err := s.Tx(ctx, func(tx store.Tx) error { return tx.RevokePrincipal(ctx, c.ws, c.id, at) })
 		assertNotFound(t, "RevokePrincipal("+c.ws+")", err)
 	}
-	if got, _ := s.GetPrincipal(ctx, "b", other.ID); got.Revoked() {
+	if got, _ := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "b", ID: other.ID}); got.Revoked() {
 		t.Fatal("RevokePrincipal across workspaces revoked a principal")
 	}
 
@@ -190,7 +197,7 @@ func testPrincipals(t *testing.T, s store.Store) {
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.SetCredential(ctx, "a", ag.ID, hash)
 	})
-	got, err = s.GetPrincipal(ctx, "a", ag.ID)
+	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
 	}
@@ -234,7 +241,7 @@ func testPrincipalNames(t *testing.T, s store.Store) {
 		if !errors.Is(err, store.ErrExists) {
 			t.Fatalf("InsertPrincipal(taken name, %s): got %v, want ErrExists", kind, err)
 		}
-		_, err = s.GetPrincipal(ctx, "a", dup.ID)
+		_, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: dup.ID})
 		assertNotFound(t, "GetPrincipal(rejected duplicate)", err)
 	}
 
@@ -242,7 +249,7 @@ func testPrincipalNames(t *testing.T, s store.Store) {
 	second := newPrincipal("b", "coder", memory.KindAgent)
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.InsertPrincipal(ctx, second) })
 	for _, p := range []memory.Principal{first, second} {
-		got, err := s.GetPrincipalByName(ctx, p.Workspace, "coder")
+		got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: p.Workspace, Name: "coder"})
 		if err != nil {
 			t.Fatalf("GetPrincipalByName(%s): %v", p.Workspace, err)
 		}

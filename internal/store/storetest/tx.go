@@ -42,7 +42,7 @@ func assertNothingWritten(t *testing.T, s store.Store, ws string, r memory.Recor
 	assertNotFound(t, "GetRecord after rollback", err)
 	_, err = s.ListVersions(ctx, ws, r.ID)
 	assertNotFound(t, "ListVersions after rollback", err)
-	_, err = s.GetPrincipal(ctx, ws, p.ID)
+	_, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, ID: p.ID})
 	assertNotFound(t, "GetPrincipal after rollback", err)
 	assertIDs(t, "ListRecords after rollback", list(t, s, ws, store.RecordQuery{Access: allAccess, Statuses: memory.Statuses}))
 	assertIDs(t, "entity after rollback", list(t, s, ws, store.RecordQuery{Access: allAccess, Entity: "person:alice"}))
