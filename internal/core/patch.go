@@ -106,6 +106,7 @@ func (req PatchRequest) apply(r memory.Record) memory.Record {
 // expected_version is a version_conflict and writes nothing, audit
 // included.
 func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req PatchRequest) (WriteResult, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	if req.ExpectedVersion == nil {
 		return WriteResult{}, fault.Field("expected_version", "is required")
 	}

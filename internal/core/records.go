@@ -146,6 +146,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 // Write runs a proposed record through the gate (SPEC §4) and stores it.
 // Every decision, rejections included, is one audit entry.
 func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteRequest) (WriteResult, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	now := s.clock()
 	r := s.draft(p, req, now)
 	decisionID := memory.NewID()
