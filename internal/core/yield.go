@@ -15,13 +15,13 @@ import (
 // drop-in's search_nodes p95 rose from ~5 ms to ~50 ms while it caught up
 // after create_entities). So the job embeds in small chunks, each only
 // after requests have paused for fgQuiet, or, under requests that never
-// pause, one chunk on one core every fgMaxDefer so it still makes
+// pause, one chunk on one core every fgMaxDefer (a second) so it still makes
 // progress. Search ranks a record without a vector lexically meanwhile,
 // as it does while the job catches up after a restart; vectors are never
 // on a write's path, so durability is unchanged.
 const (
 	fgQuiet      = 20 * time.Millisecond
-	fgMaxDefer   = 250 * time.Millisecond
+	fgMaxDefer   = time.Second
 	fgEmbedChunk = 8
 )
 

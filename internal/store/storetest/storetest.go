@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredApprovals", testExpiredApprovals},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
+		{"AuditConcurrentRollback", testAuditConcurrentRollback},
 		{"PageLimits", testPageLimits},
 		{"TxRollback", testTxRollback},
 		{"TxPanic", testTxPanic},
