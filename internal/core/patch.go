@@ -211,10 +211,11 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if err := fileChanged(ctx, tx, p.Workspace, next, "updated", now); err != nil {
 			return err
 		}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now); err != nil {
+		known := map[string]memory.Node{}
+		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, p.Workspace, &head, next)
+		regranted, err := regrantKnown(ctx, tx, p.Workspace, &head, next, known)
 		if err != nil {
 			return err
 		}

@@ -290,11 +290,12 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		changed = append(changed, r)
-		nodes, err := s.linkEntities(ctx, tx, p, r, now)
+		known := map[string]memory.Node{}
+		nodes, err := s.linkEntities(ctx, tx, p, r, now, known)
 		if err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, p.Workspace, nil, r)
+		regranted, err := regrantKnown(ctx, tx, p.Workspace, nil, r, known)
 		if err != nil {
 			return err
 		}
