@@ -58,6 +58,9 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		if !ok {
 			continue
 		}
+		if _, ok := known[e]; ok {
+			continue // the caller holds it, current: it exists
+		}
 		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
 		// No direct grant: the node is seen through the records that
 		// name it (regrant adds r's).

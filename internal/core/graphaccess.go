@@ -259,6 +259,9 @@ func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Recor
 		if err := tx.UpdateNode(ctx, ws, n); err != nil {
 			return nil, err
 		}
+		if _, ok := known[e]; ok {
+			known[e] = n
+		}
 		changed = append(changed, n)
 	}
 	return changed, nil

@@ -47,6 +47,11 @@ type WriteRequest struct {
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
+	// nodes are entity nodes the caller read or wrote in this same
+	// transaction, by entity, kept current by the write (regrantKnown):
+	// linking and regranting do not read them again (the drop-in's
+	// create_entities writes an entity's node, then its observations).
+	nodes map[string]memory.Node
 	// ownTurn is set by the gateway for a user's own chat turn
 	// (gate.Input.OwnConversation).
 	ownTurn bool
@@ -290,7 +295,10 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		changed = append(changed, r)
-		known := map[string]memory.Node{}
+		known := req.nodes
+		if known == nil {
+			known = map[string]memory.Node{}
+		}
 		nodes, err := s.linkEntities(ctx, tx, p, r, now, known)
 		if err != nil {
 			return err
