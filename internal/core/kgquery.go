@@ -146,8 +146,9 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 		tier, count int
 	}
 	var hits []hit
+	find := newKGFinder(q)
 	for _, k := range sp.ents {
-		if !nul && !strings.Contains(k.blob, q) {
+		if !nul && !find.contains(k.blob) {
 			continue
 		}
 		if !nodeVisible(p, k.n) {
