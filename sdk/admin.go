@@ -181,17 +181,20 @@ func (c *Client) RotateAgent(ctx context.Context, idOrName string) (CreatedPrinc
 
 // Approval is an item of the approval queue with the record it concerns.
 type Approval struct {
-	ID            string     `json:"id"`
-	RecordID      string     `json:"record_id"`
-	Kind          string     `json:"kind"`
-	Reason        string     `json:"reason"`
-	Status        string     `json:"status"` // pending, approved, rejected, expired
-	CreatedAt     time.Time  `json:"created_at"`
-	ExpiresAt     time.Time  `json:"expires_at"`
-	DecidedAt     *time.Time `json:"decided_at"`
-	DecidedBy     string     `json:"decided_by,omitempty"`
-	Record        Record     `json:"record"`
-	ConflictsWith *Record    `json:"conflicts_with,omitempty"`
+	ID        string     `json:"id"`
+	RecordID  string     `json:"record_id"`
+	Kind      string     `json:"kind"`
+	Reason    string     `json:"reason"`
+	Status    string     `json:"status"` // pending, approved, rejected, expired
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	DecidedAt *time.Time `json:"decided_at"`
+	DecidedBy string     `json:"decided_by,omitempty"`
+	// DecisionReason is the operator's reason for rejecting the item;
+	// erased when the record or a subject it named is forgotten.
+	DecisionReason string  `json:"decision_reason,omitempty"`
+	Record         Record  `json:"record"`
+	ConflictsWith  *Record `json:"conflicts_with,omitempty"`
 }
 
 // ApprovalPage is one page of the queue.

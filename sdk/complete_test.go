@@ -48,6 +48,8 @@ var sdkMethods = map[string]string{
 	"DELETE /users/{user_id}":                                 "Client.RevokeUser",
 	"POST /users/{user_id}/rotate-key":                        "Client.RotateUserKey",
 	"GET /v1/jobs/{id}":                                       "Client.Job",
+	"GET /v1/jobs":                                            "Client.ListJobs",
+	"PATCH /v1/agents/{id}":                                   "Client.SetAgentTrust",
 	"POST /memories/search":                                   "GatewayClient.Search",
 	"POST /memories/add":                                      "GatewayClient.Add",
 	"POST /memories/flush":                                    "GatewayClient.Flush",

@@ -576,10 +576,26 @@ func (e *matrixEnv) checkOperatorOnly(a *actor) {
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/approvals"}, {"GET", "/v1/audit"}, {"GET", "/v1/decisions"}, {"GET", "/v1/agents"}, {"GET", "/users"},
 		{"GET", "/v1/webhooks"}, {"GET", "/v1/webhooks/deliveries"}, {"GET", "/v1/events?after=0&follow=false"},
+		{"GET", "/v1/jobs?state=done"}, {"GET", "/v1/audit?actor=operator&action=approval."},
 	} {
 		if code, _ := e.rest(a, r.method, r.path, nil); okClass(code) != want {
 			e.t.Errorf("seed %d: %s %s by %s answered %d, the rules say %d", e.seed, r.method, r.path, a, code, want)
 		}
+	}
+	// Changing an agent's trust is an operator's act; the probe sets an
+	// agent of a's workspace to the level it has, so the matrix's rules
+	// stay as they are.
+	for _, ag := range e.actorsOf(a.p.Workspace) {
+		if ag.p.Kind != memory.KindAgent {
+			continue
+		}
+		if code, _ := e.rest(a, "PATCH", "/v1/agents/"+ag.p.ID, map[string]any{"trust": ag.p.Trust}); okClass(code) != want {
+			e.t.Errorf("seed %d: PATCH /v1/agents/%s by %s answered %d, the rules say %d", e.seed, ag.p.Name, a, code, want)
+		}
+		if got, err := e.st.GetPrincipal(e.ctx, ag.p.Workspace, ag.p.ID); err != nil || got.Trust != ag.p.Trust {
+			e.t.Errorf("seed %d: after PATCH by %s agent %s has trust %q (%v), want %q", e.seed, a, ag.p.Name, got.Trust, err, ag.p.Trust)
+		}
+		break
 	}
 	// The console's forget-subject preview reads counts across the
 	// workspace: operators only, as the erasure itself.

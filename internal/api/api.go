@@ -54,9 +54,9 @@ type Server struct {
 	// assembler builds context envelopes (POST /v1/context, the
 	// gateway's search on request).
 	assembler *contextpack.Assembler
-	// sessions are the console's signed-in operators; nil while the
-	// console is off (EnableConsole).
-	sessions *console.Sessions
+	// console configures the operator console; nil while it is off
+	// (EnableConsole).
+	console *console.Options
 }
 
 // New returns a server. m may be nil.
@@ -205,6 +205,10 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/resources/search", anyToken, "Search ingested documents: hybrid search over chunks, optional rerank, optionally one best chunk per document", s.searchResources},
 		{"GET", "/v1/resources/{id}/source", anyToken, "The cited lines (?lines=a-b) of the indexed version of a document, access-checked", s.resourceSource},
 		{"DELETE", "/v1/resources/{id}", anyToken, "Forget a document: every chunk, version, vector and index entry", s.forgetResource},
+
+		// Operator console: what its screens need beyond the queue (docs/console.md).
+		{"GET", "/v1/jobs", operator, "Durable jobs, newest first, filtered by state and kind", s.listJobs},
+		{"PATCH", "/v1/agents/{id}", operator, "Change an agent's trust level; audited", s.patchAgent},
 	}
 }
 
@@ -224,7 +228,7 @@ func (s *Server) Handler() http.Handler {
 	// is a protocol endpoint, not a REST operation, so it is not in Routes
 	// (nor in the OpenAPI document).
 	mux.Handle("/mcp", s.wrap(Route{Path: "/mcp", Auth: anyToken, handle: s.serveMCP}))
-	if s.sessions != nil {
+	if s.console != nil {
 		s.mountConsole(mux)
 	}
 	if s.metrics != nil {

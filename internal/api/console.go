@@ -6,31 +6,42 @@ import (
 	"time"
 
 	"github.com/memgate/memgate/internal/console"
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 )
 
 // EnableConsole serves the operator console at /console/ and lets its
 // session cookie authenticate REST requests (sessionPrincipal). Call it
-// before Handler. o configures the session table (tests inject a clock).
+// before Handler. o sets the session lifetime; sessions live in the
+// database, so every replica accepts them.
 func (s *Server) EnableConsole(o console.Options) {
-	s.sessions = console.NewSessions(o)
+	if o.TTL <= 0 {
+		o.TTL = console.DefaultTTL
+	}
+	s.console = &o
 }
 
 // sessionPrincipal is the principal of the request's console session.
 // present is false when the request carries no session cookie (or the
 // console is off). A request that changes state must also carry the
 // session's CSRF token: the cookie alone never authorises a write.
-func (s *Server) sessionPrincipal(r *http.Request) (p memory.Principal, sess console.Session, present bool, err error) {
-	if s.sessions == nil {
+func (s *Server) sessionPrincipal(r *http.Request) (p memory.Principal, sess core.ConsoleSession, present bool, err error) {
+	if s.console == nil {
 		return p, sess, false, nil
 	}
-	sess, present, err = s.sessions.Lookup(r, console.NeedsCSRF(r.Method))
-	if !present || err != nil {
-		return p, sess, present, err
+	id, present := console.SessionID(r)
+	if !present {
+		return p, sess, false, nil
 	}
-	p, err = s.svc.SessionPrincipal(r.Context(), sess.PrincipalID)
-	return p, sess, true, err
+	p, sess, err = s.svc.ConsoleSessionOf(r.Context(), id)
+	if err == nil {
+		err = console.CheckCSRF(r, sess.CSRF)
+	}
+	if err != nil {
+		return memory.Principal{}, core.ConsoleSession{}, true, err
+	}
+	return p, sess, true, nil
 }
 
 // mountConsole adds the console's page and session endpoint to mux.
@@ -74,13 +85,12 @@ func (s *Server) consoleSession(w http.ResponseWriter, r *http.Request, _ memory
 		if req.Token == "" {
 			return fault.Field("token", "is required")
 		}
-		p, err := s.svc.ConsoleSignIn(r.Context(), req.Token)
+		p, sess, err := s.svc.ConsoleSignIn(r.Context(), req.Token, s.console.TTL)
 		if err != nil {
 			return err
 		}
-		cookie, sess := s.sessions.Create(p.ID, secure)
-		http.SetCookie(w, cookie)
-		return writeJSON(w, http.StatusOK, sessionInfo{Principal: p, CSRFToken: sess.CSRF, ExpiresAt: sess.Expires})
+		http.SetCookie(w, console.Cookie(sess.ID, sess.ExpiresAt, s.console.TTL, secure))
+		return writeJSON(w, http.StatusOK, sessionInfo{Principal: p, CSRFToken: sess.CSRF, ExpiresAt: sess.ExpiresAt})
 	case http.MethodGet, http.MethodHead:
 		p, sess, present, err := s.sessionPrincipal(r)
 		if !present {
@@ -89,7 +99,7 @@ func (s *Server) consoleSession(w http.ResponseWriter, r *http.Request, _ memory
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, sessionInfo{Principal: p, CSRFToken: sess.CSRF, ExpiresAt: sess.Expires})
+		return writeJSON(w, http.StatusOK, sessionInfo{Principal: p, CSRFToken: sess.CSRF, ExpiresAt: sess.ExpiresAt})
 	case http.MethodDelete:
 		p, _, present, err := s.sessionPrincipal(r)
 		if !present {
@@ -98,11 +108,11 @@ func (s *Server) consoleSession(w http.ResponseWriter, r *http.Request, _ memory
 		if err != nil {
 			return err
 		}
-		s.sessions.Delete(r)
-		http.SetCookie(w, console.ClearCookie(secure))
-		if err := s.svc.ConsoleSignOut(r.Context(), p); err != nil {
+		id, _ := console.SessionID(r)
+		if err := s.svc.ConsoleSignOut(r.Context(), p, id); err != nil {
 			return err
 		}
+		http.SetCookie(w, console.ClearCookie(secure))
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}

@@ -29,7 +29,7 @@ func newConsoleEnv(t *testing.T, tls bool) *consoleEnv {
 	t.Helper()
 	h := newHarness(t, nil)
 	rest := api.New(h.svc, nil, h.metrics, "test")
-	rest.EnableConsole(console.Options{TTL: consoleTTL, Clock: h.clock.Now})
+	rest.EnableConsole(console.Options{TTL: consoleTTL})
 	var srv *httptest.Server
 	if tls {
 		srv = httptest.NewTLSServer(rest.Handler())

@@ -279,7 +279,8 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, p memory.Prin
 			return fault.Field("after", "must be a non-negative integer")
 		}
 	}
-	page, err := s.svc.ListAudit(r.Context(), p, after, limit)
+	q := r.URL.Query()
+	page, err := s.svc.ListAuditWhere(r.Context(), p, core.AuditQuery{After: after, Limit: limit, Actor: q.Get("actor"), Action: q.Get("action")})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,10 @@ type WriteMixOptions struct {
 	// Requests, when positive, ends each client after that many requests
 	// instead of at the end of Duration (which still bounds the run).
 	Requests int
+	// FirstClient numbers the clients from it: two processes driving two
+	// replicas split one mix (clients 0-7 and 8-15) instead of each
+	// writing the same records, which the gate would take for one another.
+	FirstClient int
 }
 
 // WriteMixResult is what RunWriteMix measured.
@@ -68,7 +72,8 @@ func RunWriteMix(ctx context.Context, o WriteMixOptions) (WriteMixResult, error)
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for c := range o.Clients {
+	for i := range o.Clients {
+		c := o.FirstClient + i
 		wg.Go(func() {
 			var mine []time.Duration
 			failed := 0

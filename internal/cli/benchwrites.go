@@ -37,6 +37,7 @@ func runBenchWrites(env Env, args []string) error {
 	fs.StringVar(&url, "url", "", "base URL of a running memgate serve (default: start one on loopback over a temporary data directory)")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding a token that may write (with --url; default env MEMGATE_TOKEN)")
 	fs.IntVar(&clients, "clients", 16, "concurrent HTTP clients")
+	firstClient := fs.Int("first-client", 0, "number the clients from this one (a second process driving a second replica: --clients 8 --first-client 8)")
 	fs.DurationVar(&duration, "duration", 20*time.Second, "how long to write")
 	fs.IntVar(&patchEvery, "patch-every", 5, "one request in N is a PATCH of an earlier record (0: none)")
 	requests := fs.Int("requests", 0, "end each client after this many requests (0: run for --duration)")
@@ -48,7 +49,7 @@ func runBenchWrites(env Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("bench writes: unexpected argument %q", fs.Arg(0))
 	}
-	if clients < 1 || clients > 1024 || duration <= 0 || patchEvery < 0 || *requests < 0 {
+	if clients < 1 || clients > 1024 || duration <= 0 || patchEvery < 0 || *requests < 0 || *firstClient < 0 {
 		return usagef("bench writes: --clients must be 1-1024, --duration positive, --patch-every 0 or more")
 	}
 	ctx, stop := env.runContext()
@@ -84,7 +85,7 @@ func runBenchWrites(env Env, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.RunWriteMix(ctx, bench.WriteMixOptions{URL: strings.TrimRight(target, "/"), Token: token,
-		Clients: clients, Duration: duration, PatchEvery: patchEvery, Requests: *requests})
+		Clients: clients, Duration: duration, PatchEvery: patchEvery, Requests: *requests, FirstClient: *firstClient})
 	if err != nil {
 		return err
 	}

@@ -70,10 +70,15 @@ const (
 	mkExpire      = "mkexpire10x"
 	mkKeep        = "mkkeep11x"
 	mkResource    = "mkresource13x"
+	// Words of operators' reasons for rejecting items: erased by
+	// forgetting the rejected record, and by forgetting a subject the
+	// rejected record named.
+	mkReasonRecord  = "mkreasonrec14x"
+	mkReasonSubject = "mkreasonsubj15x"
 )
 
 var erased = []string{mkRESTRecord, mkRESTSubject, mkMCPRecord, mkMCPSubject, mkCLIRecord, mkCLISubject, mkCLILive, mkCLILiveSubj,
-	mkGateway, mkReject, mkExpire, mkResource}
+	mkGateway, mkReject, mkExpire, mkResource, mkReasonRecord, mkReasonSubject}
 
 func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	dir := filepath.Join(t.TempDir(), "data")
@@ -142,7 +147,7 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		}
 	}
 	for _, mk := range append([]string{mkKeep}, erased...) {
-		if mk != mkReject && len(leftovers(t, dir, pgURL, mk)) == 0 {
+		if mk != mkReject && mk != mkReasonRecord && mk != mkReasonSubject && len(leftovers(t, dir, pgURL, mk)) == 0 {
 			t.Fatalf("test is broken: %s never reached the database files", mk)
 		}
 	}
@@ -159,6 +164,8 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	// 3. With a server: REST, MCP, gateway, reject, and the CLI beside it.
 	srv = startServe(t, dir, env)
 	ids[mkReject] = srv.write(newbie.Token, mkReject, "topic:"+mkReject+"_node", http.StatusAccepted)
+	reasonSubject := "person:reason_subject"
+	ids[mkReasonSubject] = srv.write(newbie.Token, "queued about a person", reasonSubject, http.StatusAccepted)
 	var queue struct {
 		Items []struct {
 			ID       string `json:"id"`
@@ -166,16 +173,26 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		} `json:"items"`
 	}
 	srv.do("GET", "/v1/approvals", op, nil, http.StatusOK, &queue)
-	rejected := false
+	rejected := 0
 	for _, it := range queue.Items {
-		if it.RecordID == ids[mkReject] {
-			srv.do("POST", "/v1/approvals/"+it.ID+"/reject", op, map[string]any{"reason": "no"}, http.StatusOK, nil)
-			rejected = true
+		reason := map[string]string{ids[mkReject]: "quotes " + mkReasonRecord, ids[mkReasonSubject]: "about " + mkReasonSubject}[it.RecordID]
+		if reason != "" {
+			srv.do("POST", "/v1/approvals/"+it.ID+"/reject", op, map[string]any{"reason": reason}, http.StatusOK, nil)
+			rejected++
 		}
 	}
-	if !rejected {
-		t.Fatalf("the item to reject is not queued: %+v", queue)
+	if rejected != 2 {
+		t.Fatalf("the items to reject are not queued: %+v", queue)
 	}
+	for _, mk := range []string{mkReasonRecord, mkReasonSubject} {
+		if len(leftovers(t, dir, pgURL, mk)) == 0 {
+			t.Fatalf("test is broken: the reason %s never reached the database files", mk)
+		}
+	}
+	// The rejected record is a tombstone; forgetting it erases the
+	// reason. Forgetting the subject the other item named erases its.
+	srv.do("DELETE", "/v1/records/"+ids[mkReject], op, nil, http.StatusOK, nil)
+	srv.do("POST", "/v1/graph/forget_subject", op, map[string]any{"subject": reasonSubject}, http.StatusOK, nil)
 	srv.do("DELETE", "/v1/records/"+ids[mkRESTRecord], writer.Token, nil, http.StatusOK, nil)
 	srv.do("POST", "/v1/graph/forget_subject", op, map[string]any{"subject": "person:" + mkRESTSubject}, http.StatusOK, nil)
 	srv.callTool(srv.mcp(writer.Token), "memory_forget", map[string]any{"id": ids[mkMCPRecord]})
@@ -218,8 +235,8 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 			t.Errorf("the event outbox holds %s", mk)
 		}
 	}
-	if n := bytes.Count(outbox, []byte("event: forget.completed")); n != 11 {
-		t.Errorf("the outbox has %d forget.completed events, want 11 (7 records: 5 plus the document's 2 chunks; 4 subjects)", n)
+	if n := bytes.Count(outbox, []byte("event: forget.completed")); n != 12 {
+		t.Errorf("the outbox has %d forget.completed events, want 12 (7 records: 5 plus the document's 2 chunks; 5 subjects)", n)
 	}
 	events := map[string]int{}
 	for _, e := range page.Entries {
@@ -232,7 +249,8 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		json.Unmarshal(e, &ev)
 		events[ev.Event]++
 	}
-	if events["record.forget"] != 7 || events["subject.forget"] != 4 || events["approval.reject"] != 1 || events["approval.expire"] != 1 {
+	// record.forget: 7 records and the rejected one's reason.
+	if events["record.forget"] != 8 || events["subject.forget"] != 5 || events["approval.reject"] != 2 || events["approval.expire"] != 1 {
 		t.Errorf("audit events %v", events)
 	}
 }

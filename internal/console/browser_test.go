@@ -22,6 +22,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/metrics"
 	"github.com/memgate/memgate/internal/retrieve"
+	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/sqlite"
 )
 
@@ -183,9 +184,56 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // noHorizontalScroll asserts the main view fits the window's width.
 func noHorizontalScroll(t *testing.T, ctx context.Context, where string) {
 	t.Helper()
-	fits := get(t, ctx, "measure "+where, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+	fits := get(t, ctx, "measure "+where, chromedp.Evaluate[bool](`document.scrollingElement.scrollWidth <= window.innerWidth`))
 	if !fits {
 		t.Errorf("%s scrolls horizontally", where)
+	}
+}
+
+// axeSource is axe-core's script (internal/console/testdata/axe, pinned,
+// installed by .ci/run with npm ci), or "" when it is not installed on
+// a dev machine (then the accessibility check is skipped; under CI=true
+// the test fails instead).
+func axeSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is missing (%v); .ci/run installs it with npm ci in internal/console/testdata/axe", err)
+		}
+		t.Logf("axe-core is not installed (npm ci in internal/console/testdata/axe): the accessibility check is skipped")
+		return ""
+	}
+	return string(b)
+}
+
+// axeViolation is one rule axe-core finds broken, with the nodes.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// noSeriousA11yViolations runs axe-core on the page as it is and fails
+// on every serious or critical violation (WCAG 2.1 A and AA rules and
+// axe's best practices). axe is loaded into the page through the
+// DevTools protocol, which the page's CSP does not govern; the page
+// itself never loads it.
+func noSeriousA11yViolations(t *testing.T, ctx context.Context, src, where string) {
+	t.Helper()
+	if src == "" {
+		return
+	}
+	run(t, ctx, "load axe-core", eval(`if (typeof window.axe === "undefined") { `+src+` }`))
+	vs := get(t, ctx, "run axe-core on "+where, chromedp.Evaluate[[]axeViolation](`axe.run(document, {
+			runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+			resultTypes: ["violations"]
+		}).then(r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+			.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map(n => n.target.join(" "))})))`,
+		chromedp.EvalAwaitPromise))
+	for _, v := range vs {
+		t.Errorf("%s: accessibility (%s) %s: %s at %q", where, v.Impact, v.ID, v.Help, v.Nodes)
 	}
 }
 
@@ -275,6 +323,14 @@ func (s *server) fill(t *testing.T, n int) int {
 	return n
 }
 
+// watchProblems makes the page collect CSP violations and uncaught
+// errors in window.__problems (checked after the flows; installed again
+// after each reload).
+const watchProblems = `window.__problems = [];
+	document.addEventListener("securitypolicyviolation", e => window.__problems.push("CSP " + e.violatedDirective + " " + e.blockedURI));
+	window.addEventListener("error", e => window.__problems.push("error " + e.message));
+	window.addEventListener("unhandledrejection", e => window.__problems.push("rejection " + e.reason))`
+
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	s := newServer(t)
@@ -298,6 +354,13 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A durable job for the health screen (no worker runs here, so it
+	// stays queued).
+	job := store.Job{ID: memory.NewID(), Workspace: s.op.Workspace, Kind: "flush", Payload: []byte(`{}`), MaxAttempts: 3,
+		RunAfter: time.Now().Add(time.Hour), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := s.st.Tx(bg, func(tx store.Tx) error { return tx.InsertJob(bg, job) }); err != nil {
+		t.Fatal(err)
+	}
 	s.write(t, "Bob plays chess on Tuesdays", "person:bob")
 	s.write(t, "Bob is learning Portuguese", "person:bob")
 
@@ -306,16 +369,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		if nav := get(t, ctx, "look at the nav", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("nav")).display === "none"`)); !nav {
 			t.Fatal("the navigation shows before sign-in")
 		}
+		noSeriousA11yViolations(t, ctx, axeSource(t), "sign-in")
 		shot(t, ctx, "sign-in")
 		// An agent's token is refused, and the page says so.
 		run(t, ctx, "agent signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.botToken), submit("#token"),
 			waitJS(`document.querySelector("form.signin p.err").textContent.includes("only an operator")`))
 		// Any CSP violation or uncaught error from here on fails the test
 		// (checked after the flows; the page is not reloaded in between).
-		run(t, ctx, "watch for violations", eval(`window.__problems = [];
-			document.addEventListener("securitypolicyviolation", e => window.__problems.push("CSP " + e.violatedDirective + " " + e.blockedURI));
-			window.addEventListener("error", e => window.__problems.push("error " + e.message));
-			window.addEventListener("unhandledrejection", e => window.__problems.push("rejection " + e.reason))`))
+		run(t, ctx, "watch for violations", eval(watchProblems))
 		run(t, ctx, "operator signs in", chromedp.SendKeys(chromedp.CSS("#token"), s.opToken), submit("#token"),
 			chromedp.WaitVisible(chromedp.CSS("#queue-list")))
 		if who := textOf(t, ctx, "#who"); who != "Operator operator" && !strings.HasPrefix(who, "Operator ") {
@@ -337,6 +398,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		if meta := textOf(t, ctx, card+" .meta"); !strings.Contains(meta, "writer-bot (trust standard)") || !strings.Contains(meta, "email") {
 			t.Fatalf("item header shows %q, want the writer, its trust and the PII kind", meta)
 		}
+		noSeriousA11yViolations(t, ctx, axeSource(t), "queue with items")
 		shot(t, ctx, "queue")
 		edited := "Alice's contact details are in the CRM"
 		run(t, ctx, "edit and approve",
@@ -373,6 +435,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		if got := textOf(t, ctx, card+" .decided"); !strings.Contains(got, "rejected by "+s.op.ID) {
 			t.Fatalf("rejected item shows %q, want who rejected it", got)
 		}
+		// The reason is the server's, not the page's memory: a reload
+		// still shows it.
+		run(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#q-status")),
+			chromedp.SetValue(chromedp.CSS("#q-status"), "rejected"), chromedp.WaitVisible(chromedp.CSS(card+" .reject-reason")))
+		if got := textOf(t, ctx, card+" .reject-reason"); got != "reason: "+reason {
+			t.Fatalf("after a reload the rejected item shows %q", got)
+		}
+		run(t, ctx, "watch for violations again", eval(watchProblems))
 	})
 
 	step(t, "search and open a record's history", func(t *testing.T) {
@@ -410,6 +480,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		goTo(t, ctx, "#/memories", "#m-query")
 		run(t, ctx, "search for bob", chromedp.SetValue(chromedp.CSS("#m-query"), "Bob chess Portuguese"), submit("#m-query"),
 			chromedp.WaitVisible(chromedp.CSS("#m-results .state.empty")))
+		// The reason given for rejecting the item that named bob went with
+		// him; the item itself stays, decided.
+		card := fmt.Sprintf(`article[data-approval=%q]`, toReject.ApprovalID)
+		goTo(t, ctx, "#/queue", "#q-status")
+		run(t, ctx, "show rejected", chromedp.SetValue(chromedp.CSS("#q-status"), "rejected"), chromedp.WaitVisible(chromedp.CSS(card+" .decided")))
+		if n := get(t, ctx, "look for the reason", chromedp.Evaluate[int](`document.querySelectorAll('`+card+` .reject-reason').length`)); n != 0 {
+			t.Fatal("the rejected item still shows its reason after its subject was forgotten")
+		}
 	})
 
 	step(t, "verify the audit chain", func(t *testing.T) {
@@ -420,6 +498,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		run(t, ctx, "filter", chromedp.WaitVisible(chromedp.CSS("#a-list table")), chromedp.SendKeys(chromedp.CSS("#a-action"), "approval.reject"),
 			waitJS(`[...document.querySelectorAll("#a-list td.event")].length === 1`))
+		// The filter runs on the server: the page holds only the matching
+		// entries, and says so.
+		if got := textOf(t, ctx, "#a-list p.meta"); got != "1 matching entries loaded, newest first" {
+			t.Fatalf("filtered audit shows %q", got)
+		}
+		run(t, ctx, "filter by actor kind and action prefix", eval(`document.getElementById("a-action").value = ""`),
+			chromedp.SendKeys(chromedp.CSS("#a-action"), "console."), chromedp.SendKeys(chromedp.CSS("#a-actor"), "operator"),
+			waitJS(`(() => { const ev = [...document.querySelectorAll("#a-list td.event")].map(e => e.textContent);
+				return ev.length === 1 && ev[0] === "console.sign_in"; })()`))
+		run(t, ctx, "clear the filters", eval(`document.getElementById("a-actor").value = ""; document.getElementById("a-action").value = ""`),
+			chromedp.SendKeys(chromedp.CSS("#a-action"), "approval.reject"), waitJS(`[...document.querySelectorAll("#a-list td.event")].length === 1`))
 		shot(t, ctx, "audit")
 	})
 
@@ -431,6 +520,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		token := textOf(t, ctx, "[data-secret]")
 		if _, err := s.svc.Authenticate(bg, token); err != nil {
 			t.Fatalf("the token shown does not work: %v", err)
+		}
+		// Its trust changes in place, audited, and a reload shows it.
+		run(t, ctx, "raise trust", chromedp.SetValue(chromedp.CSS(row+" select.trust"), "trusted"),
+			waitJS(`document.getElementById("toast").textContent.includes("console-bot is now trusted")`))
+		if p, err := s.st.GetPrincipalByName(bg, s.op.Workspace, "console-bot"); err != nil || p.Trust != memory.Trusted {
+			t.Fatalf("stored trust after the change: %+v %v", p, err)
+		}
+		goTo(t, ctx, "#/queue", "#queue-list")
+		goTo(t, ctx, "#/principals", row)
+		if got := get(t, ctx, "read trust", chromedp.Evaluate[string](`document.querySelector('`+row+` select.trust').value`)); got != "trusted" {
+			t.Fatalf("after a reload the agent's trust shows %q", got)
 		}
 		shot(t, ctx, "agents")
 		run(t, ctx, "revoke", chromedp.Click(chromedp.CSS(row+` [data-act="revoke"]`)), chromedp.WaitVisible(chromedp.CSS(`dialog [data-confirm="ok"]`)),
@@ -487,16 +587,19 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot(t, ctx, "files")
 	})
 
-	step(t, "screens fit 1280 and phone widths", func(t *testing.T) {
+	step(t, "screens fit 1280 and phone widths, accessible", func(t *testing.T) {
+		axe := axeSource(t)
 		for _, w := range []struct {
 			name   string
 			wd, ht int64
 		}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
 			run(t, ctx, "resize", chromedp.EmulateViewport(w.wd, w.ht))
 			for _, sc := range []struct{ hash, ready string }{{"#/queue", "#queue-list"}, {"#/memories", "#m-query"}, {"#/audit", "#a-list table"},
-				{"#/principals", "#agents table"}, {"#/health", "#index .grid"}, {"#/graph/person:carol", "#g-out svg"}, {"#/files", "#f-list"}} {
+				{"#/principals", "#agents table"}, {"#/health", "#index .grid"}, {"#/graph/person:carol", "#g-out svg"}, {"#/files", "#f-list"},
+				{"#/forget", "#subject"}, {"#/memories/record/" + tea.Record.ID, `li.version[data-version="2"]`}} {
 				goTo(t, ctx, sc.hash, sc.ready)
 				noHorizontalScroll(t, ctx, w.name+" "+sc.hash)
+				noSeriousA11yViolations(t, ctx, axe, w.name+" "+sc.hash)
 			}
 			if w.name == "phone" {
 				goTo(t, ctx, "#/queue", "#queue-list")
@@ -508,6 +611,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot(t, ctx, "health")
 		goTo(t, ctx, "#/graph/person:carol", "#g-out svg")
 		shot(t, ctx, "graph")
+	})
+
+	step(t, "jobs on the health screen", func(t *testing.T) {
+		goTo(t, ctx, "#/health", fmt.Sprintf(`tr[data-job=%q]`, job.ID))
+		if got := textOf(t, ctx, fmt.Sprintf(`tr[data-job=%q] .job-state`, job.ID)); got != "queued" {
+			t.Fatalf("the job shows state %q", got)
+		}
+		run(t, ctx, "only dead jobs", chromedp.SetValue(chromedp.CSS("#j-state"), "dead"),
+			waitJS(`(document.querySelector("#jobs .state.empty") || {textContent: ""}).textContent === "No dead jobs."`))
+		run(t, ctx, "every state", chromedp.SetValue(chromedp.CSS("#j-state"), ""), chromedp.WaitVisible(chromedp.CSS(`tr[data-job]`)))
 	})
 
 	step(t, "no CSP violation or script error", func(t *testing.T) {

@@ -3,9 +3,10 @@
 // HTML, CSS and JavaScript modules (no build step, nothing fetched from
 // elsewhere). The page calls the REST API on the same origin; this
 // package holds only the assets, the security headers every console
-// response carries, and the session table that lets a signed-in
-// operator's cookie stand in for its token (internal/api checks it, in
-// the one place it checks tokens). See docs/console.md.
+// response carries, and the session cookie and CSRF rules that let a
+// signed-in operator's cookie stand in for its token (internal/api
+// checks it, in the one place it checks tokens; the sessions live in the
+// database, core.ConsoleSignIn). See docs/console.md.
 package console
 
 import (

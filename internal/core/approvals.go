@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/memgate/memgate/internal/fault"
@@ -205,6 +206,9 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 		if err := updateApproval(ctx, tx, a); err != nil {
 			return err
 		}
+		if reason != "" {
+			a.DecisionReason, a.ReasonSubjects = reason, reasonSubjects(rec)
+		}
 		if a.Kind == memory.ApprovalConflict && rec.Status == memory.Active {
 			// A conflict the maintenance sweep found between two admitted
 			// records: rejecting it invalidates the newer side (the older
@@ -219,6 +223,13 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 			return err
 		}
 		fx = rfx
+		if reason != "" {
+			// After the purge, which erases the reasons of the record's
+			// items: this one is written about the erasure itself.
+			if err := tx.UpdateApproval(ctx, a); err != nil {
+				return err
+			}
+		}
 		payload := map[string]any{"approval_id": a.ID, "record_id": rec.ID, "decision": memory.DecisionRejected,
 			"content_sha256": rec.ContentSHA256}
 		if reason != "" {
@@ -249,6 +260,11 @@ func (s *Service) settleSweptConflict(ctx context.Context, tx store.Tx, by memor
 	if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 		return ApprovalItem{}, err
 	}
+	if reason != "" {
+		if err := tx.UpdateApproval(ctx, a); err != nil {
+			return ApprovalItem{}, err
+		}
+	}
 	payload := map[string]any{"approval_id": a.ID, "record_id": rec.ID, "decision": memory.DecisionRejected,
 		"content_sha256": rec.ContentSHA256, "invalidated": invalidate}
 	if reason != "" {
@@ -258,6 +274,28 @@ func (s *Service) settleSweptConflict(ctx context.Context, tx store.Tx, by memor
 		return ApprovalItem{}, err
 	}
 	return ApprovalItem{Approval: a, Record: next}, nil
+}
+
+// reasonSubjects is what a decision reason about rec is erased with
+// besides rec itself: the sha256 of every subject rec names, as an
+// entity or as its scope (subjectScope), so forget_subject finds the
+// reason once rec is a tombstone that names nothing.
+func reasonSubjects(rec memory.Record) []string {
+	keys := slices.Clone(rec.Entities)
+	for label, id := range map[string]string{"user": rec.Scope.UserID, "agent": rec.Scope.AgentID,
+		"project": rec.Scope.ProjectID, "session": rec.Scope.SessionID} {
+		if id != "" {
+			keys = append(keys, label+":"+id)
+		}
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if h := memory.SHA256Hex(k); !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func openItem(ctx context.Context, tx store.Tx, ws, id string) (memory.Approval, memory.Record, error) {

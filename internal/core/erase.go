@@ -84,6 +84,11 @@ func (s *Service) purgeIn(ctx context.Context, tx store.Tx, ws, id, skip string,
 	if err := tx.PurgeRecord(ctx, ws, id, now); err != nil {
 		return tomb, fx, 0, 0, err
 	}
+	// An operator's reason for rejecting one of the record's items may
+	// quote it (memory.Approval.DecisionReason).
+	if _, err := tx.EraseApprovalReasons(ctx, ws, store.ReasonErasure{RecordID: id}); err != nil {
+		return tomb, fx, 0, 0, err
+	}
 	if msgs, err = tx.DeleteMessages(ctx, ws, "", []string{id}); err != nil {
 		return tomb, fx, 0, 0, err
 	}

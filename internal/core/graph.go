@@ -203,6 +203,12 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 			rep.Nodes += nodes
 		}
 		rep.Records = len(ids)
+		// Reasons operators gave for rejecting items that named the
+		// subject: their records are tombstones that name nothing now.
+		reasons, err := tx.EraseApprovalReasons(ctx, by.Workspace, store.ReasonErasure{SubjectSHA256: hash})
+		if err != nil {
+			return err
+		}
 		if label == "user" {
 			n, err := tx.DeleteMessages(ctx, by.Workspace, key, nil)
 			if err != nil {
@@ -235,7 +241,7 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 			return err
 		}
 		_, err = appendAudit(ctx, tx, by.Workspace, by, "", "subject.forget", now, map[string]any{
-			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges})
+			"subject_sha256": hash, "records": rep.Records, "messages": rep.Messages, "nodes": rep.Nodes, "edges": rep.Edges, "reasons": reasons})
 		return err
 	})
 	if preview && errors.Is(err, errPreview) {

@@ -266,7 +266,16 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		}
 		if head.Status == memory.Forgotten { // idempotent; a tombstone no longer names its writer
 			out = head
-			return nil
+			// A rejected item's record is a tombstone already; forgetting
+			// it still erases the operator's reason (DecisionReason).
+			n, err := tx.EraseApprovalReasons(ctx, p.Workspace, store.ReasonErasure{RecordID: id})
+			if err != nil || n == 0 {
+				return err
+			}
+			forgot = true
+			_, err = appendAudit(ctx, tx, p.Workspace, p, "", "record.forget", now, map[string]any{
+				"record_id": id, "type": string(head.Type), "content_sha256": head.ContentSHA256, "reasons": n})
+			return err
 		}
 		if !canChange(p, head) {
 			return errNotOwner()

@@ -89,4 +89,13 @@ type Approval struct {
 	ExpiresAt time.Time      `json:"expires_at"`
 	DecidedAt *time.Time     `json:"decided_at"`
 	DecidedBy string         `json:"decided_by,omitempty"`
+	// DecisionReason is the operator's reason for rejecting the item,
+	// kept readable for reviewers. It is operator free text that may
+	// quote the erased content, so forgetting the record or a subject it
+	// named erases it too (core/erase.go).
+	DecisionReason string `json:"decision_reason,omitempty"`
+	// ReasonSubjects is the sha256 (hex) of each subject ("label:key")
+	// the record named when the reason was written: how forget_subject
+	// finds the reason once the record is a tombstone. Never shown.
+	ReasonSubjects []string `json:"-"`
 }

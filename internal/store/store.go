@@ -52,6 +52,8 @@ type Store interface {
 // transactions. Every method is scoped to one workspace.
 type Reader interface {
 	EventReader
+	SessionReader
+	ListingReader
 	GetWorkspace(ctx context.Context, id string) (memory.Workspace, error)
 	ListWorkspaces(ctx context.Context) ([]memory.Workspace, error)
 
@@ -229,6 +231,8 @@ type Tx interface {
 	InsertPrincipal(ctx context.Context, p memory.Principal) error
 	// RevokePrincipal sets RevokedAt; ErrNotFound if absent.
 	RevokePrincipal(ctx context.Context, ws, id string, at time.Time) error
+	// SetTrust changes a principal's trust level; ErrNotFound if absent.
+	SetTrust(ctx context.Context, ws, id string, trust memory.Trust) error
 	// SetCredential replaces a principal's token hash (or user key hash)
 	// and clears RevokedAt; ErrNotFound if absent.
 	SetCredential(ctx context.Context, ws, id string, hash []byte) error
@@ -287,8 +291,13 @@ type Tx interface {
 	SetDecayScores(ctx context.Context, ws string, scores map[string]float64) error
 
 	InsertApproval(ctx context.Context, a memory.Approval) error
-	// UpdateApproval overwrites status, decided_at and decided_by.
+	// UpdateApproval overwrites status, decided_at, decided_by, the
+	// decision reason and its subjects.
 	UpdateApproval(ctx context.Context, a memory.Approval) error
+	// EraseApprovalReasons blanks the decision reasons (and their
+	// subjects) e selects and returns how many it blanked.
+	EraseApprovalReasons(ctx context.Context, ws string, e ReasonErasure) (int, error)
+	SessionWriter
 
 	// InsertMessage stores a message; ErrExists if one with the same key
 	// (see FindMessage) is stored.

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,17 +12,25 @@ import (
 	"github.com/memgate/memgate/internal/store"
 )
 
-const approvalCols = "id, workspace_id, record_id, kind, reason, status, created_at, expires_at, decided_at, decided_by"
+const approvalCols = "id, workspace_id, record_id, kind, reason, status, created_at, expires_at, decided_at, decided_by, decision_reason, reason_subjects"
 
 func scanApproval(row pgx.Row) (memory.Approval, error) {
 	var (
 		a            memory.Approval
 		kind, status string
+		subjects     string
 	)
 	err := row.Scan(&a.ID, &a.Workspace, &a.RecordID, &kind, &a.Reason, &status,
-		&a.CreatedAt, &a.ExpiresAt, &a.DecidedAt, &a.DecidedBy)
+		&a.CreatedAt, &a.ExpiresAt, &a.DecidedAt, &a.DecidedBy, &a.DecisionReason, &subjects)
 	if err != nil {
 		return memory.Approval{}, err
+	}
+	a.ReasonSubjects = []string{}
+	if err := json.Unmarshal([]byte(subjects), &a.ReasonSubjects); err != nil {
+		return memory.Approval{}, fmt.Errorf("reason_subjects: %w", err)
+	}
+	if a.ReasonSubjects == nil {
+		a.ReasonSubjects = []string{}
 	}
 	a.Kind = memory.ApprovalKind(kind)
 	a.Status = memory.ApprovalStatus(status)
@@ -89,14 +99,43 @@ func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit in
 }
 
 func (t *tx) InsertApproval(ctx context.Context, a memory.Approval) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+	_, err := t.q.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		a.ID, a.Workspace, a.RecordID, string(a.Kind), a.Reason, string(a.Status),
-		a.CreatedAt, a.ExpiresAt, a.DecidedAt, a.DecidedBy)
+		a.CreatedAt, a.ExpiresAt, a.DecidedAt, a.DecidedBy, a.DecisionReason, subjectList(a.ReasonSubjects))
 	return mapErr("postgres: insert approval "+a.ID, err)
 }
 
 func (t *tx) UpdateApproval(ctx context.Context, a memory.Approval) error {
-	tag, err := t.q.Exec(ctx, `UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3
-		WHERE workspace_id = $4 AND id = $5`, string(a.Status), a.DecidedAt, a.DecidedBy, a.Workspace, a.ID)
+	tag, err := t.q.Exec(ctx, `UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4, reason_subjects = $5
+		WHERE workspace_id = $6 AND id = $7`, string(a.Status), a.DecidedAt, a.DecidedBy, a.DecisionReason, subjectList(a.ReasonSubjects), a.Workspace, a.ID)
 	return affectedOne("postgres: update approval "+a.ID, tag, err)
+}
+
+// subjectList is the stored form of Approval.ReasonSubjects: a JSON
+// array of hex hashes ("[]" when none).
+func subjectList(list []string) string {
+	if len(list) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(list) // strings always marshal
+	return string(b)
+}
+
+// EraseApprovalReasons matches a subject by its quoted hash inside the
+// JSON array: hex holds no LIKE wildcard.
+func (t *tx) EraseApprovalReasons(ctx context.Context, ws string, e store.ReasonErasure) (int, error) {
+	if e.RecordID == "" && e.SubjectSHA256 == "" {
+		return 0, nil
+	}
+	subject := "-"
+	if e.SubjectSHA256 != "" {
+		subject = `%"` + e.SubjectSHA256 + `"%`
+	}
+	tag, err := t.q.Exec(ctx, `UPDATE approvals SET decision_reason = '', reason_subjects = '[]'
+		WHERE workspace_id = $1 AND (decision_reason <> '' OR reason_subjects <> '[]')
+		AND (record_id = $2 OR reason_subjects LIKE $3)`, ws, e.RecordID, subject)
+	if err != nil {
+		return 0, mapErr("postgres: erase approval reasons", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

@@ -215,8 +215,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// scrubTables hold text (or vectors of it) that erasure removes.
-const scrubTables = "records, record_versions, record_entities, record_vectors, embedding_cache, messages, nodes, edges"
+// scrubTables hold text (or vectors of it) that erasure removes
+// (approvals: operators' decision reasons).
+const scrubTables = "records, record_versions, record_entities, record_vectors, embedding_cache, messages, nodes, edges, approvals"
 
 // Scrub rewrites the tables that held erased data (VACUUM FULL), so the
 // dead row versions the erasing transaction left are gone from the

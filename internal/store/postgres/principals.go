@@ -139,6 +139,11 @@ func (t *tx) RevokePrincipal(ctx context.Context, ws, id string, at time.Time) e
 	return affectedOne("postgres: revoke principal "+id, tag, err)
 }
 
+func (t *tx) SetTrust(ctx context.Context, ws, id string, trust memory.Trust) error {
+	tag, err := t.q.Exec(ctx, `UPDATE principals SET trust = $1 WHERE workspace_id = $2 AND id = $3`, string(trust), ws, id)
+	return affectedOne("postgres: set trust of principal "+id, tag, err)
+}
+
 // affectedOne reports store.ErrNotFound unless the statement changed a row.
 func affectedOne(op string, tag pgconn.CommandTag, err error) error {
 	if err != nil {

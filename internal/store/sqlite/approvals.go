@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -15,10 +16,14 @@ func scanApproval(sc scanner) (memory.Approval, error) {
 		kind, status     string
 		created, expires int64
 		decided          sql.NullInt64
+		subjects         string
 	)
 	err := sc.Scan(&a.ID, &a.Workspace, &a.RecordID, &kind, &a.Reason, &status,
-		&created, &expires, &decided, &a.DecidedBy)
+		&created, &expires, &decided, &a.DecidedBy, &a.DecisionReason, &subjects)
 	if err != nil {
+		return memory.Approval{}, err
+	}
+	if a.ReasonSubjects, err = parseStringList("reason_subjects", subjects); err != nil {
 		return memory.Approval{}, err
 	}
 	a.Kind = memory.ApprovalKind(kind)
@@ -101,19 +106,48 @@ func (c *conn) ListExpiredApprovals(ctx context.Context, now time.Time, limit in
 
 func (t *tx) InsertApproval(ctx context.Context, a memory.Approval) error {
 	ctx = t.detach(ctx)
-	_, err := t.stmt(ctx, stInsertApproval).ExecContext(ctx,
+	subjects, err := stringList(a.ReasonSubjects)
+	if err != nil {
+		return fmt.Errorf("sqlite: insert approval %s: %w", a.ID, err)
+	}
+	_, err = t.stmt(ctx, stInsertApproval).ExecContext(ctx,
 		a.ID, a.Workspace, a.RecordID, string(a.Kind), a.Reason, string(a.Status),
-		micros(a.CreatedAt), micros(a.ExpiresAt), nullMicros(a.DecidedAt), a.DecidedBy)
+		micros(a.CreatedAt), micros(a.ExpiresAt), nullMicros(a.DecidedAt), a.DecidedBy, a.DecisionReason, subjects)
 	return mapErr("sqlite: insert approval "+a.ID, err)
 }
 
 func (t *tx) UpdateApproval(ctx context.Context, a memory.Approval) error {
 	ctx = t.detach(ctx)
 	op := "sqlite: update approval " + a.ID
+	subjects, err := stringList(a.ReasonSubjects)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	res, err := t.stmt(ctx, stUpdateApproval).ExecContext(ctx,
-		string(a.Status), nullMicros(a.DecidedAt), a.DecidedBy, a.Workspace, a.ID)
+		string(a.Status), nullMicros(a.DecidedAt), a.DecidedBy, a.DecisionReason, subjects, a.Workspace, a.ID)
 	if err != nil {
 		return mapErr(op, err)
 	}
 	return requireOne(op, res)
+}
+
+// EraseApprovalReasons matches a subject by its quoted hash inside the
+// JSON array: hex holds no LIKE wildcard.
+func (t *tx) EraseApprovalReasons(ctx context.Context, ws string, e store.ReasonErasure) (int, error) {
+	ctx = t.detach(ctx)
+	if e.RecordID == "" && e.SubjectSHA256 == "" {
+		return 0, nil
+	}
+	subject := "-"
+	if e.SubjectSHA256 != "" {
+		subject = `%"` + e.SubjectSHA256 + `"%`
+	}
+	res, err := t.db.ExecContext(ctx, `UPDATE approvals SET decision_reason = '', reason_subjects = '[]'
+		WHERE workspace_id = ? AND (decision_reason <> '' OR reason_subjects <> '[]')
+		AND (record_id = ? OR reason_subjects LIKE ?)`, ws, e.RecordID, subject)
+	if err != nil {
+		return 0, mapErr("sqlite: erase approval reasons", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapErr("sqlite: erase approval reasons", err)
 }

@@ -170,6 +170,16 @@ func (t *tx) RevokePrincipal(ctx context.Context, ws, id string, at time.Time) e
 	return requireOne(op, res)
 }
 
+func (t *tx) SetTrust(ctx context.Context, ws, id string, trust memory.Trust) error {
+	ctx = t.detach(ctx)
+	op := "sqlite: set trust of principal " + id
+	res, err := t.db.ExecContext(ctx, `UPDATE principals SET trust = ? WHERE workspace_id = ? AND id = ?`, string(trust), ws, id)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	return requireOne(op, res)
+}
+
 // requireOne reports store.ErrNotFound unless res changed exactly one row.
 func requireOne(op string, res sql.Result) error {
 	n, err := res.RowsAffected()

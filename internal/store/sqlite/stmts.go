@@ -76,7 +76,7 @@ const (
 
 const (
 	principalCols = "id, workspace_id, kind, name, trust, token_hash, created_at, revoked_at"
-	approvalCols  = "id, workspace_id, record_id, kind, reason, status, created_at, expires_at, decided_at, decided_by"
+	approvalCols  = "id, workspace_id, record_id, kind, reason, status, created_at, expires_at, decided_at, decided_by, decision_reason, reason_subjects"
 	auditCols     = "id, seq, ts, actor_kind, actor_id, event, payload, prev_hash, hash"
 )
 
@@ -142,8 +142,8 @@ var stmtSQL = [numStmts]string{
 	stInsertEntity: `INSERT OR IGNORE INTO record_entities (workspace_id, entity, record_id) VALUES (?, ?, ?)`,
 	stDeleteEntity: `DELETE FROM record_entities WHERE workspace_id = ? AND entity = ? AND record_id = ?`,
 
-	stInsertApproval: `INSERT INTO approvals (` + approvalCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stUpdateApproval: `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?
+	stInsertApproval: `INSERT INTO approvals (` + approvalCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stUpdateApproval: `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, decision_reason = ?, reason_subjects = ?
 		WHERE workspace_id = ? AND id = ?`,
 
 	stInsertAudit: `INSERT INTO audit_log (workspace_id, ` + auditCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -35,6 +35,9 @@ func assertApprovals(t *testing.T, what string, got []memory.Approval, want ...m
 		w.CreatedAt = memory.Canon(w.CreatedAt)
 		w.ExpiresAt = memory.Canon(w.ExpiresAt)
 		w.DecidedAt = memory.CanonPtr(w.DecidedAt)
+		if w.ReasonSubjects == nil {
+			w.ReasonSubjects = []string{}
+		}
 		if !reflect.DeepEqual(got[i], w) {
 			t.Fatalf("%s: approval %d mismatch\n got: %s\nwant: %s", what, i, dump(got[i]), dump(w))
 		}

@@ -17,7 +17,7 @@ export default function files(main, args) {
   const show = () => load(list, "files", async () => {
     const res = await get("/v1/files" + qs({ path_prefix: prefix.value }));
     if (!res.files.length) { clear(list, empty("No memory files yet.")); return; }
-    clear(list, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["Path", "Version", "Size", "Pinned", "Status"].map((c) => h("th", { scope: "col" }, c)))),
+    clear(list, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Memory files" }, h("table", {}, h("thead", {}, h("tr", {}, ["Path", "Version", "Size", "Pinned", "Status"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, res.files.map((f) => h("tr", {}, h("td", { class: "wrap" }, h("a", { href: "#/files/" + encodeURIComponent(f.id) }, f.path)),
         h("td", {}, f.version), h("td", {}, f.size_bytes + " B"), h("td", {}, f.pinned ? "yes" : ""), h("td", {}, f.status)))))));
   });

@@ -45,7 +45,7 @@ function draw(out, ref) {
         h("text", { ...S, x: p.x, y: p.y + 18, "text-anchor": "middle" }, name(n.node)));
       dots.push(a);
     }
-    const svg = h("svg", { ...S, class: "graph", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Neighbourhood of " + name(center) }, lines, labels, dots);
+    const svg = h("svg", { ...S, class: "graph", viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Neighbourhood of " + name(center) }, lines, labels, dots);
     const list = h("ul", { class: "relations" }, ns.map((n) => h("li", {}, "hop " + n.depth + ": ",
       (n.forward ? "→ " : "← ") + n.relation + " ", h("a", { href: "#/graph/" + encodeURIComponent(name(n.node)) }, name(n.node)))));
     clear(out, h("p", {}, "Neighbourhood of ", h("strong", {}, name(center)), " (" + ns.length + " nodes within two hops)"), svg, h("h2", {}, "Relations"), list);

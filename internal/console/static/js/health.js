@@ -1,8 +1,8 @@
 // health.js: /readyz, index sizes and the embedding backlog, durable
 // jobs, and the Prometheus metrics that matter as small charts, sampled
 // while the screen is open.
-import { get } from "./api.js";
-import { h, clear, load, empty, failed } from "./ui.js";
+import { get, qs } from "./api.js";
+import { h, clear, load, empty, failed, when, field } from "./ui.js";
 
 const S = { svg: true };
 // The series the charts plot: a name and how to read it from the
@@ -38,8 +38,27 @@ function chart(samples) {
 export default function health(main) {
   const ready = h("div", { id: "readyz" }), index = h("div", { id: "index" }), charts = h("div", { class: "grid", id: "charts" });
   const history = SERIES.map(() => []);
+  const jobs = h("div", { id: "jobs" });
+  const state = h("select", { id: "j-state" }, ["", "queued", "running", "done", "dead"].map((v) => h("option", { value: v }, v || "every state")));
+  const moreJobs = h("button", { type: "button", id: "jobs-more", hidden: true }, "More jobs");
+  let jobRows = [], jobCursor = "";
+  const showJobs = async () => {
+    const r = await get("/v1/jobs" + qs({ state: state.value, cursor: jobCursor, limit: 20 }));
+    jobRows = jobRows.concat(r.jobs);
+    jobCursor = r.next_cursor || "";
+    moreJobs.hidden = !jobCursor;
+    if (!jobRows.length) { clear(jobs, empty(state.value ? "No " + state.value + " jobs." : "No durable jobs yet.")); return; }
+    clear(jobs, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Jobs" }, h("table", {}, h("thead", {}, h("tr", {}, ["Kind", "State", "Attempts", "Updated", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, jobRows.map((j) => h("tr", { "data-job": j.id }, h("td", {}, j.kind), h("td", { class: "job-state" }, j.status), h("td", {}, String(j.attempts)),
+        h("td", {}, when(j.updated_at)), h("td", { class: "wrap" }, j.last_error || "")))))));
+  };
+  const reloadJobs = () => { jobRows = []; jobCursor = ""; load(jobs, "jobs", showJobs); };
+  state.addEventListener("change", reloadJobs);
+  moreJobs.addEventListener("click", () => load(jobs, "jobs", showJobs));
   clear(main, h("h1", {}, "Health"), h("h2", {}, "Readiness"), ready, h("h2", {}, "Search index"), index,
+    h("h2", {}, "Jobs"), h("div", { class: "bar" }, field("State", state)), jobs, moreJobs,
     h("h2", {}, "Metrics (sampled every 5 s while this screen is open)"), charts);
+  reloadJobs();
   const tick = async () => {
     try {
       const res = await fetch("/readyz", { cache: "no-store" });

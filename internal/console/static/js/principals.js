@@ -1,6 +1,7 @@
-// principals.js: agents (create with trust, token shown once, rotate,
-// revoke) and gateway users (create, key shown once, rotate, revoke).
-import { get, post, del } from "./api.js";
+// principals.js: agents (create with trust, change trust, token shown
+// once, rotate, revoke) and gateway users (create, key shown once,
+// rotate, revoke).
+import { get, post, del, patch } from "./api.js";
 import { h, clear, load, empty, toast, when, field, shownOnce, confirmDialog } from "./ui.js";
 
 const TRUST = ["standard", "trusted", "restricted", "read_only"];
@@ -24,8 +25,8 @@ export default function principals(main) {
   const showAgents = () => load(agents, "agents", async () => {
     const r = await get("/v1/agents");
     if (!r.agents.length) { clear(agents, empty("No agents yet.")); return; }
-    clear(agents, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Trust", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, r.agents.map((a) => h("tr", { "data-agent": a.name }, h("td", {}, a.name), h("td", {}, a.trust || "standard"), h("td", {}, when(a.created_at)),
+    clear(agents, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Agents" }, h("table", {}, h("thead", {}, h("tr", {}, ["Name", "Trust", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, r.agents.map((a) => h("tr", { "data-agent": a.name }, h("td", {}, a.name), h("td", {}, trustPicker(a)), h("td", {}, when(a.created_at)),
         h("td", { class: "state-cell" }, a.revoked_at ? "revoked " + when(a.revoked_at) : "active"),
         h("td", {}, h("button", { type: "button", "data-act": "rotate", onclick: () => rotate("/v1/agents/" + encodeURIComponent(a.id) + "/rotate", "agent " + a.name) }, a.revoked_at ? "Reinstate (new token)" : "Rotate"),
           a.revoked_at ? null : h("button", { type: "button", class: "danger", "data-act": "revoke", onclick: () => revoke("/v1/agents/" + encodeURIComponent(a.id), "agent " + a.name, showAgents) }, "Revoke"))))))));
@@ -34,11 +35,25 @@ export default function principals(main) {
     const r = await get("/users");
     const us = r.users || [];
     if (!us.length) { clear(users, empty("No gateway users yet.")); return; }
-    clear(users, h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ["User", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
+    clear(users, h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "Gateway users" }, h("table", {}, h("thead", {}, h("tr", {}, ["User", "Created", "State", ""].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, us.map((u) => h("tr", {}, h("td", {}, u.user_id), h("td", {}, when(u.created_at)), h("td", {}, u.revoked_at ? "revoked" : "active"),
         h("td", {}, h("button", { type: "button", onclick: () => rotate("/users/" + encodeURIComponent(u.user_id) + "/rotate-key", "user " + u.user_id) }, "Rotate key"),
           u.revoked_at ? null : h("button", { type: "button", class: "danger", onclick: () => revoke("/users/" + encodeURIComponent(u.user_id), "user " + u.user_id, showUsers) }, "Revoke"))))))));
   });
+  // An agent's trust level changes in place (PATCH, audited as
+  // agent.trust); its next request is gated at the new level.
+  function trustPicker(a) {
+    const sel = h("select", { class: "trust", "aria-label": "Trust of agent " + a.name }, TRUST.map((t) => h("option", { value: t }, t)));
+    sel.value = a.trust || "standard";
+    sel.addEventListener("change", async () => {
+      try {
+        const r = await patch("/v1/agents/" + encodeURIComponent(a.id), { trust: sel.value });
+        a.trust = r.agent.trust;
+        toast("Agent " + a.name + " is now " + a.trust);
+      } catch (e) { sel.value = a.trust || "standard"; toast(e.message); }
+    });
+    return sel;
+  }
   async function rotate(path, what) {
     if (!await confirmDialog("Rotate the credential of " + what + "?", "The old one stops working at once.", "Rotate")) return;
     try { const r = await post(path); clear(secret, shownOnce("New credential of " + what, r.token || r.user_key)); showAgents(); showUsers(); } catch (e) { toast(e.message); }

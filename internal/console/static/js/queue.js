@@ -6,10 +6,6 @@ import { get, post, qs } from "./api.js";
 import { h, clear, load, empty, failed, toast, when, field, diff, highlight } from "./ui.js";
 
 const ACCESS = ["", "public", "agent", "user", "system", "sensitive"];
-// Reasons given in this page, by approval id. The server keeps only a
-// hash of a reason (free text may quote the erased content), so a reason
-// is readable for as long as this page is open (docs/console.md).
-const reasons = new Map();
 
 export default function queue(main) {
   let status = "pending", kind = "", items = [], cursor = "", sel = 0, trust = new Map();
@@ -94,7 +90,7 @@ export default function queue(main) {
     }
     if (status === "pending") kids.push(actions(it));
     else kids.push(h("p", { class: "meta decided" }, it.status + " by " + (it.decided_by || "—") + " at " + when(it.decided_at),
-      reasons.has(it.id) ? h("span", { class: "reject-reason" }, "reason: " + reasons.get(it.id)) : null));
+      it.decision_reason ? h("span", { class: "reject-reason" }, "reason: " + it.decision_reason) : null));
     const c = h("article", { class: "card" + (i === sel ? " selected" : ""), "data-approval": it.id, tabindex: "-1", "aria-label": it.kind + " item " + (i + 1) }, kids);
     c.addEventListener("click", () => { sel = i; mark(); });
     return c;
@@ -121,7 +117,6 @@ export default function queue(main) {
   async function act(it, what, body, err) {
     try {
       await post("/v1/approvals/" + encodeURIComponent(it.id) + "/" + what, body);
-      if (what === "reject" && body.reason) reasons.set(it.id, body.reason);
       items = items.filter((x) => x.id !== it.id);
       render(); mark();
       toast((what === "approve" ? "Approved" : "Rejected") + " " + it.kind + " item" + (body.reason ? " — reason: " + body.reason : ""));
