@@ -436,7 +436,8 @@ func TestRenderEndsWithJSONLine(t *testing.T) {
 	sum := Summarize(ds, res)
 	for _, jsonOnly := range []bool{false, true} {
 		var out bytes.Buffer
-		if err := Render(&out, sum, res, RenderOptions{Data: "fixture.json", Embedder: "none", Wall: 1500 * time.Millisecond, JSONOnly: jsonOnly}); err != nil {
+		if err := Render(&out, sum, res, RenderOptions{Data: "fixture.json", Embedder: "none", Wall: 1500 * time.Millisecond, JSONOnly: jsonOnly,
+			Command: "memgate bench locomo --data fixture.json"}); err != nil {
 			t.Fatal(err)
 		}
 		text := out.String()
@@ -459,6 +460,12 @@ func TestRenderEndsWithJSONLine(t *testing.T) {
 		if j["bench"] != "locomo" || j["embedder"] != "none" || j["wall_s"] != 1.5 || overall["recall@1"] != 0.8333 ||
 			overall["multi_hop_recall@10"] != 0.75 || overall["recall_all@10"] != 0.8333 || cats["adversarial"] == nil {
 			t.Errorf("json line %s", lines[len(lines)-1])
+		}
+		if m, _ := j["machine"].(map[string]any); m["cores"] == nil || j["command"] != "memgate bench locomo --data fixture.json" {
+			t.Errorf("json line without the machine or the command: %v", j)
+		}
+		if !jsonOnly && !strings.HasPrefix(text, "machine: ") {
+			t.Errorf("summary does not start with the machine: %s", text)
 		}
 		// "Which instrument does the sister play" names a category: the derived
 		// keys signal answers it too.

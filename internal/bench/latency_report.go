@@ -29,6 +29,8 @@ func latJSON(p Percentiles) *LatencyLatJSON {
 // LatencyJSON is the machine-readable summary printed last.
 type LatencyJSON struct {
 	Bench    string  `json:"bench"`
+	Machine  Machine `json:"machine"`
+	Command  string  `json:"command,omitempty"`
 	Records  int     `json:"records"`
 	Embedder string  `json:"embedder"`
 	WallS    float64 `json:"wall_s"`
@@ -159,6 +161,7 @@ func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
 type LatencyRender struct {
 	Data     string
 	JSONOnly bool
+	Command  string // the command line that reproduces the run
 }
 
 // RenderLatency prints the human tables (unless JSONOnly) and then, last,
@@ -166,9 +169,14 @@ type LatencyRender struct {
 func RenderLatency(w io.Writer, r *LatencyResult, ro LatencyRender) error {
 	bw := bufio.NewWriter(w)
 	if !ro.JSONOnly {
+		if ro.Command != "" {
+			PrintHeader(bw, ro.Command)
+		}
 		renderLatencyText(bw, r, ro)
 	}
-	line, err := json.Marshal(BuildLatencyJSON(r))
+	j := BuildLatencyJSON(r)
+	j.Machine, j.Command = ThisMachine(), ro.Command
+	line, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}

@@ -274,12 +274,20 @@ func TestLatencyLexicalOnly(t *testing.T) {
 	}
 	for _, jsonOnly := range []bool{false, true} {
 		var out bytes.Buffer
-		if err := RenderLatency(&out, res, LatencyRender{Data: path, JSONOnly: jsonOnly}); err != nil {
+		if err := RenderLatency(&out, res, LatencyRender{Data: path, JSONOnly: jsonOnly, Command: "memgate bench latency --records 300"}); err != nil {
 			t.Fatal(err)
 		}
 		j := checkLatencyLine(t, out.String(), res, false)
 		if j["embedder"] != "none" || j["hnsw_recall@10"] != nil || j["vectors"] != 0.0 {
 			t.Errorf("json %v", j)
+		}
+		// The machine and the command that reproduces the run, in the
+		// JSON line and atop the human summary (issue 14).
+		if m, _ := j["machine"].(map[string]any); m["cores"] == nil || m["cpu"] == nil || j["command"] != "memgate bench latency --records 300" {
+			t.Errorf("json line without the machine or the command: %v", j)
+		}
+		if !jsonOnly && (!strings.HasPrefix(out.String(), "machine: ") || !strings.Contains(out.String(), "\ncommand: memgate bench latency --records 300\n")) {
+			t.Errorf("summary does not start with the machine and the command:\n%s", out.String())
 		}
 		text := out.String()
 		if n := strings.Count(text, "\n"); jsonOnly && n != 1 || !jsonOnly && (n < 20 || !strings.Contains(text, "p95 ms") ||

@@ -19,11 +19,14 @@ type RenderOptions struct {
 	Embedder string // model id or "none"
 	Wall     time.Duration
 	JSONOnly bool
+	Command  string // the command line that reproduces the run
 }
 
 // JSONLine is the machine-readable summary printed last.
 type JSONLine struct {
 	Bench            string                        `json:"bench"`
+	Machine          Machine                       `json:"machine"`
+	Command          string                        `json:"command,omitempty"`
 	Data             string                        `json:"data,omitempty"`
 	Embedder         string                        `json:"embedder"`
 	Signals          []string                      `json:"signals"`
@@ -75,7 +78,7 @@ func figures(bench string, s *Stats, ks []int) map[string]float64 {
 
 // BuildJSON assembles the summary line.
 func BuildJSON(sum *Summary, res *Result, ro RenderOptions) JSONLine {
-	j := JSONLine{Bench: res.Bench, Data: ro.Data, Embedder: ro.Embedder, Signals: res.SignalsUsed,
+	j := JSONLine{Bench: res.Bench, Machine: ThisMachine(), Command: ro.Command, Data: ro.Data, Embedder: ro.Embedder, Signals: res.SignalsUsed,
 		SignalsRequested: res.SignalsRequested, KMax: res.KMax, WallS: round4(ro.Wall.Seconds()),
 		Overall: figures(res.Bench, sum.Overall, sum.Ks), Questions: sum.Overall.N, Skipped: sum.Skipped,
 		Conversations: res.Convs, Turns: res.Turns, Decisions: res.Decisions, Quarantined: res.Quarantined,
@@ -120,6 +123,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func Render(w io.Writer, sum *Summary, res *Result, ro RenderOptions) error {
 	bw := bufio.NewWriter(w)
 	if !ro.JSONOnly {
+		if ro.Command != "" {
+			PrintHeader(bw, ro.Command)
+		}
 		renderText(bw, sum, res, ro)
 	}
 	line, err := json.Marshal(BuildJSON(sum, res, ro))

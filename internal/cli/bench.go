@@ -251,7 +251,7 @@ func runBench(env Env, args []string) error {
 	}
 	sum := bench.Summarize(ds, res)
 	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: data, Embedder: embedder,
-		Wall: time.Since(start), JSONOnly: jsonOnly})
+		Wall: time.Since(start), JSONOnly: jsonOnly, Command: "memgate bench " + strings.Join(args, " ")})
 }
 
 // defaultLatencyData is the corpus of `memgate bench latency` when --data
@@ -395,7 +395,8 @@ func runBenchLatency(env Env, args []string) error {
 		return err
 	}
 	res.Wall = time.Since(start)
-	return bench.RenderLatency(env.Stdout, res, bench.LatencyRender{Data: data, JSONOnly: jsonOnly})
+	return bench.RenderLatency(env.Stdout, res, bench.LatencyRender{Data: data, JSONOnly: jsonOnly,
+		Command: "memgate bench latency " + strings.Join(args, " ")})
 }
 
 // isTerminal reports whether w is a character device (a terminal), where

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/memgate/memgate/internal/api"
+	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
@@ -93,8 +95,15 @@ func runBenchBackup(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, _ := json.Marshal(res)
+	cmd := strings.TrimSpace("memgate bench backup " + strings.Join(args, " "))
+	raw, _ := json.Marshal(struct {
+		Bench   string        `json:"bench"`
+		Machine bench.Machine `json:"machine"`
+		Command string        `json:"command"`
+		backupBenchResult
+	}{"backup", bench.ThisMachine(), cmd, res})
 	if !jsonOnly {
+		bench.PrintHeader(env.Stdout, cmd)
 		fmt.Fprintf(env.Stdout, "records %d (database %.1f MiB), %d writers over HTTP\n", res.Records, float64(res.DatabaseBytes)/(1<<20), res.Writers)
 		fmt.Fprintf(env.Stdout, "backup: %s, %.1f MiB, restore check %v\n", res.BackupTook.Round(time.Millisecond), float64(res.BackupBytes)/(1<<20), res.RestoreChecked)
 		for _, r := range []struct {

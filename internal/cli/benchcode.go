@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/retrieve"
 )
@@ -74,6 +75,9 @@ func runBenchCode(env Env, args []string) error {
 	op := a.operator()
 	kn := knowledge.New(a.svc, knowledge.Options{})
 	type summary struct {
+		Bench           string                `json:"bench"`
+		Machine         bench.Machine         `json:"machine"`
+		Command         string                `json:"command"`
 		GoRoot          string                `json:"goroot"`
 		Files           int                   `json:"files"`
 		Chunks          int                   `json:"chunks"`
@@ -85,7 +89,7 @@ func runBenchCode(env Env, args []string) error {
 		ChunksPerSecond float64               `json:"embedded_chunks_per_second"`
 		Scores          []knowledge.CodeScore `json:"scores"`
 	}
-	sum := summary{GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
+	sum := summary{Bench: "code", Machine: bench.ThisMachine(), Command: strings.TrimSpace("memgate bench code " + strings.Join(args, " ")), GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
 	start := time.Now()
 	sum.Chunks, err = kn.IngestDocs(ctx, op, corpus.Docs, 0, func(done int) {
 		if done%500 == 0 {
@@ -157,6 +161,7 @@ func runBenchCode(env Env, args []string) error {
 		}
 	}
 	if !jsonOnly {
+		bench.PrintHeader(env.Stdout, sum.Command)
 		fmt.Fprintf(env.Stdout, "%-8s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
 		for _, s := range sum.Scores {
 			fmt.Fprintf(env.Stdout, "%-8s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)

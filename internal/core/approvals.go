@@ -141,7 +141,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 			return err
 		}
 		changed = []memory.Record{next}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now); err != nil {
+		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
 			return err
 		}
 		regranted, err := regrant(ctx, tx, by.Workspace, &rec, next)

@@ -111,7 +111,7 @@ func (s *Service) embedTasks(ctx context.Context, tasks []store.VectorTask) (int
 	}
 	fresh := map[string][]float32{}
 	if len(texts) > 0 {
-		vecs, err := emb.Embed(ctx, texts)
+		vecs, err := s.embedPaced(ctx, emb, texts)
 		if err != nil {
 			return 0, err
 		}

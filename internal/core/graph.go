@@ -47,7 +47,7 @@ func (s *Service) nodeOrigin(p memory.Principal, origin string) (memory.NodeProv
 // MENTIONS edges; the record_entities index holds the links). Quarantined
 // records create nothing, since their entities may be what the PII screen
 // flagged.
-func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time) ([]memory.Node, error) {
+func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time, known map[string]memory.Node) ([]memory.Node, error) {
 	if r.Status == memory.Quarantined || r.Status == memory.Forgotten {
 		return nil, nil
 	}
@@ -57,6 +57,9 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		label, key, ok := strings.Cut(e, ":")
 		if !ok {
 			continue
+		}
+		if _, ok := known[e]; ok {
+			continue // the caller holds it, current: it exists
 		}
 		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
 		// No direct grant: the node is seen through the records that
@@ -69,6 +72,9 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		n, inserted, err := tx.EnsureNode(ctx, p.Workspace, n)
 		if err != nil {
 			return nil, err
+		}
+		if known != nil {
+			known[e] = n
 		}
 		if inserted {
 			created = append(created, n)

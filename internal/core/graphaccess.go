@@ -208,6 +208,12 @@ func recordGrants(ctx context.Context, r store.Reader, ws, entity string) ([]mem
 // that may have shrunk (forget, rejection, access lowered, an entity
 // removed) is recomputed from the records that name the node.
 func regrant(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record) ([]memory.Node, error) {
+	return regrantKnown(ctx, tx, ws, old, next, nil)
+}
+
+// regrantKnown is regrant with the entity nodes linkEntities just read or
+// created in tx (known, by entity), which it does not read again.
+func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record, known map[string]memory.Node) ([]memory.Node, error) {
 	newG, newOK := recordGrant(next)
 	var oldG memory.Grant
 	oldOK := false
@@ -223,9 +229,12 @@ func regrant(ctx context.Context, tx store.Tx, ws string, old *memory.Record, ne
 	}
 	var changed []memory.Node
 	for _, e := range ents {
-		n, ok, err := entityNode(ctx, tx, ws, e)
-		if err != nil {
-			return nil, err
+		n, ok := known[e]
+		var err error
+		if !ok {
+			if n, ok, err = entityNode(ctx, tx, ws, e); err != nil {
+				return nil, err
+			}
 		}
 		if !ok {
 			continue
@@ -249,6 +258,9 @@ func regrant(ctx context.Context, tx store.Tx, ws string, old *memory.Record, ne
 		n.Grants = gs
 		if err := tx.UpdateNode(ctx, ws, n); err != nil {
 			return nil, err
+		}
+		if _, ok := known[e]; ok {
+			known[e] = n
 		}
 		changed = append(changed, n)
 	}

@@ -38,6 +38,7 @@ func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int
 // when more follow. Without limit and cursor it is the whole graph, as
 // the reference answers.
 func (s *Service) KGReadGraphPage(ctx context.Context, p memory.Principal, limit int, cursor string) (KGGraph, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	limit, err := kgLimit(limit)
 	if err != nil {
 		return KGGraph{}, err
@@ -113,6 +114,7 @@ func kgDecodeCursor(c string) (*kgNode, error) {
 // (relevance at least kgMinRelevance, at most kgRanked) are returned
 // instead, best first, Ranked saying so.
 func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	limit, err := kgLimit(limit)
 	if err != nil {
 		return KGGraph{}, err
@@ -144,8 +146,9 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 		tier, count int
 	}
 	var hits []hit
+	find := newKGFinder(q)
 	for _, k := range sp.ents {
-		if !nul && !strings.Contains(k.blob, q) {
+		if !nul && !find.contains(k.blob) {
 			continue
 		}
 		if !nodeVisible(p, k.n) {
@@ -231,6 +234,7 @@ func (s *Service) kgRankedSearch(ctx context.Context, sp *kgSpace, p memory.Prin
 // KGOpenNodes returns the named entities that exist, in the reference's
 // order, with the relations that touch them.
 func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	if len(names) > KGMaxNames {
 		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxNames)+" names")
 	}

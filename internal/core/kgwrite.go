@@ -184,9 +184,9 @@ func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props jso
 // stored and its writer and operators read it back, flagged. A credential
 // or secret is refused, failing the call with an error naming field, and
 // so is anything else the gate refuses: nothing is silently dropped.
-func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, field string) (held bool, err error) {
+func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, field string, nodes map[string]memory.Node) (held bool, err error) {
 	req := WriteRequest{Type: memory.Entity, Category: KGCategory, Content: kgContent(name, observation),
-		Entities: []string{kgEntityRef(name)}, exactByCaller: true}
+		Entities: []string{kgEntityRef(name)}, exactByCaller: true, nodes: nodes}
 	refused := func(err error) error {
 		k.refused = &memory.Record{Type: req.Type, ContentSHA256: memory.SHA256Hex(req.Content)}
 		fe := *fault.As(err)
@@ -252,14 +252,18 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 				}
 				continue
 			}
-			if _, err := k.createNode(ctx, tx, e.Name, e.EntityType); errors.Is(err, errKGTaken) {
+			n, err := k.createNode(ctx, tx, e.Name, e.EntityType)
+			if errors.Is(err, errKGTaken) {
 				continue
 			} else if err != nil {
 				return err
 			}
+			// The node as this transaction wrote it: its observations
+			// link to it without reading it again.
+			nodes := map[string]memory.Node{kgEntityRef(e.Name): n}
 			got := KGEntity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
 			for j, o := range e.Observations {
-				held, err := k.observe(ctx, tx, e.Name, o, fmt.Sprintf("entities[%d].observations[%d]", i, j))
+				held, err := k.observe(ctx, tx, e.Name, o, fmt.Sprintf("entities[%d].observations[%d]", i, j), nodes)
 				if err != nil {
 					return err
 				}
@@ -465,7 +469,7 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 				if slices.Contains(cur, c) {
 					continue
 				}
-				held, err := k.observe(ctx, tx, o.EntityName, c, fmt.Sprintf("observations[%d].contents[%d]", i, j))
+				held, err := k.observe(ctx, tx, o.EntityName, c, fmt.Sprintf("observations[%d].contents[%d]", i, j), nil)
 				if err != nil {
 					return err
 				}

@@ -106,6 +106,7 @@ func (req PatchRequest) apply(r memory.Record) memory.Record {
 // expected_version is a version_conflict and writes nothing, audit
 // included.
 func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req PatchRequest) (WriteResult, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	if req.ExpectedVersion == nil {
 		return WriteResult{}, fault.Field("expected_version", "is required")
 	}
@@ -210,10 +211,11 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if err := fileChanged(ctx, tx, p.Workspace, next, "updated", now); err != nil {
 			return err
 		}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now); err != nil {
+		known := map[string]memory.Node{}
+		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, p.Workspace, &head, next)
+		regranted, err := regrantKnown(ctx, tx, p.Workspace, &head, next, known)
 		if err != nil {
 			return err
 		}

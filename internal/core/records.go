@@ -47,6 +47,11 @@ type WriteRequest struct {
 	// observations (the reference server's rule): the gate then neither
 	// merges near-duplicates nor exact ones.
 	exactByCaller bool
+	// nodes are entity nodes the caller read or wrote in this same
+	// transaction, by entity, kept current by the write (regrantKnown):
+	// linking and regranting do not read them again (the drop-in's
+	// create_entities writes an entity's node, then its observations).
+	nodes map[string]memory.Node
 	// ownTurn is set by the gateway for a user's own chat turn
 	// (gate.Input.OwnConversation).
 	ownTurn bool
@@ -146,6 +151,7 @@ func (s *Service) draft(p memory.Principal, req WriteRequest, now time.Time) mem
 // Write runs a proposed record through the gate (SPEC §4) and stores it.
 // Every decision, rejections included, is one audit entry.
 func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteRequest) (WriteResult, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	now := s.clock()
 	r := s.draft(p, req, now)
 	decisionID := memory.NewID()
@@ -289,11 +295,15 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		changed = append(changed, r)
-		nodes, err := s.linkEntities(ctx, tx, p, r, now)
+		known := req.nodes
+		if known == nil {
+			known = map[string]memory.Node{}
+		}
+		nodes, err := s.linkEntities(ctx, tx, p, r, now, known)
 		if err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, p.Workspace, nil, r)
+		regranted, err := regrantKnown(ctx, tx, p.Workspace, nil, r, known)
 		if err != nil {
 			return err
 		}

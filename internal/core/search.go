@@ -132,6 +132,7 @@ const MaxK = 100
 // Search runs a hybrid search as p. Filters are applied before ranking;
 // records p may not read are never candidates.
 func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequest) (SearchResponse, error) {
+	defer s.fgBegin()() // background embedding yields (yield.go)
 	if s.index == nil {
 		return SearchResponse{}, fault.New(fault.Unavailable, "search index is not available")
 	}

@@ -76,6 +76,7 @@ type Service struct {
 	touches   chan touch    // retrieval bookkeeping, drained by RunUsage
 	embedWake chan struct{} // nudges RunEmbedder after writes
 	embedCur  embedCursor   // where the embedding job's work list was read up to
+	fg        foreground    // requests in flight, which background embedding yields to (yield.go)
 
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
@@ -192,6 +193,7 @@ func storeErr(err error, what string) error {
 
 // tx runs fn in a store transaction and maps store errors to faults.
 func (s *Service) tx(ctx context.Context, what string, fn func(store.Tx) error) error {
+	defer s.fgBegin()()
 	ctx, span := tracing.Start(ctx, "store.tx", attribute.String("memgate.object", what))
 	defer span.End()
 	err := storeErr(s.store.Tx(ctx, fn), what)

@@ -173,7 +173,7 @@ func (m *USELite) Embed(ctx context.Context, texts []string) ([][]float32, error
 	for i := range out {
 		out[i] = back[i*m.dim : (i+1)*m.dim : (i+1)*m.dim]
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(texts))
+	workers := min(workerLimit(ctx, runtime.GOMAXPROCS(0)), len(texts))
 	if workers <= 1 {
 		ws := m.getWork()
 		defer m.work.Put(ws)

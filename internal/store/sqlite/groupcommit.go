@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/memgate/memgate/internal/store"
 )
@@ -124,6 +125,7 @@ func (s *Store) runBatch(batch []*txReq) {
 				return
 			}
 		}
+		heads := maps.Clone(t.heads)
 		r.err, r.pnc = call(t, r.fn)
 		failed := r.err != nil || r.pnc != nil
 		switch {
@@ -139,6 +141,7 @@ func (s *Store) runBatch(batch []*txReq) {
 				finish(mapErr("sqlite: rollback to savepoint", err))
 				return
 			}
+			t.heads = heads // the chain heads as they were before it
 			fallthrough
 		case !single:
 			if _, err := sqlTx.Exec("RELEASE " + sp); err != nil {
@@ -154,6 +157,11 @@ func (s *Store) runBatch(batch []*txReq) {
 	if live == 0 {
 		_ = sqlTx.Rollback()
 		finish(nil)
+		return
+	}
+	if err := t.flushAuditHeads(context.Background()); err != nil {
+		_ = sqlTx.Rollback()
+		finish(err)
 		return
 	}
 	if err := sqlTx.Commit(); err != nil {

@@ -288,6 +288,7 @@ func (c *conn) stmt(ctx context.Context, id stmtID) *sql.Stmt {
 type tx struct {
 	conn
 	cache [numStmts]*sql.Stmt
+	heads map[string]auditHead // audit chain heads of this transaction (AppendAudit)
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -183,6 +184,58 @@ func testAuditConcurrent(t *testing.T, s store.Store) {
 		}
 		verifyChain(t, "workspace "+ws, es)
 	}
+}
+
+// testAuditConcurrentRollback: concurrent transactions append audit
+// entries, and some then fail (an error or a panic) after appending; the
+// chain holds exactly the committed ones, contiguous and linked, however
+// the backend batches transactions, and a later append continues it.
+func testAuditConcurrentRollback(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustWorkspace(t, s, "a")
+	const n = 40
+	errPlanned := errors.New("planned failure")
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			defer func() { _ = recover() }()
+			results[i] = s.Tx(ctx, func(tx store.Tx) error {
+				for j := range 2 {
+					if _, err := tx.AppendAudit(ctx, "a", NewAuditEntry("test", fmt.Sprintf(`{"tx": %d, "j": %d}`, i, j))); err != nil {
+						return err
+					}
+				}
+				switch i % 4 {
+				case 1:
+					return errPlanned
+				case 3:
+					panic("planned panic")
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	committed := 0
+	for i, err := range results {
+		if i%4 == 0 || i%4 == 2 {
+			if err != nil {
+				t.Fatalf("tx %d: %v", i, err)
+			}
+			committed++
+		}
+	}
+	es := listAudit(t, s, "a", 0, store.MaxLimit)
+	if len(es) != 2*committed {
+		t.Fatalf("%d entries, want %d (the committed transactions' only)", len(es), 2*committed)
+	}
+	verifyChain(t, "after concurrent rollbacks", es)
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.AppendAudit(ctx, "a", NewAuditEntry("test", `{"after": true}`))
+		return err
+	})
+	verifyChain(t, "extended after concurrent rollbacks", listAudit(t, s, "a", 0, store.MaxLimit))
 }
 
 // testPageLimits checks that the list methods other than ListRecords

@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SetTrust", testSetTrust},
 		{"AuditChain", testAuditChain},
 		{"AuditConcurrent", testAuditConcurrent},
+		{"AuditConcurrentRollback", testAuditConcurrentRollback},
 		{"PageLimits", testPageLimits},
 		{"TxRollback", testTxRollback},
 		{"TxPanic", testTxPanic},

@@ -7,7 +7,10 @@
 // scripts/mcp-bench.sh, which builds memgate and prepares its data
 // directory:
 //
-//   node kgbench.js --memgate BIN --data-dir DIR --agent NAME [--entities 10000] [--calls 200]
+//   node kgbench.js --memgate BIN --data-dir DIR --agent NAME [--entities 10000] [--calls 200] [--only memgate]
+//
+// --only memgate skips the reference (whose create_entities rewrites its
+// whole file per call, so at 100,000 entities it alone takes many minutes).
 //
 // The corpus is generated (deterministic): entities named like people and
 // projects, three observations each in the style of conversation turns.
@@ -111,8 +114,19 @@ const tmp = mkdtempSync(join(tmpdir(), "kgbench-"));
 try {
   const refBin = join(import.meta.dirname, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
   process.env.MEMORY_FILE_PATH = join(tmp, "memory.jsonl");
-  const ref = await run("reference", process.execPath, [refBin], a);
+  const mg0 = a.only === "memgate";
+  if (a.only && !mg0) fail("--only takes memgate");
+  const ref = mg0 ? null : await run("reference", process.execPath, [refBin], a);
   const mg = await run("memgate", a.memgate, ["mcp", "--agent", a.agent, "--data-dir", a.dataDir, "--dropin-only"], a);
+  if (mg0) {
+    console.log(`${a.entities} entities, ${a.calls} timed calls per tool, stdio, official TypeScript client (memgate only)`);
+    console.log(`create_entities (entities/s)      ${mg.create_entities_per_s.toFixed(1)}`);
+    for (const k of ["search_keyword", "search_question", "open_nodes"]) {
+      console.log(`${k.padEnd(16)} p50 ${mg[k].p50.toFixed(1)} ms   p95 ${mg[k].p95.toFixed(1)} ms   entities per answer ${mg[k].hits.toFixed(1)}`);
+    }
+    console.log(JSON.stringify({ bench: "mcp-dropin", entities: a.entities, calls: a.calls, memgate: mg }));
+    process.exit(0);
+  }
   const f = (x) => x.toFixed(1).padStart(9);
   console.log(`${a.entities} entities, ${a.calls} timed calls per tool, stdio, official TypeScript client`);
   console.log(`${"".padEnd(34)}${"reference".padStart(14)}${"memgate".padStart(14)}${"ratio".padStart(9)}`);
