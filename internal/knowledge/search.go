@@ -50,9 +50,10 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 		k = 10
 	}
 	pool := k
-	useRerank := s.rerank != nil && (req.Rerank == nil || *req.Rerank)
+	rr := s.rerank.Load()
+	useRerank := rr != nil && (req.Rerank == nil || *req.Rerank)
 	if useRerank {
-		pool = max(pool, s.rerank.TopN())
+		pool = max(pool, rr.TopN())
 	}
 	if req.GroupByDocument {
 		pool = max(pool, 5*k)
@@ -73,12 +74,12 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 			LineStart: m.LineStart, LineEnd: m.LineEnd})
 	}
 	if useRerank && len(out.Results) > 1 {
-		n := min(len(out.Results), s.rerank.TopN())
+		n := min(len(out.Results), rr.TopN())
 		texts := make([]string, n)
 		for i := range texts {
 			texts[i] = out.Results[i].Record.Content
 		}
-		scores, err := s.rerank.Scores(ctx, req.Query, texts)
+		scores, err := rr.Scores(ctx, req.Query, texts)
 		if err != nil {
 			out.Degraded = append(out.Degraded, "rerank: unavailable, fused order kept")
 		} else {

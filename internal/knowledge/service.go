@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memgate/memgate/internal/core"
@@ -34,7 +35,9 @@ type Service struct {
 	core      *core.Service
 	maxBytes  int
 	maxTokens int
-	rerank    *Reranker
+	// rerank is the optional second stage (nil: off); SetReranker
+	// changes it while searches run.
+	rerank atomic.Pointer[Reranker]
 
 	// mu guards the resource index and serialises ingestions in this
 	// process; ApplyResource's lock serialises them across processes.
@@ -65,8 +68,14 @@ func New(svc *core.Service, o Options) *Service {
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}
-	return &Service{core: svc, maxBytes: o.MaxBytes, maxTokens: o.MaxTokens, rerank: o.Reranker}
+	s := &Service{core: svc, maxBytes: o.MaxBytes, maxTokens: o.MaxTokens}
+	s.rerank.Store(o.Reranker)
+	return s
 }
+
+// SetReranker turns the rerank stage of Search on with r, or off with
+// nil (the server's configuration: docs/knowledge.md).
+func (s *Service) SetReranker(r *Reranker) { s.rerank.Store(r) }
 
 // chunkMeta is what a chunk record keeps in its metadata.
 type chunkMeta struct {
