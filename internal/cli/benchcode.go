@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,8 +29,21 @@ func runBenchCode(env Env, args []string) error {
 	fs.StringVar(&goroot, "goroot", "", "Go installation whose src/ is the corpus (default: go env GOROOT)")
 	fs.IntVar(&perGroup, "queries", 500, "questions per package group (a-m, n-z), a fixed sample; 0: all")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary")
+	var denseList string
+	fs.StringVar(&denseList, "dense-weights", "", "comma-separated dense fusion weights to compare (tuning on the a-m group; rows hybrid@W); default: knowledge search's own")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
+	}
+	var denseWeights []float64
+	for _, f := range strings.Split(denseList, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		w, err := strconv.ParseFloat(f, 64)
+		if err != nil || w < 0 || w > 10 {
+			return usagef("bench code: --dense-weights: each weight must be a number between 0 and 10")
+		}
+		denseWeights = append(denseWeights, w)
 	}
 	if goroot == "" {
 		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
@@ -133,33 +147,48 @@ func runBenchCode(env Env, args []string) error {
 		if perGroup > 0 && len(qs) > perGroup {
 			qs = qs[:perGroup]
 		}
-		var sBM, sLex, sHyb knowledge.Scorer
+		var sBM, sLex knowledge.Scorer
+		sHyb := make([]knowledge.Scorer, max(len(denseWeights), 1))
 		for i, q := range qs {
 			sBM.Add(bm.Rank(q, 100))
-			r, err := kn.SearchRank(ctx, op, q, []string{retrieve.SignalLexical}, 100)
+			r, err := kn.SearchRank(ctx, op, q, []string{retrieve.SignalLexical}, nil, 100)
 			if err != nil {
 				return err
 			}
 			sLex.Add(r)
-			if hybrid {
-				if r, err = kn.SearchRank(ctx, op, q, nil, 100); err != nil {
+			for j := range sHyb {
+				if !hybrid {
+					break
+				}
+				var w map[string]float64
+				if len(denseWeights) > 0 {
+					w = map[string]float64{retrieve.SignalDense: denseWeights[j]}
+				}
+				if r, err = kn.SearchRank(ctx, op, q, nil, w, 100); err != nil {
 					return err
 				}
-				sHyb.Add(r)
+				sHyb[j].Add(r)
 			}
 			if i%200 == 199 {
 				say("group %s: %d/%d questions", g, i+1, len(qs))
 			}
 		}
 		sum.Scores = append(sum.Scores, sBM.Score("bm25", g), sLex.Score("lexical", g))
-		if hybrid {
-			sum.Scores = append(sum.Scores, sHyb.Score("hybrid", g))
+		for j := range sHyb {
+			if !hybrid {
+				break
+			}
+			name := "hybrid"
+			if len(denseWeights) > 0 {
+				name = "hybrid@" + strconv.FormatFloat(denseWeights[j], 'f', -1, 64)
+			}
+			sum.Scores = append(sum.Scores, sHyb[j].Score(name, g))
 		}
 	}
 	if !jsonOnly {
-		fmt.Fprintf(env.Stdout, "%-8s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
+		fmt.Fprintf(env.Stdout, "%-12s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
 		for _, s := range sum.Scores {
-			fmt.Fprintf(env.Stdout, "%-8s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)
+			fmt.Fprintf(env.Stdout, "%-12s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)
 		}
 	}
 	return json.NewEncoder(env.Stdout).Encode(sum)
