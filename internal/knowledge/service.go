@@ -14,7 +14,6 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/store"
 )
 
 // DefaultMaxBytes is the default limit on a document's size.
@@ -170,15 +169,25 @@ func (s *Service) syncLocked(ctx context.Context) error {
 		if err != nil {
 			return storeErr(err)
 		}
+		// One read per workspace for the whole page, not one per change:
+		// an ingestion's own chunks come back through here.
+		ids := map[string][]string{}
 		for _, c := range chs {
-			r, err := st.GetRecord(ctx, c.Workspace, c.RecordID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				s.unindex(c.Workspace, c.RecordID)
-			case err != nil:
+			ids[c.Workspace] = append(ids[c.Workspace], c.RecordID)
+		}
+		heads := make(map[string]map[string]memory.Record, len(ids))
+		for ws, list := range ids {
+			got, err := st.GetRecords(ctx, ws, list)
+			if err != nil {
 				return storeErr(err)
-			default:
+			}
+			heads[ws] = got
+		}
+		for _, c := range chs {
+			if r, ok := heads[c.Workspace][c.RecordID]; ok {
 				s.index(c.Workspace, r)
+			} else {
+				s.unindex(c.Workspace, c.RecordID)
 			}
 			s.seq = c.Seq
 		}
