@@ -92,15 +92,17 @@ func runBenchCode(env Env, args []string) error {
 		Files           int                   `json:"files"`
 		Chunks          int                   `json:"chunks"`
 		IngestSeconds   float64               `json:"ingest_seconds"`
+		IngestCPU       float64               `json:"ingest_cpu_seconds"`
 		FilesPerSecond  float64               `json:"files_per_second"`
 		UnchangedSecs   float64               `json:"unchanged_reingest_seconds"`
 		Embedder        string                `json:"embedder"`
 		EmbedSeconds    float64               `json:"embed_seconds"`
+		EmbedCPU        float64               `json:"embed_cpu_seconds"`
 		ChunksPerSecond float64               `json:"embedded_chunks_per_second"`
 		Scores          []knowledge.CodeScore `json:"scores"`
 	}
 	sum := summary{GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	sum.Chunks, err = kn.IngestDocs(ctx, op, corpus.Docs, 0, func(done int) {
 		if done%500 == 0 {
 			say("ingested %d/%d files", done, len(corpus.Docs))
@@ -109,9 +111,9 @@ func runBenchCode(env Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench code: ingest: %w", err)
 	}
-	sum.IngestSeconds = time.Since(start).Seconds()
+	sum.IngestSeconds, sum.IngestCPU = time.Since(start).Seconds(), (processCPU() - cpu).Seconds()
 	sum.FilesPerSecond = float64(len(corpus.Docs)) / sum.IngestSeconds
-	say("ingested %d files (%d chunks) in %.1fs: %.0f files/s", sum.Files, sum.Chunks, sum.IngestSeconds, sum.FilesPerSecond)
+	say("ingested %d files (%d chunks) in %.1fs (%.1fs CPU): %.0f files/s", sum.Files, sum.Chunks, sum.IngestSeconds, sum.IngestCPU, sum.FilesPerSecond)
 	start = time.Now()
 	for _, d := range corpus.Docs {
 		if res, err := kn.Ingest(ctx, op, d); err != nil || res.Outcome != knowledge.Unchanged {
@@ -123,14 +125,14 @@ func runBenchCode(env Env, args []string) error {
 	hybrid := a.index.Embedder() != nil
 	if hybrid {
 		sum.Embedder = a.index.Embedder().Model()
-		start = time.Now()
+		start, cpu = time.Now(), processCPU()
 		n, err := a.svc.EmbedPending(ctx, 1<<30)
 		if err != nil {
 			return fmt.Errorf("bench code: embedding: %w", err)
 		}
-		sum.EmbedSeconds = time.Since(start).Seconds()
+		sum.EmbedSeconds, sum.EmbedCPU = time.Since(start).Seconds(), (processCPU() - cpu).Seconds()
 		sum.ChunksPerSecond = float64(n) / max(sum.EmbedSeconds, 1e-9)
-		say("embedded %d chunks in %.1fs: %.0f chunks/s (%s)", n, sum.EmbedSeconds, sum.ChunksPerSecond, sum.Embedder)
+		say("embedded %d chunks in %.1fs (%.1fs CPU): %.0f chunks/s (%s)", n, sum.EmbedSeconds, sum.EmbedCPU, sum.ChunksPerSecond, sum.Embedder)
 	}
 	// A fixed sample per group: the questions ordered by a hash of their text.
 	groups := map[string][]knowledge.CodeQuery{}
