@@ -99,6 +99,11 @@ var sdkMethods = map[string]string{
 	"GET /v1/webhooks":                 "Client.ListWebhooks",
 	"DELETE /v1/webhooks/{id}":         "Client.DeleteWebhook",
 	"GET /v1/webhooks/deliveries":      "Client.WebhookDeliveries",
+	"POST /v1/resources":               "Client.Ingest",
+	"GET /v1/resources":                "Client.Resources",
+	"POST /v1/resources/search":        "Client.SearchResources",
+	"GET /v1/resources/{id}/source":    "Client.Source",
+	"DELETE /v1/resources/{id}":        "Client.ForgetResource",
 }
 
 // notSDK are routes that are not client capabilities: the probes and the

@@ -206,7 +206,11 @@ type LatencyResult struct {
 	// Embedding.
 	Embedded  int
 	EmbedWall time.Duration
-	Vectors   int
+	// EmbedCalls are the embedding job's calls (4,096 records each but
+	// the last), first to last: a job whose cost grew with the records
+	// embedded already shows it as falling rates.
+	EmbedCalls []EmbedCall
+	Vectors    int
 
 	// Search phase.
 	VectorIndex string // the service's vector index as configured
@@ -241,4 +245,10 @@ func (r *LatencyResult) Mode(name string) *ModeResult {
 		}
 	}
 	return nil
+}
+
+// EmbedCall is one call of the embedding job in the latency bench.
+type EmbedCall struct {
+	Vectors int
+	Took    time.Duration
 }

@@ -122,6 +122,9 @@ func BuildLatencyJSON(r *LatencyResult) LatencyJSON {
 	if r.Embedder != "none" {
 		j.Embed = map[string]float64{"vectors": float64(r.Embedded), "s": round4(r.EmbedWall.Seconds()),
 			"per_s": round4(perSec(r.Embedded, r.EmbedWall))}
+		if first, last, ok := r.embedEnds(); ok {
+			j.Embed["first_call_per_s"], j.Embed["last_full_call_per_s"] = round4(first), round4(last)
+		}
 	}
 	for _, c := range r.Cold {
 		m := string(c.Mode)
@@ -220,6 +223,9 @@ func renderLatencyRest(w io.Writer, r *LatencyResult, ro LatencyRender) {
 		fmt.Fprintf(w, "\nembed (EmbedPending to completion)\n")
 		fmt.Fprintf(w, "  %d vectors in %.1fs (%.0f vectors/s); %d vectors indexed\n", r.Embedded, r.EmbedWall.Seconds(),
 			perSec(r.Embedded, r.EmbedWall), r.Vectors)
+		if first, last, ok := r.embedEnds(); ok {
+			fmt.Fprintf(w, "  embedding job calls of 4,096: first %.0f vectors/s, last %.0f vectors/s\n", first, last)
+		}
 		if r.AltIndex != "" {
 			fmt.Fprintf(w, "  second engine (%s) loaded over the same store in %.1fs\n", r.AltIndex, r.AltLoad.Seconds())
 		}
@@ -265,4 +271,18 @@ func renderLatencyRest(w io.Writer, r *LatencyResult, ro LatencyRender) {
 		fmt.Fprintf(w, "  %s %.1f", k, mib(r.DBFiles[k]))
 	}
 	fmt.Fprintf(w, "\n\nwall %.1fs\n\n", r.Wall.Seconds())
+}
+
+// embedEnds are the rates of the embedding job's first call and of its
+// last call that embedded a full batch (the final call embeds the rest).
+func (r *LatencyResult) embedEnds() (first, last float64, ok bool) {
+	full := r.EmbedCalls
+	for len(full) > 1 && full[len(full)-1].Vectors < full[0].Vectors {
+		full = full[:len(full)-1]
+	}
+	if len(full) < 2 {
+		return 0, 0, false
+	}
+	a, b := full[0], full[len(full)-1]
+	return perSec(a.Vectors, a.Took), perSec(b.Vectors, b.Took), true
 }

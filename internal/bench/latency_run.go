@@ -80,6 +80,10 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 		res.Embedder = emb.Model()
 	}
 
+	if n := prim.Index.Stats().Docs; n > 0 && !o.Reuse {
+		return nil, fmt.Errorf("bench: latency: the store already holds %d records; the benchmark writes into an empty one (or pass --reuse)", n)
+	}
+
 	// 1-2. Write phase.
 	stop, err := profile(o.ProfileDir, "write.pprof")
 	if err != nil {
@@ -104,6 +108,7 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 		t0 := time.Now()
 		bar := startProgress(o.Progress, o.ProgressLines, "embed", res.Docs)
 		for {
+			tc := time.Now()
 			n, err := prim.Service.EmbedPending(ctx, 4096)
 			if err != nil {
 				bar.finish()
@@ -114,6 +119,7 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 				break
 			}
 			res.Embedded += n
+			res.EmbedCalls = append(res.EmbedCalls, EmbedCall{Vectors: n, Took: time.Since(tc)})
 			bar.add(n)
 		}
 		bar.finish()

@@ -317,6 +317,13 @@ func TestLatencyWithEmbedder(t *testing.T) {
 	if res.Embedded != res.Docs || res.Vectors != res.Docs || res.VectorIndex != "exact" || res.AltIndex != "hnsw" {
 		t.Errorf("embedded %d, vectors %d, docs %d, indexes %s/%s", res.Embedded, res.Vectors, res.Docs, res.VectorIndex, res.AltIndex)
 	}
+	calls := 0
+	for _, c := range res.EmbedCalls {
+		calls += c.Vectors
+	}
+	if calls != res.Embedded || len(res.EmbedCalls) == 0 {
+		t.Errorf("embedding calls %+v add up to %d, want %d", res.EmbedCalls, calls, res.Embedded)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "index.snapshot")); err == nil {
 		t.Error("the index snapshot was left behind")
 	}

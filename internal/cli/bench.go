@@ -39,6 +39,9 @@ func runBench(env Env, args []string) error {
 	if len(args) > 0 && args[0] == "visibility" {
 		return runBenchVisibility(env, args[1:])
 	}
+	if len(args) > 0 && args[0] == "search" {
+		return runBenchSearch(env, args[1:])
+	}
 	if len(args) > 0 && args[0] == "code" {
 		return runBenchCode(env, args[1:])
 	}
@@ -70,7 +73,7 @@ func runBench(env Env, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
 			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n"+
-			"       memgate bench gateway|writes|visibility [flags]   (see memgate bench writes -h)\n\nflags:\n")
+			"       memgate bench gateway|writes|visibility|search [flags]   (see memgate bench writes -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var name string
@@ -275,6 +278,7 @@ func runBenchLatency(env Env, args []string) error {
 	fs.BoolVar(&keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
 	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip writing, the directory holds the records of an earlier run with the same --records and --data")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
+	pgURL := fs.String("postgres", "", "run on this PostgreSQL database (empty, or with --reuse the one an earlier run filled) instead of the embedded one; the data directory then holds only the index snapshot")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
 			"Writes N records made from real conversation turns through the write path, embeds them, times\n"+
@@ -321,12 +325,14 @@ func runBenchLatency(env Env, args []string) error {
 	// The data directory: a new or empty one when named, else temporary.
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
-	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
+	// Benchmarks never run on a configured database: PostgreSQL only when
+	// named for the bench itself.
+	cfg.DatabaseURL = *pgURL
 	openEnv := env
-	if reuse && !dirGiven {
+	if reuse && !dirGiven && *pgURL == "" {
 		return usagef("bench latency: --reuse needs --data-dir, the directory of an earlier run")
 	}
-	if dirGiven {
+	if dirGiven && *pgURL == "" {
 		_, err := os.Stat(cfg.DBPath())
 		if err == nil && !reuse {
 			return usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
@@ -334,7 +340,7 @@ func runBenchLatency(env Env, args []string) error {
 		if err != nil && reuse {
 			return usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
 		}
-	} else {
+	} else if !dirGiven {
 		tmp, err := os.MkdirTemp("", "memgate-bench-latency-")
 		if err != nil {
 			return fmt.Errorf("bench: temporary data directory: %w", err)

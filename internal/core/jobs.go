@@ -55,7 +55,9 @@ func (o JobOptions) withDefaults() JobOptions {
 const jobCommitTimeout = 30 * time.Second
 
 // jobCommit applies a job's effects inside the transaction that ends it
-// and returns the job's result and what to publish afterwards.
+// and returns the job's result and what to publish afterwards. It may be
+// run more than once, each time in a new transaction after the last one
+// rolled back (see commitJob), so it must not change state outside tx.
 type jobCommit func(ctx context.Context, tx store.Tx) (jobEffects, error)
 
 // jobEffects are a committed job's result and the changes to publish.
@@ -194,25 +196,7 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		var commit jobCommit
 		commit, err = safeHandle(actx, h, j)
 		if err == nil {
-			// The commit has a deadline of its own: a handler that used
-			// most of the attempt (a slow model) must not leave its
-			// commit, or its fallback's, without time. Committing after
-			// the lease ran out is safe: FinishJob checks the lease, and a
-			// job another worker took rolls back with it.
-			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), jobCommitTimeout)
-			err = s.store.Tx(cctx, func(tx store.Tx) error {
-				var err error
-				fx, err = commit(cctx, tx)
-				if err != nil {
-					return err
-				}
-				raw, err := json.Marshal(fx.result)
-				if err != nil {
-					return err
-				}
-				return tx.FinishJob(cctx, j.Workspace, j.ID, s.jobs.owner, store.JobUpdate{Status: store.JobDone, Result: raw, At: s.clock()})
-			})
-			ccancel()
+			fx, err = s.commitJob(ctx, j, commit)
 		}
 	}
 	s.metrics.ObserveJob(j.Kind, jobOutcome(err), time.Since(start))
@@ -222,7 +206,7 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		s.jobs.ended()
 		return
 	}
-	if errors.Is(err, store.ErrVersionConflict) {
+	if errors.Is(err, errLeaseLost) {
 		s.log.Warn("job lease lost; its attempt was rolled back", "job_id", j.ID, "kind", j.Kind)
 		return
 	}
@@ -256,6 +240,59 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		s.jobs.ended()
 	} else {
 		s.log.Warn("job attempt failed; will retry", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", u.LastError)
+	}
+}
+
+// errLeaseLost is what commitJob answers when the job's completion found
+// its lease gone: another worker took the job over, and this attempt's
+// effects were rolled back with the completion. It is told apart from a
+// version conflict of the job's own writes, which is no reason to leave
+// the job to its new holder: taking one for the other left a job running,
+// its extraction never done, until its lease ran out (issue 14).
+var errLeaseLost = errors.New("job lease lost")
+
+// jobCommitTries bounds how often commitJob runs a job's commit whose
+// writes conflicted with a concurrent transaction.
+const jobCommitTries = 4
+
+// commitJob commits a handler's effects together with the job's
+// completion. The commit has a deadline of its own: a handler that used
+// most of the attempt (a slow model) must not leave its commit, or its
+// fallback's, without time. Committing after the lease ran out is safe:
+// FinishJob checks the lease, and a job another worker took rolls back
+// with it (errLeaseLost).
+//
+// A version conflict from the effects themselves is a race with another
+// transaction (on PostgreSQL, another flush of the same user in this or
+// another replica superseding the fact this one read in its
+// transaction): the commit re-reads the heads it writes, so it is run
+// again, as a write request's transaction is (records.go); after the
+// last try the attempt fails and the job is retried later.
+func (s *Service) commitJob(ctx context.Context, j store.Job, commit jobCommit) (jobEffects, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobCommitTimeout)
+	defer cancel()
+	var fx jobEffects
+	for try := 1; ; try++ {
+		err := s.store.Tx(cctx, func(tx store.Tx) error {
+			var err error
+			fx, err = commit(cctx, tx)
+			if err != nil {
+				return err
+			}
+			raw, err := json.Marshal(fx.result)
+			if err != nil {
+				return err
+			}
+			err = tx.FinishJob(cctx, j.Workspace, j.ID, s.jobs.owner, store.JobUpdate{Status: store.JobDone, Result: raw, At: s.clock()})
+			if errors.Is(err, store.ErrVersionConflict) {
+				return fmt.Errorf("%w: %w", errLeaseLost, err)
+			}
+			return err
+		})
+		if err == nil || errors.Is(err, errLeaseLost) || !errors.Is(err, store.ErrVersionConflict) || try == jobCommitTries {
+			return fx, err
+		}
+		s.log.Debug("job commit conflicted with a concurrent write; committing again", "job_id", j.ID, "kind", j.Kind, "try", try)
 	}
 }
 

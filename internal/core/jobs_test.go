@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -242,5 +243,90 @@ func TestJobCommitHasItsOwnDeadline(t *testing.T) {
 	v := wait(t, s, j)
 	if v.Status != "done" || effects(t, s, j) != 1 {
 		t.Fatalf("job %+v with %d effects; want done with its effect", v, effects(t, s, j))
+	}
+}
+
+// A job whose commit conflicts with a concurrent write to a record it
+// updates is committed again against the new head, in the same attempt;
+// it is not taken for a lost lease. On the old code it was: the worker
+// left the job running, its effects never committed, until the lease ran
+// out (issue 14: flush jobs of two PostgreSQL replicas). The concurrent
+// transaction is injected: SQLite runs one writer at a time.
+func TestJobCommitConflictIsCommittedAgain(t *testing.T) {
+	logs := logSignal{msgs: make(chan string, 100)}
+	s, _ := newJobServiceLog(t, JobOptions{}, slog.New(logs))
+	ctx := t.Context()
+	w, err := s.Write(ctx, LocalOperator(memory.DefaultWorkspace), WriteRequest{Type: memory.Belief, Content: "the sky is green"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commits atomic.Int32
+	s.jobs.handlers["test"] = func(_ context.Context, j store.Job) (jobCommit, error) {
+		return func(ctx context.Context, tx store.Tx) (jobEffects, error) {
+			head, err := tx.GetRecord(ctx, j.Workspace, w.Record.ID)
+			if err != nil {
+				return jobEffects{}, err
+			}
+			if commits.Add(1) == 1 {
+				// Another transaction moves the head after this one read it.
+				other := head
+				other.Version++
+				if err := tx.UpdateRecord(ctx, j.Workspace, other, head.Version); err != nil {
+					return jobEffects{}, err
+				}
+			}
+			next := head
+			next.Version++
+			next.Content += " (checked)"
+			if err := tx.UpdateRecord(ctx, j.Workspace, next, head.Version); err != nil {
+				return jobEffects{}, err
+			}
+			return effect(j)(ctx, tx)
+		}, nil
+	}
+	runWorkers(t, s)
+	j := enqueue(t, s, "test")
+	v := wait(t, s, j)
+	if v.Status != "done" || v.Attempts != 1 || effects(t, s, j) != 1 || commits.Load() != 2 {
+		t.Fatalf("job %+v with %d effects after %d commits; want done on attempt 1, committed on the second try, effect once",
+			v, effects(t, s, j), commits.Load())
+	}
+	for len(logs.msgs) > 0 {
+		if msg := <-logs.msgs; msg == "job lease lost; its attempt was rolled back" {
+			t.Errorf("logged %q for a version conflict of the job's own write", msg)
+		}
+	}
+}
+
+// A commit that keeps conflicting fails the attempt, which is recorded:
+// the job is queued again with its error, not left running.
+func TestJobCommitConflictingForeverIsRetriedLater(t *testing.T) {
+	s, _ := newJobService(t, JobOptions{BackoffBase: time.Hour})
+	s.jobs.handlers["test"] = func(_ context.Context, j store.Job) (jobCommit, error) {
+		return func(ctx context.Context, tx store.Tx) (jobEffects, error) {
+			return jobEffects{}, fmt.Errorf("test: update record: %w", store.ErrVersionConflict)
+		}, nil
+	}
+	runWorkers(t, s)
+	j := enqueue(t, s, "test")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		got, err := s.store.GetJob(ctx, j.Workspace, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.JobQueued && got.Attempts == 1 {
+			if got.LastError == "" || got.LeaseOwner != "" || !got.RunAfter.After(got.UpdatedAt) {
+				t.Fatalf("job after a conflicting attempt: %+v; want queued for later with its error", got)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %+v: want queued again after its conflicting attempt", got)
+		case <-s.jobs.endedChan():
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
