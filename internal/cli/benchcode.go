@@ -29,7 +29,8 @@ func runBenchCode(env Env, args []string) error {
 	fs.StringVar(&goroot, "goroot", "", "Go installation whose src/ is the corpus (default: go env GOROOT)")
 	fs.IntVar(&perGroup, "queries", 500, "questions per package group (a-m, n-z), a fixed sample; 0: all")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary")
-	var denseList string
+	var denseList, onlyGroup string
+	fs.StringVar(&onlyGroup, "group", "", "run only this package group: a-m (tuning) or n-z (held out); default both")
 	fs.StringVar(&denseList, "dense-weights", "", "comma-separated dense fusion weights to compare (tuning on the a-m group; rows hybrid@W); default: knowledge search's own")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
@@ -44,6 +45,9 @@ func runBenchCode(env Env, args []string) error {
 			return usagef("bench code: --dense-weights: each weight must be a number between 0 and 10")
 		}
 		denseWeights = append(denseWeights, w)
+	}
+	if onlyGroup != "" && onlyGroup != "a-m" && onlyGroup != "n-z" {
+		return usagef("bench code: --group must be a-m or n-z")
 	}
 	if goroot == "" {
 		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
@@ -141,6 +145,9 @@ func runBenchCode(env Env, args []string) error {
 	}
 	bm := knowledge.NewBM25(corpus.Docs)
 	for _, g := range []string{"a-m", "n-z"} {
+		if onlyGroup != "" && g != onlyGroup {
+			continue
+		}
 		qs := groups[g]
 		sort.Slice(qs, func(i, j int) bool {
 			hi, hj := sha256.Sum256([]byte(qs[i].URI+qs[i].Heading)), sha256.Sum256([]byte(qs[j].URI+qs[j].Heading))
