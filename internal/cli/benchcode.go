@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,25 @@ func runBenchCode(env Env, args []string) error {
 	fs.StringVar(&goroot, "goroot", "", "Go installation whose src/ is the corpus (default: go env GOROOT)")
 	fs.IntVar(&perGroup, "queries", 500, "questions per package group (a-m, n-z), a fixed sample; 0: all")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary")
+	var denseList, onlyGroup string
+	fs.StringVar(&onlyGroup, "group", "", "run only this package group: a-m (tuning) or n-z (held out); default both")
+	fs.StringVar(&denseList, "dense-weights", "", "comma-separated dense fusion weights to compare (tuning on the a-m group; rows hybrid@W); default: knowledge search's own")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
+	}
+	var denseWeights []float64
+	for _, f := range strings.Split(denseList, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		w, err := strconv.ParseFloat(f, 64)
+		if err != nil || w < 0 || w > 10 {
+			return usagef("bench code: --dense-weights: each weight must be a number between 0 and 10")
+		}
+		denseWeights = append(denseWeights, w)
+	}
+	if onlyGroup != "" && onlyGroup != "a-m" && onlyGroup != "n-z" {
+		return usagef("bench code: --group must be a-m or n-z")
 	}
 	if goroot == "" {
 		if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
@@ -82,15 +100,17 @@ func runBenchCode(env Env, args []string) error {
 		Files           int                   `json:"files"`
 		Chunks          int                   `json:"chunks"`
 		IngestSeconds   float64               `json:"ingest_seconds"`
+		IngestCPU       float64               `json:"ingest_cpu_seconds"`
 		FilesPerSecond  float64               `json:"files_per_second"`
 		UnchangedSecs   float64               `json:"unchanged_reingest_seconds"`
 		Embedder        string                `json:"embedder"`
 		EmbedSeconds    float64               `json:"embed_seconds"`
+		EmbedCPU        float64               `json:"embed_cpu_seconds"`
 		ChunksPerSecond float64               `json:"embedded_chunks_per_second"`
 		Scores          []knowledge.CodeScore `json:"scores"`
 	}
 	sum := summary{Bench: "code", Machine: bench.ThisMachine(), Command: strings.TrimSpace("memgate bench code " + strings.Join(args, " ")), GoRoot: goroot, Files: len(corpus.Docs), Embedder: "none"}
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	sum.Chunks, err = kn.IngestDocs(ctx, op, corpus.Docs, 0, func(done int) {
 		if done%500 == 0 {
 			say("ingested %d/%d files", done, len(corpus.Docs))
@@ -99,9 +119,9 @@ func runBenchCode(env Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench code: ingest: %w", err)
 	}
-	sum.IngestSeconds = time.Since(start).Seconds()
+	sum.IngestSeconds, sum.IngestCPU = time.Since(start).Seconds(), (processCPU() - cpu).Seconds()
 	sum.FilesPerSecond = float64(len(corpus.Docs)) / sum.IngestSeconds
-	say("ingested %d files (%d chunks) in %.1fs: %.0f files/s", sum.Files, sum.Chunks, sum.IngestSeconds, sum.FilesPerSecond)
+	say("ingested %d files (%d chunks) in %.1fs (%.1fs CPU): %.0f files/s", sum.Files, sum.Chunks, sum.IngestSeconds, sum.IngestCPU, sum.FilesPerSecond)
 	start = time.Now()
 	for _, d := range corpus.Docs {
 		if res, err := kn.Ingest(ctx, op, d); err != nil || res.Outcome != knowledge.Unchanged {
@@ -113,14 +133,14 @@ func runBenchCode(env Env, args []string) error {
 	hybrid := a.index.Embedder() != nil
 	if hybrid {
 		sum.Embedder = a.index.Embedder().Model()
-		start = time.Now()
+		start, cpu = time.Now(), processCPU()
 		n, err := a.svc.EmbedPending(ctx, 1<<30)
 		if err != nil {
 			return fmt.Errorf("bench code: embedding: %w", err)
 		}
-		sum.EmbedSeconds = time.Since(start).Seconds()
+		sum.EmbedSeconds, sum.EmbedCPU = time.Since(start).Seconds(), (processCPU() - cpu).Seconds()
 		sum.ChunksPerSecond = float64(n) / max(sum.EmbedSeconds, 1e-9)
-		say("embedded %d chunks in %.1fs: %.0f chunks/s (%s)", n, sum.EmbedSeconds, sum.ChunksPerSecond, sum.Embedder)
+		say("embedded %d chunks in %.1fs (%.1fs CPU): %.0f chunks/s (%s)", n, sum.EmbedSeconds, sum.EmbedCPU, sum.ChunksPerSecond, sum.Embedder)
 	}
 	// A fixed sample per group: the questions ordered by a hash of their text.
 	groups := map[string][]knowledge.CodeQuery{}
@@ -129,6 +149,9 @@ func runBenchCode(env Env, args []string) error {
 	}
 	bm := knowledge.NewBM25(corpus.Docs)
 	for _, g := range []string{"a-m", "n-z"} {
+		if onlyGroup != "" && g != onlyGroup {
+			continue
+		}
 		qs := groups[g]
 		sort.Slice(qs, func(i, j int) bool {
 			hi, hj := sha256.Sum256([]byte(qs[i].URI+qs[i].Heading)), sha256.Sum256([]byte(qs[j].URI+qs[j].Heading))
@@ -137,34 +160,49 @@ func runBenchCode(env Env, args []string) error {
 		if perGroup > 0 && len(qs) > perGroup {
 			qs = qs[:perGroup]
 		}
-		var sBM, sLex, sHyb knowledge.Scorer
+		var sBM, sLex knowledge.Scorer
+		sHyb := make([]knowledge.Scorer, max(len(denseWeights), 1))
 		for i, q := range qs {
 			sBM.Add(bm.Rank(q, 100))
-			r, err := kn.SearchRank(ctx, op, q, []string{retrieve.SignalLexical}, 100)
+			r, err := kn.SearchRank(ctx, op, q, []string{retrieve.SignalLexical}, nil, 100)
 			if err != nil {
 				return err
 			}
 			sLex.Add(r)
-			if hybrid {
-				if r, err = kn.SearchRank(ctx, op, q, nil, 100); err != nil {
+			for j := range sHyb {
+				if !hybrid {
+					break
+				}
+				var w map[string]float64
+				if len(denseWeights) > 0 {
+					w = map[string]float64{retrieve.SignalDense: denseWeights[j]}
+				}
+				if r, err = kn.SearchRank(ctx, op, q, nil, w, 100); err != nil {
 					return err
 				}
-				sHyb.Add(r)
+				sHyb[j].Add(r)
 			}
 			if i%200 == 199 {
 				say("group %s: %d/%d questions", g, i+1, len(qs))
 			}
 		}
 		sum.Scores = append(sum.Scores, sBM.Score("bm25", g), sLex.Score("lexical", g))
-		if hybrid {
-			sum.Scores = append(sum.Scores, sHyb.Score("hybrid", g))
+		for j := range sHyb {
+			if !hybrid {
+				break
+			}
+			name := "hybrid"
+			if len(denseWeights) > 0 {
+				name = "hybrid@" + strconv.FormatFloat(denseWeights[j], 'f', -1, 64)
+			}
+			sum.Scores = append(sum.Scores, sHyb[j].Score(name, g))
 		}
 	}
 	if !jsonOnly {
 		bench.PrintHeader(env.Stdout, sum.Command)
-		fmt.Fprintf(env.Stdout, "%-8s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
+		fmt.Fprintf(env.Stdout, "%-12s %-6s %8s %9s %10s %7s\n", "method", "group", "queries", "recall@1", "recall@10", "MRR")
 		for _, s := range sum.Scores {
-			fmt.Fprintf(env.Stdout, "%-8s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)
+			fmt.Fprintf(env.Stdout, "%-12s %-6s %8d %9.3f %10.3f %7.3f\n", s.Method, s.Group, s.Queries, s.RecallAt1, s.RecallAt10, s.MRR)
 		}
 	}
 	return json.NewEncoder(env.Stdout).Encode(sum)

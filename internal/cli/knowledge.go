@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/memgate/memgate/internal/knowledge"
@@ -27,6 +29,7 @@ func runIngest(env Env, args []string) error {
 	fs.BoolVar(&sync, "sync", true, "retire the documents of each directory whose files are gone (after a complete walk)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the ingestion to this file (docs/knowledge.md figures)")
 	paths, err := positionals(env, fs, cfg, args)
 	if err != nil {
 		return err
@@ -50,6 +53,20 @@ func runIngest(env Env, args []string) error {
 			o.Progress = ingestProgress(env.Stderr)
 		}
 		kn := knowledge.New(a.svc, knowledge.Options{})
+		if *cpuProfile != "" {
+			pf, err := os.Create(*cpuProfile)
+			if err != nil {
+				return fmt.Errorf("ingest: cpuprofile: %w", err)
+			}
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				pf.Close()
+				return fmt.Errorf("ingest: cpuprofile: %w", err)
+			}
+			defer func() {
+				pprof.StopCPUProfile()
+				pf.Close()
+			}()
+		}
 		sum, err := kn.IngestPaths(ctx, p, paths, o)
 		if o.Progress != nil && isTerminal(env.Stderr) {
 			fmt.Fprintln(env.Stderr)

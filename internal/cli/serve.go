@@ -38,6 +38,10 @@ func runServe(env Env, args []string) error {
 // serve runs the server until ctx ends, then shuts down gracefully:
 // in-flight requests finish, background jobs stop, the database closes.
 func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) error {
+	rr, err := newReranker(cfg, env.Getenv)
+	if err != nil {
+		return err
+	}
 	m := metrics.New()
 	a, err := openApp(ctx, env, cfg, log, m, true, serveLoops(cfg, log))
 	if err != nil {
@@ -57,6 +61,7 @@ func serve(ctx context.Context, env Env, cfg *config.Config, log *slog.Logger) e
 		return fault.Wrap(fault.Unavailable, err, "cannot listen on %s", cfg.Addr)
 	}
 	rest := api.New(a.svc, log, m, version())
+	rest.SetReranker(rr)
 	if cfg.Console {
 		rest.EnableConsole(console.Options{})
 	}

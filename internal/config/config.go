@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,16 @@ type Config struct {
 	// the file named by MEMGATE_LLM_API_KEY_FILE; it never appears here.
 	LLMURL   string `json:"llm_url,omitempty"`
 	LLMModel string `json:"llm_model,omitempty"`
+	// Rerank* configure the optional rerank stage of knowledge search
+	// (docs/knowledge.md): off unless RerankURL is set (MEMGATE_RERANK_URL,
+	// _SHAPE tei or cohere, _MODEL, _TIMEOUT, _TOP_N; 0 means the
+	// defaults, 2s and 20). Its key is read from MEMGATE_RERANK_API_KEY or
+	// the file named by MEMGATE_RERANK_API_KEY_FILE; it never appears here.
+	RerankURL     string        `json:"rerank_url,omitempty"`
+	RerankShape   string        `json:"rerank_shape,omitempty"`
+	RerankModel   string        `json:"rerank_model,omitempty"`
+	RerankTimeout time.Duration `json:"rerank_timeout,omitempty"`
+	RerankTopN    int           `json:"rerank_top_n,omitempty"`
 }
 
 // Defaults.
@@ -150,6 +161,11 @@ var envNames = map[string]string{
 	"otel-sample-ratio":    "MEMGATE_OTEL_SAMPLE_RATIO",
 	"llm-url":              "MEMGATE_LLM_URL",
 	"llm-model":            "MEMGATE_LLM_MODEL",
+	"rerank-url":           "MEMGATE_RERANK_URL",
+	"rerank-shape":         "MEMGATE_RERANK_SHAPE",
+	"rerank-model":         "MEMGATE_RERANK_MODEL",
+	"rerank-timeout":       "MEMGATE_RERANK_TIMEOUT",
+	"rerank-top-n":         "MEMGATE_RERANK_TOP_N",
 	"agent":                "MEMGATE_MCP_AGENT", // memgate mcp only
 }
 
@@ -182,6 +198,11 @@ func (c *Config) Bind(fs *flag.FlagSet, serverFlags bool) {
 		fs.Float64Var(&c.OTelSampleRatio, "otel-sample-ratio", c.OTelSampleRatio, "share of traces kept, 0-1 (env MEMGATE_OTEL_SAMPLE_RATIO)")
 		fs.StringVar(&c.LLMURL, "llm-url", c.LLMURL, "OpenAI-compatible base URL of the optional LLM extractor (env MEMGATE_LLM_URL; key in MEMGATE_LLM_API_KEY)")
 		fs.StringVar(&c.LLMModel, "llm-model", c.LLMModel, "chat model of the LLM extractor (env MEMGATE_LLM_MODEL)")
+		fs.StringVar(&c.RerankURL, "rerank-url", c.RerankURL, "rerank endpoint of knowledge search, e.g. http://tei:8080/rerank; off when empty (env MEMGATE_RERANK_URL; key in MEMGATE_RERANK_API_KEY)")
+		fs.StringVar(&c.RerankShape, "rerank-shape", c.RerankShape, "tei (POST /rerank) or cohere (POST /v1/rerank); default by the URL (env MEMGATE_RERANK_SHAPE)")
+		fs.StringVar(&c.RerankModel, "rerank-model", c.RerankModel, "model name sent in the cohere shape (env MEMGATE_RERANK_MODEL)")
+		fs.DurationVar(&c.RerankTimeout, "rerank-timeout", c.RerankTimeout, "how long one rerank call may take before search keeps the fused order; 0 means 2s (env MEMGATE_RERANK_TIMEOUT)")
+		fs.IntVar(&c.RerankTopN, "rerank-top-n", c.RerankTopN, "how many fused hits are reranked; 0 means 20 (env MEMGATE_RERANK_TOP_N)")
 	}
 }
 
@@ -268,6 +289,26 @@ func (c *Config) Validate() error {
 	if (c.LLMURL == "") != (c.LLMModel == "") {
 		return fmt.Errorf("llm-url and llm-model: set both to enable the LLM extractor, or neither")
 	}
+	if c.RerankURL != "" {
+		// The value is not echoed: a URL may carry credentials.
+		if u, err := url.Parse(c.RerankURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("rerank-url: must be an http:// or https:// URL")
+		}
+	}
+	switch c.RerankShape {
+	case "", "tei", "cohere":
+	default:
+		return fmt.Errorf("rerank-shape: must be tei or cohere")
+	}
+	if c.RerankURL == "" && (c.RerankShape != "" || c.RerankModel != "" || c.RerankTimeout != 0 || c.RerankTopN != 0) {
+		return fmt.Errorf("rerank-url: required by the other rerank settings")
+	}
+	if c.RerankTimeout < 0 {
+		return fmt.Errorf("rerank-timeout: must be >= 0 (0 means 2s)")
+	}
+	if c.RerankTopN < 0 || c.RerankTopN > 100 {
+		return fmt.Errorf("rerank-top-n: must be between 0 and 100 (0 means 20)")
+	}
 	if c.JobWorkers < 1 || c.JobWorkers > 64 {
 		return fmt.Errorf("job-workers: must be between 1 and 64")
 	}
@@ -306,6 +347,10 @@ func ParseLevel(s string) (slog.Level, error) {
 func (c Config) Dump() string {
 	if c.DatabaseURL != "" {
 		c.DatabaseURL = RedactURL(c.DatabaseURL)
+	}
+	if u, err := url.Parse(c.RerankURL); err == nil && u.User != nil {
+		u.User = url.User("xxxxx")
+		c.RerankURL = u.String()
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return string(b)

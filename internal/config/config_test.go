@@ -70,3 +70,42 @@ func TestDatabaseURL(t *testing.T) {
 		t.Fatalf("RedactURL = %q", got)
 	}
 }
+
+func TestRerankSettings(t *testing.T) {
+	cfg, err := parse(t, nil, nil)
+	if err != nil || cfg.RerankURL != "" {
+		t.Fatalf("default: rerank %q, err %v (want off)", cfg.RerankURL, err)
+	}
+	cfg, err = parse(t, []string{"--rerank-shape", "cohere", "--rerank-top-n", "30"}, map[string]string{
+		"MEMGATE_RERANK_URL": "https://rr.example/v1/rerank", "MEMGATE_RERANK_MODEL": "rr-1", "MEMGATE_RERANK_TIMEOUT": "750ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RerankURL != "https://rr.example/v1/rerank" || cfg.RerankShape != "cohere" || cfg.RerankModel != "rr-1" ||
+		cfg.RerankTimeout.Milliseconds() != 750 || cfg.RerankTopN != 30 {
+		t.Fatalf("rerank settings %+v", cfg)
+	}
+	const secret = "s3cret-pass"
+	cfg, err = parse(t, []string{"--rerank-url", "http://u:" + secret + "@tei:8080/rerank"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cfg.Dump(); strings.Contains(d, secret) || !strings.Contains(d, "tei:8080/rerank") {
+		t.Fatalf("Dump leaks or loses the rerank URL: %s", d)
+	}
+	for _, c := range []struct {
+		args  []string
+		field string
+	}{
+		{[]string{"--rerank-url", "ftp://x:" + secret + "@h/rerank"}, "rerank-url"},
+		{[]string{"--rerank-url", "http://h/rerank", "--rerank-shape", "grpc"}, "rerank-shape"},
+		{[]string{"--rerank-top-n", "5"}, "rerank-url"},
+		{[]string{"--rerank-url", "http://h/rerank", "--rerank-top-n", "101"}, "rerank-top-n"},
+		{[]string{"--rerank-url", "http://h/rerank", "--rerank-timeout", "-1s"}, "rerank-timeout"},
+	} {
+		_, err := parse(t, c.args, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.field+":") || strings.Contains(err.Error(), secret) {
+			t.Fatalf("%v: err %v, want one naming %s that does not echo the value", c.args, err, c.field)
+		}
+	}
+}

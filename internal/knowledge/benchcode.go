@@ -189,8 +189,9 @@ func (s *Scorer) Score(method, group string) CodeScore {
 
 // SearchRank is the rank of q's target among hits of a knowledge search
 // (0 when absent from the top k).
-func (s *Service) SearchRank(ctx context.Context, p memory.Principal, q CodeQuery, signals []string, k int) (int, error) {
-	res, err := s.Search(ctx, p, SearchRequest{Query: q.Query, K: k, Signals: signals})
+// weights, when set, override fusion weights (tuning).
+func (s *Service) SearchRank(ctx context.Context, p memory.Principal, q CodeQuery, signals []string, weights map[string]float64, k int) (int, error) {
+	res, err := s.Search(ctx, p, SearchRequest{Query: q.Query, K: k, Signals: signals, Weights: weights})
 	if err != nil {
 		return 0, err
 	}

@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/store"
 )
 
 // DefaultMaxBytes is the default limit on a document's size.
@@ -34,7 +34,9 @@ type Service struct {
 	core      *core.Service
 	maxBytes  int
 	maxTokens int
-	rerank    *Reranker
+	// rerank is the optional second stage (nil: off); SetReranker
+	// changes it while searches run.
+	rerank atomic.Pointer[Reranker]
 
 	// mu guards the resource index and serialises ingestions in this
 	// process; ApplyResource's lock serialises them across processes.
@@ -65,8 +67,14 @@ func New(svc *core.Service, o Options) *Service {
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}
-	return &Service{core: svc, maxBytes: o.MaxBytes, maxTokens: o.MaxTokens, rerank: o.Reranker}
+	s := &Service{core: svc, maxBytes: o.MaxBytes, maxTokens: o.MaxTokens}
+	s.rerank.Store(o.Reranker)
+	return s
 }
+
+// SetReranker turns the rerank stage of Search on with r, or off with
+// nil (the server's configuration: docs/knowledge.md).
+func (s *Service) SetReranker(r *Reranker) { s.rerank.Store(r) }
 
 // chunkMeta is what a chunk record keeps in its metadata.
 type chunkMeta struct {
@@ -161,15 +169,25 @@ func (s *Service) syncLocked(ctx context.Context) error {
 		if err != nil {
 			return storeErr(err)
 		}
+		// One read per workspace for the whole page, not one per change:
+		// an ingestion's own chunks come back through here.
+		ids := map[string][]string{}
 		for _, c := range chs {
-			r, err := st.GetRecord(ctx, c.Workspace, c.RecordID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				s.unindex(c.Workspace, c.RecordID)
-			case err != nil:
+			ids[c.Workspace] = append(ids[c.Workspace], c.RecordID)
+		}
+		heads := make(map[string]map[string]memory.Record, len(ids))
+		for ws, list := range ids {
+			got, err := st.GetRecords(ctx, ws, list)
+			if err != nil {
 				return storeErr(err)
-			default:
+			}
+			heads[ws] = got
+		}
+		for _, c := range chs {
+			if r, ok := heads[c.Workspace][c.RecordID]; ok {
 				s.index(c.Workspace, r)
+			} else {
+				s.unindex(c.Workspace, c.RecordID)
 			}
 			s.seq = c.Seq
 		}
