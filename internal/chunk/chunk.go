@@ -93,7 +93,7 @@ func sections(doc string) []section {
 			body.WriteString(line)
 			continue
 		}
-		if lvl, title, ok := heading(line); ok {
+		if lvl, title, ok := Heading(line); ok {
 			flush()
 			for len(levels) > 0 && levels[len(levels)-1] >= lvl {
 				levels, stack = levels[:len(levels)-1], stack[:len(stack)-1]
@@ -108,9 +108,9 @@ func sections(doc string) []section {
 	return out
 }
 
-// heading parses an ATX heading line: up to three spaces, 1-6 '#', then a
-// space or the end of the line.
-func heading(line string) (level int, title string, ok bool) {
+// Heading parses an ATX heading line: up to three spaces, 1-6 '#', then a
+// space or the end of the line. The knowledge chunkers share it.
+func Heading(line string) (level int, title string, ok bool) {
 	s := strings.TrimRight(line, "\n")
 	indent := len(s) - len(strings.TrimLeft(s, " "))
 	if indent > 3 {

@@ -4,6 +4,8 @@ import (
 	"html"
 	"regexp"
 	"strings"
+
+	"github.com/memgate/memgate/internal/chunk"
 )
 
 // markdownChunks cuts Markdown at ATX headings outside fenced code, then
@@ -35,7 +37,7 @@ func markdownChunks(lines []string, maxTokens int) []Chunk {
 			fence = trim[:3]
 			continue
 		}
-		lvl, title, ok := atxHeading(line)
+		lvl, title, ok := chunk.Heading(line)
 		if !ok {
 			continue
 		}
@@ -50,27 +52,6 @@ func markdownChunks(lines []string, maxTokens int) []Chunk {
 	return out
 }
 
-// atxHeading parses an ATX heading: up to three spaces, 1-6 '#', then a
-// space or the end of the line.
-func atxHeading(s string) (level int, title string, ok bool) {
-	indent := len(s) - len(strings.TrimLeft(s, " "))
-	if indent > 3 {
-		return 0, "", false
-	}
-	s = s[indent:]
-	n := 0
-	for n < len(s) && s[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || (n < len(s) && s[n] != ' ' && s[n] != '\t') {
-		return 0, "", false
-	}
-	title = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s[n:]), "#"))
-	if title == "" {
-		return 0, "", false
-	}
-	return n, title, true
-}
 
 // HTML to text by structure: headings become Markdown ATX headings (so the
 // Markdown chunker cuts at them), block elements end lines, list items

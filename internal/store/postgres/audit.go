@@ -15,6 +15,12 @@ func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit i
 	if err != nil {
 		return nil, mapErr("postgres: list audit", err)
 	}
+	return scanAudit(rows)
+}
+
+// scanAudit reads audit rows (id, seq, ts, actor_kind, actor_id, event,
+// payload, prev_hash, hash) and closes them.
+func scanAudit(rows pgx.Rows) ([]audit.Entry, error) {
 	defer rows.Close()
 	out := []audit.Entry{}
 	for rows.Next() {

@@ -79,19 +79,5 @@ func (c *conn) ListAuditWhere(ctx context.Context, ws string, q store.AuditQuery
 	if err != nil {
 		return nil, mapErr("postgres: list audit", err)
 	}
-	defer rows.Close()
-	out := []audit.Entry{}
-	for rows.Next() {
-		var (
-			e       audit.Entry
-			payload string
-		)
-		if err := rows.Scan(&e.ID, &e.Seq, &e.TS, &e.ActorKind, &e.ActorID, &e.Event, &payload, &e.PrevHash, &e.Hash); err != nil {
-			return nil, mapErr("postgres: list audit", err)
-		}
-		e.TS = utc(e.TS)
-		e.Payload = []byte(payload)
-		out = append(out, e)
-	}
-	return out, mapErr("postgres: list audit", rows.Err())
+	return scanAudit(rows)
 }

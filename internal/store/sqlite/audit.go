@@ -15,6 +15,11 @@ func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit i
 	if err != nil {
 		return nil, mapErr("sqlite: list audit", err)
 	}
+	return scanAudit(rows)
+}
+
+// scanAudit reads audit rows (auditCols, in order) and closes them.
+func scanAudit(rows *sql.Rows) ([]audit.Entry, error) {
 	defer rows.Close()
 	out := []audit.Entry{}
 	for rows.Next() {
@@ -30,10 +35,7 @@ func (c *conn) ListAudit(ctx context.Context, ws string, afterSeq int64, limit i
 		e.Payload = []byte(payload)
 		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr("sqlite: list audit", err)
-	}
-	return out, nil
+	return out, mapErr("sqlite: list audit", rows.Err())
 }
 
 // AppendAudit seals e after the workspace's chain head and stores it. The

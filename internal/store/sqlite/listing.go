@@ -58,20 +58,5 @@ func (c *conn) ListAuditWhere(ctx context.Context, ws string, q store.AuditQuery
 	if err != nil {
 		return nil, mapErr("sqlite: list audit", err)
 	}
-	defer rows.Close()
-	out := []audit.Entry{}
-	for rows.Next() {
-		var (
-			e       audit.Entry
-			ts      int64
-			payload string
-		)
-		if err := rows.Scan(&e.ID, &e.Seq, &ts, &e.ActorKind, &e.ActorID, &e.Event, &payload, &e.PrevHash, &e.Hash); err != nil {
-			return nil, mapErr("sqlite: list audit", err)
-		}
-		e.TS = fromMicros(ts)
-		e.Payload = []byte(payload)
-		out = append(out, e)
-	}
-	return out, mapErr("sqlite: list audit", rows.Err())
+	return scanAudit(rows)
 }
