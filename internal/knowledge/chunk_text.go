@@ -52,7 +52,6 @@ func markdownChunks(lines []string, maxTokens int) []Chunk {
 	return out
 }
 
-
 // HTML to text by structure: headings become Markdown ATX headings (so the
 // Markdown chunker cuts at them), block elements end lines, list items
 // become "- " lines, script, style and similar are dropped, entities are
