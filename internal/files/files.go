@@ -98,8 +98,8 @@ type Service struct {
 	mu  sync.Mutex
 	ix  map[string]map[key]string // workspace → key → record id
 	rev map[string]map[string]key // workspace → record id → key
-	seq int64                     // change log position the index reflects
-	ok  bool                      // the index was built
+	// follow keeps the index up to the change log (it only pulls).
+	follow store.Follower
 }
 
 // key addresses a live file: its scope and path.
@@ -209,43 +209,15 @@ func result(res core.WriteResult) Result {
 // index is built from a scan of the file records once, then follows the
 // change log, which every process writing the database appends to.
 func (s *Service) syncLocked(ctx context.Context) error {
-	st := s.core.Store()
-	if !s.ok {
-		head, err := st.ChangeHead(ctx)
-		if err != nil {
-			return storeErr(err)
-		}
-		s.ix, s.rev = map[string]map[key]string{}, map[string]map[string]key{}
-		err = st.ScanRecords(ctx, func(ws string, r memory.Record) error {
-			s.index(ws, r)
-			return nil
-		})
-		if err != nil {
-			return storeErr(err)
-		}
-		s.seq, s.ok = head, true
+	err := s.follow.Sync(ctx, s.core.Store(), store.FollowIndex{
+		Reset:   func() { s.ix, s.rev = map[string]map[key]string{}, map[string]map[string]key{} },
+		Index:   s.index,
+		Unindex: s.unindex,
+	})
+	if err != nil {
+		return storeErr(err)
 	}
-	for {
-		chs, err := st.ListChanges(ctx, s.seq, 1000)
-		if err != nil {
-			return storeErr(err)
-		}
-		for _, c := range chs {
-			r, err := st.GetRecord(ctx, c.Workspace, c.RecordID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				s.unindex(c.Workspace, c.RecordID)
-			case err != nil:
-				return storeErr(err)
-			default:
-				s.index(c.Workspace, r)
-			}
-			s.seq = c.Seq
-		}
-		if len(chs) < 1000 {
-			return nil
-		}
-	}
+	return nil
 }
 
 func (s *Service) unindex(ws, id string) {

@@ -197,7 +197,7 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 	if err != nil {
 		if fault.CodeOf(err) == fault.VersionConflict {
 			s.mu.Lock()
-			s.ok = false // another process changed the document: rebuild the index
+			s.follow.Invalidate() // another process changed the document: rebuild the index
 			s.mu.Unlock()
 		}
 		return Result{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
 )
 
 // DefaultMaxBytes is the default limit on a document's size.
@@ -43,8 +44,8 @@ type Service struct {
 	mu  sync.Mutex
 	ix  map[string]map[string]*resource // workspace → resource id → resource
 	rev map[string]map[string]string    // workspace → chunk record id → resource id
-	seq int64
-	ok  bool
+	// follow keeps the index up to the change log (it only pulls).
+	follow store.Follower
 
 	// docLocks serialise the ingestions of one document (striped by
 	// resource id).
@@ -148,53 +149,15 @@ func ResourceID(sc memory.Scope, uri string) string {
 // syncLocked brings the index up to the store's change log: a scan of
 // the records once, then the change log every process appends to.
 func (s *Service) syncLocked(ctx context.Context) error {
-	st := s.core.Store()
-	if !s.ok {
-		head, err := st.ChangeHead(ctx)
-		if err != nil {
-			return storeErr(err)
-		}
-		s.ix, s.rev = map[string]map[string]*resource{}, map[string]map[string]string{}
-		err = st.ScanRecords(ctx, func(ws string, r memory.Record) error {
-			s.index(ws, r)
-			return nil
-		})
-		if err != nil {
-			return storeErr(err)
-		}
-		s.seq, s.ok = head, true
+	err := s.follow.Sync(ctx, s.core.Store(), store.FollowIndex{
+		Reset:   func() { s.ix, s.rev = map[string]map[string]*resource{}, map[string]map[string]string{} },
+		Index:   s.index,
+		Unindex: s.unindex,
+	})
+	if err != nil {
+		return storeErr(err)
 	}
-	for {
-		chs, err := st.ListChanges(ctx, s.seq, 1000)
-		if err != nil {
-			return storeErr(err)
-		}
-		// One read per workspace for the whole page, not one per change:
-		// an ingestion's own chunks come back through here.
-		ids := map[string][]string{}
-		for _, c := range chs {
-			ids[c.Workspace] = append(ids[c.Workspace], c.RecordID)
-		}
-		heads := make(map[string]map[string]memory.Record, len(ids))
-		for ws, list := range ids {
-			got, err := st.GetRecords(ctx, ws, list)
-			if err != nil {
-				return storeErr(err)
-			}
-			heads[ws] = got
-		}
-		for _, c := range chs {
-			if r, ok := heads[c.Workspace][c.RecordID]; ok {
-				s.index(c.Workspace, r)
-			} else {
-				s.unindex(c.Workspace, c.RecordID)
-			}
-			s.seq = c.Seq
-		}
-		if len(chs) < 1000 {
-			return nil
-		}
-	}
+	return nil
 }
 
 func (s *Service) unindex(ws, id string) {
