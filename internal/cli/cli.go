@@ -478,6 +478,15 @@ func announceToken(w io.Writer, token string) {
 
 func (a *app) operator() memory.Principal { return a.op }
 
+// actingAs is the principal a command acts as: the named local agent
+// (--agent), else the local operator.
+func (a *app) actingAs(ctx context.Context, ws, agent string) (memory.Principal, error) {
+	if agent == "" {
+		return a.op, nil
+	}
+	return a.svc.LocalAgent(ctx, ws, agent)
+}
+
 // output prints v as JSON when asJSON, else calls text.
 func output(env Env, asJSON bool, v any, text func(w io.Writer)) error {
 	if asJSON {

@@ -42,11 +42,9 @@ func runIngest(env Env, args []string) error {
 		return err
 	}
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
-		p := a.operator()
-		if agent != "" {
-			if p, err = a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
-				return err
-			}
+		p, err := a.actingAs(ctx, cfg.Workspace, agent)
+		if err != nil {
+			return err
 		}
 		o := knowledge.TreeOptions{Include: include, Exclude: exclude, Scope: sc, Access: memory.Access(access), Sync: sync}
 		if !quiet {
@@ -137,11 +135,9 @@ func runCite(env Env, args []string) error {
 		return err
 	}
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
-		p := a.operator()
-		if agent != "" {
-			if p, err = a.svc.LocalAgent(ctx, cfg.Workspace, agent); err != nil {
-				return err
-			}
+		p, err := a.actingAs(ctx, cfg.Workspace, agent)
+		if err != nil {
+			return err
 		}
 		src, err := knowledge.New(a.svc, knowledge.Options{}).Source(ctx, p, rid, from, to)
 		if err != nil {
