@@ -23,7 +23,7 @@ func subcommand(args []string, names ...string) (string, []string, error) {
 }
 
 func runAgents(env Env, args []string) error {
-	sub, args, err := subcommand(args, "create", "list", "revoke", "rotate")
+	sub, args, err := subcommand(args, "create", "list", "revoke", "rotate", "trust")
 	if err != nil {
 		return err
 	}
@@ -31,12 +31,15 @@ func runAgents(env Env, args []string) error {
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	var name, trust string
-	if sub == "create" {
+	switch sub {
+	case "create":
 		fs.StringVar(&name, "name", "", "agent name, unique in the workspace")
 		fs.StringVar(&trust, "trust", string(memory.DefaultTrust), "trusted, standard, restricted or read_only")
+	case "trust":
+		fs.StringVar(&trust, "trust", "", "the new trust level: trusted, standard, restricted or read_only")
 	}
 	var target string
-	if sub == "revoke" || sub == "rotate" {
+	if sub == "revoke" || sub == "rotate" || sub == "trust" {
 		if target, err = positional(env, fs, cfg, args, "agent id or name"); err != nil {
 			return err
 		}
@@ -45,6 +48,9 @@ func runAgents(env Env, args []string) error {
 	}
 	if sub == "create" && name == "" {
 		return usagef("--name is required")
+	}
+	if sub == "trust" && trust == "" {
+		return usagef("--trust is required")
 	}
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
 		switch sub {
@@ -69,6 +75,14 @@ func runAgents(env Env, args []string) error {
 					}
 					fmt.Fprintf(w, "%s  %-20s %-10s %s\n", p.ID, p.Name, p.Trust, state)
 				}
+			})
+		case "trust":
+			p, err := a.svc.SetAgentTrust(ctx, a.operator(), target, memory.Trust(trust))
+			if err != nil {
+				return err
+			}
+			return output(env, asJSON, map[string]any{"agent": p}, func(w io.Writer) {
+				fmt.Fprintf(w, "agent %s (%s) now has trust %s\n", p.Name, p.ID, p.Trust)
 			})
 		case "rotate":
 			p, err := a.svc.RotateAgent(ctx, a.operator(), target)

@@ -97,7 +97,7 @@ func commands() []command {
 		{"cite", "print exactly the lines a res:// citation names", runCite},
 		{"mcp", "serve MCP over stdio, acting as an agent (--agent)", runMCP},
 		{"bench", "run retrieval and latency benchmarks", runBench},
-		{"agents", "create, list, revoke or rotate (new token) agents", runAgents},
+		{"agents", "create, list, revoke, rotate (new token) or re-trust agents", runAgents},
 		{"users", "create, list, revoke or rotate-key Memory Gateway users", runUsers},
 		{"approvals", "list, approve or reject queued writes", runApprovals},
 		{"audit", "verify the audit chain", runAudit},

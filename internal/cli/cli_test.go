@@ -73,6 +73,17 @@ func TestAgentsCreateOnFreshDataDir(t *testing.T) {
 	if r := run(t, dir, nil, "agents", "create", "--name", "coder", "--json"); r.code != 7 {
 		t.Fatalf("duplicate name: exit %d %s", r.code, r.stderr)
 	}
+	// Re-trust (core.SetAgentTrust, audited as agent.trust), and a bad
+	// level names the field without echoing it.
+	if r := run(t, dir, nil, "agents", "trust", "coder", "--trust", "restricted", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"trust": "restricted"`) {
+		t.Fatalf("trust: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, dir, nil, "agents", "trust", "coder", "--trust", "godlike", "--json"); r.code == 0 || !strings.Contains(r.stderr, "trust") || strings.Contains(r.stderr, "godlike") {
+		t.Fatalf("bad trust: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, dir, nil, "agents", "list", "--json"); !strings.Contains(r.stdout, `"trust": "restricted"`) {
+		t.Fatalf("the trust change did not stick: %s", r.stdout)
+	}
 	if r := run(t, dir, nil, "agents", "revoke", "coder", "--json"); r.code != 0 || !strings.Contains(r.stdout, "revoked_at") {
 		t.Fatalf("revoke: %d %s %s", r.code, r.stdout, r.stderr)
 	}
