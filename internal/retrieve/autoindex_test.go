@@ -6,8 +6,7 @@ import "testing"
 // an exact scan reads at most autoScanFloats floats a query (vectors ×
 // dimension), so 512-dimensional vectors (the built-in encoder) switch to
 // HNSW at 48,829 vectors where 100-dimensional ones stay exact up to
-// 250,000; an explicit AutoThreshold wins; the choice is the same for a
-// snapshot being read.
+// 250,000; an explicit AutoThreshold wins.
 func TestAutoVectorIndexByScanSize(t *testing.T) {
 	for _, c := range []struct {
 		name      string

@@ -229,12 +229,12 @@ type LoadStats struct {
 
 // autoScanFloats bounds the floats an exact scan reads per query in auto
 // mode. An exact search scores every vector, so its cost is vectors ×
-// dimension: 25M floats (100 MB) is about 5 ms of CPU (100k × 100-d in
-// docs/performance.md), where 101k × 512-d took 30 ms and more, over the
-// 10 ms a knowledge search may take (docs/knowledge.md). Above it an HNSW
-// search costs about a millisecond, with recall@10 against exact measured
-// at 0.99 on 100-d memories and on the built-in encoder's 512-d vectors
-// of code chunks (docs/knowledge.md).
+// dimension: the 250,000 vectors auto mode allowed before were set for
+// 100 dimensions (25M floats); at the built-in encoder's 512 the same
+// count is 128M floats, and 101k × 512 already costs about 30 ms of CPU a
+// query, three times what a knowledge search may take (docs/knowledge.md).
+// Above the bound HNSW searches in under a millisecond, with recall@10
+// against exact of 0.97–0.99 on real 512-d vectors (docs/knowledge.md).
 const autoScanFloats = 25_000_000
 
 // autoThreshold is the vector count above which auto mode builds HNSW:
