@@ -28,7 +28,7 @@ import (
 type VectorMode string
 
 const (
-	VectorAuto   VectorMode = "auto" // exact below AutoThreshold vectors, HNSW above
+	VectorAuto   VectorMode = "auto" // exact up to the auto threshold, HNSW above
 	VectorExact  VectorMode = "exact"
 	VectorApprox VectorMode = "hnsw"
 )
@@ -38,6 +38,8 @@ type Options struct {
 	Embedder embed.Embedder // nil: lexical (+ graph) only
 	Vectors  VectorMode
 	// AutoThreshold is the vector count above which auto mode builds HNSW.
+	// 0: autoScanFloats / the embedder's dimension (250,000 vectors of
+	// 100 dimensions, 48,828 of 512).
 	AutoThreshold int
 	HNSW          vector.HNSWConfig
 	Logger        *slog.Logger
@@ -108,9 +110,6 @@ func New(o Options) *Engine {
 	}
 	if o.Vectors == "" {
 		o.Vectors = VectorAuto
-	}
-	if o.AutoThreshold == 0 {
-		o.AutoThreshold = 250_000
 	}
 	e := &Engine{opts: o, log: o.Logger, records: newRecords(),
 		sessions: map[sessKey][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
@@ -228,12 +227,37 @@ type LoadStats struct {
 	Lexical, VectorLoad, Total time.Duration
 }
 
+// autoScanFloats bounds the floats an exact scan reads per query in auto
+// mode. An exact search scores every vector, so its cost is vectors ×
+// dimension: the 250,000 vectors auto mode allowed before were set for
+// 100 dimensions (25M floats); at the built-in encoder's 512 the same
+// count is 128M floats, and 101k × 512 already costs about 30 ms of CPU a
+// query, three times what a knowledge search may take (docs/knowledge.md).
+// Above the bound HNSW searches in under a millisecond, with recall@10
+// against exact of 0.97–0.99 on real 512-d vectors (docs/knowledge.md).
+const autoScanFloats = 25_000_000
+
+// autoThreshold is the vector count above which auto mode builds HNSW:
+// Options.AutoThreshold, else autoScanFloats over the dimension (read
+// when the index is made: an OpenAI-compatible embedder learns its
+// dimension from its first answer).
+func (e *Engine) autoThreshold() int {
+	if e.opts.AutoThreshold > 0 {
+		return e.opts.AutoThreshold
+	}
+	dim := 100
+	if e.opts.Embedder != nil && e.opts.Embedder.Dim() > 0 {
+		dim = e.opts.Embedder.Dim()
+	}
+	return autoScanFloats / dim
+}
+
 func (e *Engine) newVectorIndex(n int) (vectorIndex, bool) {
 	dim := e.opts.Embedder.Dim()
 	mode := e.opts.Vectors
 	if mode == VectorAuto {
 		mode = VectorExact
-		if n > e.opts.AutoThreshold {
+		if n > e.autoThreshold() {
 			mode = VectorApprox
 		}
 	}

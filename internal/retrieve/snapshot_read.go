@@ -148,7 +148,7 @@ func (e *Engine) checkHead(h *snapHead) error {
 	want := e.opts.Vectors
 	if want == VectorAuto {
 		want = VectorExact
-		if h.vectors > e.opts.AutoThreshold {
+		if h.vectors > e.autoThreshold() {
 			want = VectorApprox
 		}
 	}
