@@ -206,8 +206,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	if err != nil {
 		return AddResult{}, err
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }
 

@@ -250,7 +250,7 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 	if err != nil {
 		return ForgetReport{}, err
 	}
-	s.erased(by.Workspace, purged, fx)
+	s.erased(ctx)
 	return rep, s.scrub(ctx)
 }
 

@@ -133,8 +133,6 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	commit := func(ctx context.Context, tx store.Tx) (jobEffects, error) {
 		res := sum
 		res.Gatekeeper = map[string]int{}
-		var changed []memory.Record
-		var gfx graphEffects
 		for _, e := range gk {
 			e.CreatedAt = now
 			if err := tx.InsertGatekeeper(ctx, e); err != nil {
@@ -172,14 +170,11 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 				}
 				if ok {
 					res.Invalidated++
-					changed = append(changed, old)
 					prev := old
 					prev.InvalidatedAt = nil
-					nodes, err := regrant(ctx, tx, p.Workspace, &prev, old)
-					if err != nil {
+					if _, err := regrant(ctx, tx, p.Workspace, &prev, old); err != nil {
 						return jobEffects{}, err
 					}
-					gfx.nodes = append(gfx.nodes, nodes...)
 				} else {
 					res.Noop++
 				}
@@ -189,7 +184,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			if pf.rec.Action == extract.ActionUpdate {
 				req.Supersedes = tid
 			}
-			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
+			wr, _, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if !isRefusal(err) {
 					return jobEffects{}, err
@@ -207,22 +202,18 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			default:
 				res.Added++
 			}
-			changed = append(changed, ch...)
-			gfx.add(wr.graph)
 			if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
 				// The typed relation the fact states: the user prefers
 				// what it names (a quarantined fact states none yet).
-				es, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now)
-				if err != nil {
+				if _, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
 					return jobEffects{}, err
 				}
-				gfx.edges = append(gfx.edges, es...)
 			}
 		}
 		for _, e := range gk {
 			s.metrics.ObserveGatekeeper(e.Decision)
 		}
-		return jobEffects{result: res, records: changed, graph: gfx}, nil
+		return jobEffects{result: res}, nil
 	}
 	return commit, nil
 }

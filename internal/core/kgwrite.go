@@ -60,8 +60,7 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 		}
 		return err
 	}
-	s.publish(p.Workspace, k.changed...)
-	s.publishGraph(p.Workspace, k.fx)
+	s.logMoved(ctx)
 	return nil
 }
 

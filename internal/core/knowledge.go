@@ -127,8 +127,7 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 			s.countDecision(o.Decision, o.Reason)
 		}
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return outs, nil
 }
 

@@ -205,7 +205,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 	if err != nil {
 		return MaintenanceResult{}, err
 	}
-	s.publish(b.Workspace, published...)
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -275,7 +275,7 @@ func (s *Service) Restore(ctx context.Context, p memory.Principal, id string) (m
 		return memory.Record{}, err
 	}
 	if changed {
-		s.publish(p.Workspace, out)
+		s.logMoved(ctx)
 	}
 	return out, nil
 }

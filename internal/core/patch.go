@@ -120,10 +120,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	now := s.clock()
 	decisionID := memory.NewID()
 	var res WriteResult
-	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		var err error
-		res, gfx, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
+		res, _, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
 		return err
 	})
 	if err != nil {
@@ -136,8 +135,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, res.Record)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -253,10 +251,9 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	}
 	now := s.clock()
 	var out memory.Record
-	var fx graphEffects
 	forgot := false
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		fx, forgot = graphEffects{}, false
+		forgot = false
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err // a store failure, not a missing record
@@ -283,7 +280,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err
 		}
-		if out, fx, _, _, err = s.purgeIn(ctx, tx, p.Workspace, id, "", now); err != nil {
+		if out, _, _, _, err = s.purgeIn(ctx, tx, p.Workspace, id, "", now); err != nil {
 			return err
 		}
 		forgot = true
@@ -304,7 +301,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		// Forgetting again finishes a scrub an earlier call could not.
 		return out, s.scrub(ctx)
 	}
-	s.erased(p.Workspace, []memory.Record{out}, fx)
+	s.erased(ctx)
 	return out, s.scrub(ctx)
 }
 

@@ -171,7 +171,6 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	}
 
 	var res WriteResult
-	var changed []memory.Record
 	// A new record has no expected version, so a version conflict here is
 	// the write's own race: a record it supersedes changed between the
 	// in-transaction re-check and the update (on PostgreSQL, a concurrent
@@ -182,7 +181,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	for attempt := 0; ; attempt++ {
 		err = s.tx(ctx, "record", func(tx store.Tx) error {
 			var err error
-			res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
+			res, _, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
 			return err
 		})
 		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
@@ -196,8 +195,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, res.graph)
+	s.logMoved(ctx)
 	return res, nil
 }
 

@@ -82,7 +82,6 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 	if err != nil {
 		return ResourceResult{}, err
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }

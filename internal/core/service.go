@@ -81,13 +81,18 @@ type Service struct {
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
 
-	jobs     *jobQueue
-	extract  ExtractionOptions
-	graphMu  sync.Mutex
-	graph    graphSink
-	kg       kgIndex // the drop-in's reads (kgindex.go)
-	onErased func()
-	erasure  *erasure
+	jobs    *jobQueue
+	extract ExtractionOptions
+	graphMu sync.Mutex
+	graph   graphSink
+	// graphCatchMu serialises CatchUpGraph; indexCatchUps and
+	// graphCatchUps let writers share catch-ups (follow.go).
+	graphCatchMu  sync.Mutex
+	indexCatchUps catchUps
+	graphCatchUps catchUps
+	kg            kgIndex // the drop-in's reads (kgindex.go)
+	onErased      func()
+	erasure       *erasure
 
 	loops Loops
 	life  lifecycle

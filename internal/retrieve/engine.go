@@ -68,6 +68,9 @@ type Engine struct {
 	graph GraphSignal
 
 	changeSeq int64 // change log position applied; guarded by mu
+	// catchMu serialises CatchUp: two catch-ups reading the same change
+	// could otherwise apply an older read of a record after a newer one.
+	catchMu sync.Mutex
 	// pending holds the keys of documents whose content changed in this
 	// process's view and that have no vector yet (see pending.go);
 	// guarded by mu.
@@ -191,8 +194,12 @@ func (e *Engine) Load(ctx context.Context, st Source) (LoadStats, error) {
 
 // CatchUp applies the change log written since the last Load or CatchUp,
 // so records written by other processes (the CLI, other replicas) become
-// searchable. It returns how many changes it applied.
+// searchable, and this process's own writes too: the change log is the
+// index's only input after Load (or Restore). Catch-ups run one at a
+// time. It returns how many changes it applied.
 func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
+	e.catchMu.Lock()
+	defer e.catchMu.Unlock()
 	e.mu.RLock()
 	from := e.changeSeq
 	e.mu.RUnlock()
@@ -251,7 +258,8 @@ func micros(t *time.Time) int64 {
 }
 
 // Upsert indexes the current head of a record (or removes it when it is
-// forgotten). The service calls it after every committed change.
+// forgotten). The service does not call it (it follows the change log
+// with CatchUp); it is for building an index without a store.
 func (e *Engine) Upsert(ws string, r memory.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
