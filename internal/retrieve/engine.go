@@ -209,13 +209,13 @@ func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		heads, err := readHeads(ctx, st, chs)
+		if err != nil {
+			return n, err // retried from this page next time
+		}
 		for _, ch := range chs {
-			r, err := st.GetRecord(ctx, ch.Workspace, ch.RecordID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return n, err // retried from this change next time
-			}
 			e.mu.Lock()
-			if err == nil && e.upsertLocked(ch.Workspace, r) {
+			if r, ok := heads[ch.Workspace][ch.RecordID]; ok && e.upsertLocked(ch.Workspace, r) {
 				e.markPendingLocked(e.keyOfLocked(ch.Workspace, r.ID))
 			}
 			e.changeSeq = max(e.changeSeq, ch.Seq)
@@ -227,6 +227,39 @@ func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
 		}
 		from = chs[len(chs)-1].Seq
 	}
+}
+
+// readHeads reads the current heads of the records a page of changes
+// names, one read a workspace (one record: the prepared single read). A
+// record that is gone is absent.
+func readHeads(ctx context.Context, st Source, chs []store.Change) (map[string]map[string]memory.Record, error) {
+	ids := map[string][]string{}
+	seen := make(map[store.Change]bool, len(chs))
+	for _, ch := range chs {
+		if k := (store.Change{Workspace: ch.Workspace, RecordID: ch.RecordID}); !seen[k] {
+			seen[k] = true
+			ids[ch.Workspace] = append(ids[ch.Workspace], ch.RecordID)
+		}
+	}
+	out := make(map[string]map[string]memory.Record, len(ids))
+	for ws, list := range ids {
+		if len(list) > 1 {
+			m, err := st.GetRecords(ctx, ws, list)
+			if err != nil {
+				return nil, err
+			}
+			out[ws] = m
+			continue
+		}
+		r, err := st.GetRecord(ctx, ws, list[0])
+		switch {
+		case err == nil:
+			out[ws] = map[string]memory.Record{r.ID: r}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // LoadStats reports what Load did.
