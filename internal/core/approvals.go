@@ -101,8 +101,6 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	}
 	now := s.clock()
 	var out ApprovalItem
-	var changed []memory.Record
-	var gfx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
@@ -140,21 +138,16 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 			return err
 		}
-		changed = []memory.Record{next}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
+		if _, err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, by.Workspace, &rec, next)
-		if err != nil {
+		if _, err = regrant(ctx, tx, by.Workspace, &rec, next); err != nil {
 			return err
 		}
-		gfx.nodes = append(gfx.nodes, regranted...)
 		if target != nil {
-			old, err := supersede(ctx, tx, by.Workspace, by, *target, next, now)
-			if err != nil {
+			if _, err := supersede(ctx, tx, by.Workspace, by, *target, next, now); err != nil {
 				return err
 			}
-			changed = append(changed, old)
 		}
 		a.Status, a.DecidedAt, a.DecidedBy = memory.ApprovalApproved, &now, by.ID
 		if err := updateApproval(ctx, tx, a); err != nil {

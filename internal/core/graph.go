@@ -179,10 +179,9 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 	hash := hex.EncodeToString(sum[:])
 	now := s.clock()
 	rep := ForgetReport{Subject: subject}
-	var purged []memory.Record
-	var fx graphEffects
+	var fx graphEffects // counts the edges the erasure deletes
 	err := s.tx(ctx, "subject", func(tx store.Tx) error {
-		rep, purged, fx = ForgetReport{Subject: subject}, nil, graphEffects{}
+		rep, fx = ForgetReport{Subject: subject}, graphEffects{}
 		recs, err := subjectRecords(ctx, tx, by.Workspace, subject, subjectScope(label, key))
 		if err != nil {
 			return err
@@ -192,11 +191,10 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
 				return err
 			}
-			t, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
+			_, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
 			if err != nil {
 				return err
 			}
-			purged = append(purged, t)
 			ids = append(ids, r.ID)
 			fx.add(rfx)
 			rep.Messages += msgs
@@ -252,19 +250,4 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 	}
 	s.erased(ctx)
 	return rep, s.scrub(ctx)
-}
-
-// publishGraph applies committed graph changes to the in-memory graph
-// index.
-// It waits while LoadGraph scans the store, so a change committed during
-// the scan is applied after it, never lost.
-func (s *Service) publishGraph(ws string, fx graphEffects) {
-	if len(fx.nodes)+len(fx.edges)+len(fx.deletedEdges) == 0 {
-		return
-	}
-	s.graphMu.Lock()
-	defer s.graphMu.Unlock()
-	if s.graph != nil {
-		s.graph.apply(ws, fx)
-	}
 }

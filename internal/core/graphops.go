@@ -18,8 +18,8 @@ import (
 
 // The graph operations of SPEC §8. Writes go to the store in audited
 // transactions; traversals (neighbors, path, labels, PPR) run on the
-// in-memory graph index, which every committed change of this process
-// updates and which is loaded from the store on first use.
+// in-memory graph index, which is loaded from the store on first use and
+// then follows the graph change log (follow.go).
 
 // graphIndex is the Service's in-memory graph. seq is the position in
 // the store's graph change log that it reflects at least.

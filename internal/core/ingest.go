@@ -184,7 +184,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			if pf.rec.Action == extract.ActionUpdate {
 				req.Supersedes = tid
 			}
-			wr, _, err := s.writeIn(ctx, tx, p, req, now)
+			wr, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if !isRefusal(err) {
 					return jobEffects{}, err

@@ -55,7 +55,8 @@ func (o JobOptions) withDefaults() JobOptions {
 const jobCommitTimeout = 30 * time.Second
 
 // jobCommit applies a job's effects inside the transaction that ends it
-// and returns the job's result and what to publish afterwards. It may be
+// and returns the job's result (the indexes read its writes from the
+// change log after commit). It may be
 // run more than once, each time in a new transaction after the last one
 // rolled back (see commitJob), so it must not change state outside tx.
 type jobCommit func(ctx context.Context, tx store.Tx) (jobEffects, error)

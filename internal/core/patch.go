@@ -122,7 +122,7 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	var res WriteResult
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		var err error
-		res, _, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
+		res, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
 		return err
 	})
 	if err != nil {
@@ -141,10 +141,10 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 
 // patchTx is Patch's transactional part in the caller's transaction;
 // limit applies the rate limit (callers that limited the whole request
-// once pass false). The caller audits a refusal, counts and publishes.
-func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, id string, req PatchRequest, decisionID string, now time.Time, limit bool) (WriteResult, graphEffects, error) {
+// once pass false). The caller audits a refusal and counts; after commit
+// it calls logMoved.
+func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, id string, req PatchRequest, decisionID string, now time.Time, limit bool) (WriteResult, error) {
 	var res WriteResult
-	var gfx graphEffects
 	err := func() error {
 		if req.Claim != nil {
 			if err := req.Claim(ctx, tx); err != nil {
@@ -210,14 +210,12 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		known := map[string]memory.Node{}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
+		if _, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
 			return err
 		}
-		regranted, err := regrantKnown(ctx, tx, p.Workspace, &head, next, known)
-		if err != nil {
+		if _, err = regrantKnown(ctx, tx, p.Workspace, &head, next, known); err != nil {
 			return err
 		}
-		gfx.nodes = append(gfx.nodes, regranted...)
 		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,
 			"status": string(next.Status), "content_sha256": next.ContentSHA256}
 		res = WriteResult{Decision: next.Gate.Decision, Reason: out.Reason, Record: next, Citation: next.Citation(), PIIKinds: out.PIIKinds}
@@ -234,7 +232,7 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.patch", now, payload)
 		return err
 	}()
-	return res, gfx, err
+	return res, err
 }
 
 // Forget erases one record's content, keeping a tombstone (SPEC §3).

@@ -467,8 +467,8 @@ func (s *Service) validImportVersion(r *memory.Record, id string, n int) error {
 // whole file is read and validated first: a bad line imports nothing and
 // the error, invalid_argument, names the line in its details. Then
 // everything is written in one transaction, with one audit entry
-// (workspace.import, counts only), and the records are published to the
-// search index.
+// (workspace.import, counts only), and the indexes read the records from
+// the change log.
 //
 // The workspace must be empty: no records, graph, approvals or
 // principals other than operators. If it does not exist it is created

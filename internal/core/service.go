@@ -102,7 +102,8 @@ type Service struct {
 	tracer    trace.TracerProvider
 }
 
-// graphSink receives committed graph changes (the in-memory graph index).
+// graphSink is the in-memory graph index, fed by LoadGraph and then only
+// by CatchUpGraph (follow.go).
 type graphSink interface {
 	apply(ws string, fx graphEffects)
 }
