@@ -138,14 +138,14 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 			return err
 		}
-		if _, err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
+		if err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
 			return err
 		}
-		if _, err = regrant(ctx, tx, by.Workspace, &rec, next); err != nil {
+		if err = regrant(ctx, tx, by.Workspace, &rec, next); err != nil {
 			return err
 		}
 		if target != nil {
-			if _, err := supersede(ctx, tx, by.Workspace, by, *target, next, now); err != nil {
+			if err := supersede(ctx, tx, by.Workspace, by, *target, next, now); err != nil {
 				return err
 			}
 		}

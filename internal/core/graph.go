@@ -46,13 +46,12 @@ func (s *Service) nodeOrigin(p memory.Principal, origin string) (memory.NodeProv
 // names: a record links to the nodes of its entities (SPEC §8, its
 // MENTIONS edges; the record_entities index holds the links). Quarantined
 // records create nothing, since their entities may be what the PII screen
-// flagged.
-func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time, known map[string]memory.Node) ([]memory.Node, error) {
+// flagged. Nodes it finds are added to known (when not nil).
+func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time, known map[string]memory.Node) error {
 	if r.Status == memory.Quarantined || r.Status == memory.Forgotten {
-		return nil, nil
+		return nil
 	}
 	prov, status := s.nodeOrigin(p, r.Gate.Origin)
-	var created []memory.Node
 	for _, e := range r.Entities {
 		label, key, ok := strings.Cut(e, ":")
 		if !ok {
@@ -69,18 +68,15 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		// EnsureNode, not a lookup then an insert: concurrent writes that
 		// introduce the same entity must all succeed (on PostgreSQL the
 		// second insert would fail on the key and abort the write).
-		n, inserted, err := tx.EnsureNode(ctx, p.Workspace, n)
+		n, _, err := tx.EnsureNode(ctx, p.Workspace, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if known != nil {
 			known[e] = n
 		}
-		if inserted {
-			created = append(created, n)
-		}
 	}
-	return created, nil
+	return nil
 }
 
 // ForgetReport counts what forget_subject erased.

@@ -172,7 +172,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 					res.Invalidated++
 					prev := old
 					prev.InvalidatedAt = nil
-					if _, err := regrant(ctx, tx, p.Workspace, &prev, old); err != nil {
+					if err := regrant(ctx, tx, p.Workspace, &prev, old); err != nil {
 						return jobEffects{}, err
 					}
 				} else {
@@ -205,7 +205,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
 				// The typed relation the fact states: the user prefers
 				// what it names (a quarantined fact states none yet).
-				if _, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
+				if err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
 					return jobEffects{}, err
 				}
 			}
@@ -328,16 +328,15 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 // observed_at moves on), else a new one is inserted. Entities without a
 // node are skipped. The edge is seen by whoever sees the fact that
 // states it (g), and both of its ends.
-func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) ([]memory.Edge, error) {
+func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) error {
 	fl, fk, _ := strings.Cut(from, ":")
 	src, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: fl, Key: fk})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []memory.Edge
 	for _, t := range to {
 		tl, tk, _ := strings.Cut(t, ":")
 		dst, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: tl, Key: tk})
@@ -345,7 +344,7 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// EnsureEdge: a concurrent flush of the same user may relate the
 		// same nodes; the edge is then observed again, not a conflict.
@@ -360,9 +359,8 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 			err = tx.UpdateEdge(ctx, ws, e)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, e)
 	}
-	return out, nil
+	return nil
 }

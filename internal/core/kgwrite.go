@@ -500,7 +500,7 @@ func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record)
 	if err := tx.UpdateRecord(ctx, k.p.Workspace, next, head.Version); err != nil {
 		return err
 	}
-	if _, err := regrant(ctx, tx, k.p.Workspace, &head, next); err != nil {
+	if err := regrant(ctx, tx, k.p.Workspace, &head, next); err != nil {
 		return err
 	}
 	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{

@@ -210,10 +210,10 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		known := map[string]memory.Node{}
-		if _, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
+		if err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
 			return err
 		}
-		if _, err = regrantKnown(ctx, tx, p.Workspace, &head, next, known); err != nil {
+		if err = regrantKnown(ctx, tx, p.Workspace, &head, next, known); err != nil {
 			return err
 		}
 		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,

@@ -291,14 +291,14 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if known == nil {
 			known = map[string]memory.Node{}
 		}
-		if _, err := s.linkEntities(ctx, tx, p, r, now, known); err != nil {
+		if err := s.linkEntities(ctx, tx, p, r, now, known); err != nil {
 			return err
 		}
-		if _, err := regrantKnown(ctx, tx, p.Workspace, nil, r, known); err != nil {
+		if err := regrantKnown(ctx, tx, p.Workspace, nil, r, known); err != nil {
 			return err
 		}
 		if out.Status == memory.Active && r.Supersedes != nil {
-			if _, err := supersede(ctx, tx, p.Workspace, p, target, r, now); err != nil {
+			if err := supersede(ctx, tx, p.Workspace, p, target, r, now); err != nil {
 				return err
 			}
 		}
@@ -467,7 +467,7 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 // supersede retires target in favour of r: a new version of target with
 // status superseded, a pointer to r, and its world validity closed where
 // r's begins.
-func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) (memory.Record, error) {
+func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) error {
 	next := target
 	next.Version = target.Version + 1
 	next.Status = memory.Superseded
@@ -476,7 +476,7 @@ func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal,
 	next.ValidUntil = closedValidity(target, r, now)
 	next.UpdatedAt = now
 	next.ModifiedBy = by.ID
-	return next, tx.UpdateRecord(ctx, ws, next, target.Version)
+	return tx.UpdateRecord(ctx, ws, next, target.Version)
 }
 
 // closedValidity is where target's world validity ends once r replaces
