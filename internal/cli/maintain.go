@@ -41,7 +41,7 @@ func runMaintain(env Env, args []string) error {
 			return usagef("--batch: must be between 1 and 500")
 		}
 	}
-	// The index is kept current by the writes; archiving publishes to it.
+	// The index is kept current by the writes: each reads the change log.
 	return withApp(env, cfg, false, func(ctx context.Context, a *app) error {
 		if sub == "restore" {
 			r, err := a.svc.Restore(ctx, a.operator(), id)

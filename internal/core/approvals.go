@@ -101,8 +101,6 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	}
 	now := s.clock()
 	var out ApprovalItem
-	var changed []memory.Record
-	var gfx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
@@ -140,21 +138,16 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 		if err := tx.UpdateRecord(ctx, by.Workspace, next, rec.Version); err != nil {
 			return err
 		}
-		changed = []memory.Record{next}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
+		if err = s.linkEntities(ctx, tx, by, next, now, nil); err != nil {
 			return err
 		}
-		regranted, err := regrant(ctx, tx, by.Workspace, &rec, next)
-		if err != nil {
+		if err = regrant(ctx, tx, by.Workspace, &rec, next); err != nil {
 			return err
 		}
-		gfx.nodes = append(gfx.nodes, regranted...)
 		if target != nil {
-			old, err := supersede(ctx, tx, by.Workspace, by, *target, next, now)
-			if err != nil {
+			if err := supersede(ctx, tx, by.Workspace, by, *target, next, now); err != nil {
 				return err
 			}
-			changed = append(changed, old)
 		}
 		a.Status, a.DecidedAt, a.DecidedBy = memory.ApprovalApproved, &now, by.ID
 		if err := updateApproval(ctx, tx, a); err != nil {
@@ -168,8 +161,7 @@ func (s *Service) Approve(ctx context.Context, by memory.Principal, id string, e
 	})
 	if err == nil {
 		s.countDecision(memory.DecisionAccepted, "approved")
-		s.publish(by.Workspace, changed...)
-		s.publishGraph(by.Workspace, gfx)
+		s.logMoved(ctx)
 	}
 	return out, err
 }
@@ -195,9 +187,7 @@ func (s *Service) Reject(ctx context.Context, by memory.Principal, id, reason st
 func (s *Service) discard(ctx context.Context, by memory.Principal, id string, st memory.ApprovalStatus, event, reason string) (ApprovalItem, error) {
 	now := s.clock()
 	var out ApprovalItem
-	var fx graphEffects
 	err := s.tx(ctx, "approval", func(tx store.Tx) error {
-		fx = graphEffects{}
 		a, rec, err := openItem(ctx, tx, by.Workspace, id)
 		if err != nil {
 			return err
@@ -218,11 +208,10 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 			out, err = s.settleSweptConflict(ctx, tx, by, a, rec, st == memory.ApprovalRejected, event, reason, now)
 			return err
 		}
-		tomb, rfx, _, _, err := s.purgeIn(ctx, tx, by.Workspace, rec.ID, "", now)
+		tomb, _, _, _, err := s.purgeIn(ctx, tx, by.Workspace, rec.ID, "", now)
 		if err != nil {
 			return err
 		}
-		fx = rfx
 		if reason != "" {
 			// After the purge, which erases the reasons of the record's
 			// items: this one is written about the erasure itself.
@@ -243,7 +232,7 @@ func (s *Service) discard(ctx context.Context, by memory.Principal, id string, s
 	})
 	if err == nil {
 		s.countDecision(memory.DecisionRejected, string(st))
-		s.erased(by.Workspace, []memory.Record{out.Record}, fx)
+		s.erased(ctx)
 	}
 	return out, err
 }

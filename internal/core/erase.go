@@ -185,11 +185,11 @@ func eraseNode(ctx context.Context, tx store.Tx, ws string, n memory.Node, now t
 }
 
 // erased follows a committed erasure: the in-memory indexes drop what
-// they derived from the records and nodes. The caller then scrubs.
-func (s *Service) erased(ws string, recs []memory.Record, fx graphEffects) {
+// they derived from the records and nodes, read from the change logs.
+// The caller then scrubs.
+func (s *Service) erased(ctx context.Context) {
 	s.erasure.commit()
-	s.publish(ws, recs...)
-	s.publishGraph(ws, fx)
+	s.logMoved(ctx)
 }
 
 // scrub waits until derived files are invalidated and the database files

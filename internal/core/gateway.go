@@ -163,11 +163,8 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	}
 	now := s.clock()
 	var res AddResult
-	var changed []memory.Record
-	var gfx graphEffects
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
-		gfx = graphEffects{}
-		res, changed = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}, nil
+		res = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}
 		for i, m := range msgs {
 			msg := store.Message{Workspace: p.Workspace, ID: memory.NewID(), Conversation: cv, SenderID: m.SenderID, Role: m.Role,
 				Timestamp: m.Timestamp, Content: m.Content, ContentSHA256: memory.SHA256Hex(m.Content), CreatedAt: now}
@@ -182,7 +179,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 			}
 			req := episodeRequest(msg)
 			req.ownTurn = true
-			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
+			wr, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if isRefusal(err) {
 					fe := *fault.As(err)
@@ -195,8 +192,6 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 			if err := tx.InsertMessage(ctx, msg); err != nil {
 				return err
 			}
-			changed = append(changed, ch...)
-			gfx.add(wr.graph)
 			res.Added++
 			res.Decisions[wr.Decision]++
 			res.MemoryIDs = append(res.MemoryIDs, wr.Record.ID)
@@ -206,8 +201,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	if err != nil {
 		return AddResult{}, err
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }
 

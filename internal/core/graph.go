@@ -46,13 +46,12 @@ func (s *Service) nodeOrigin(p memory.Principal, origin string) (memory.NodeProv
 // names: a record links to the nodes of its entities (SPEC §8, its
 // MENTIONS edges; the record_entities index holds the links). Quarantined
 // records create nothing, since their entities may be what the PII screen
-// flagged.
-func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time, known map[string]memory.Node) ([]memory.Node, error) {
+// flagged. Nodes it finds are added to known (when not nil).
+func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, now time.Time, known map[string]memory.Node) error {
 	if r.Status == memory.Quarantined || r.Status == memory.Forgotten {
-		return nil, nil
+		return nil
 	}
 	prov, status := s.nodeOrigin(p, r.Gate.Origin)
-	var created []memory.Node
 	for _, e := range r.Entities {
 		label, key, ok := strings.Cut(e, ":")
 		if !ok {
@@ -69,18 +68,15 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		// EnsureNode, not a lookup then an insert: concurrent writes that
 		// introduce the same entity must all succeed (on PostgreSQL the
 		// second insert would fail on the key and abort the write).
-		n, inserted, err := tx.EnsureNode(ctx, p.Workspace, n)
+		n, _, err := tx.EnsureNode(ctx, p.Workspace, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if known != nil {
 			known[e] = n
 		}
-		if inserted {
-			created = append(created, n)
-		}
 	}
-	return created, nil
+	return nil
 }
 
 // ForgetReport counts what forget_subject erased.
@@ -179,10 +175,9 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 	hash := hex.EncodeToString(sum[:])
 	now := s.clock()
 	rep := ForgetReport{Subject: subject}
-	var purged []memory.Record
-	var fx graphEffects
+	var fx graphEffects // counts the edges the erasure deletes
 	err := s.tx(ctx, "subject", func(tx store.Tx) error {
-		rep, purged, fx = ForgetReport{Subject: subject}, nil, graphEffects{}
+		rep, fx = ForgetReport{Subject: subject}, graphEffects{}
 		recs, err := subjectRecords(ctx, tx, by.Workspace, subject, subjectScope(label, key))
 		if err != nil {
 			return err
@@ -192,11 +187,10 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 			if err := closeApprovals(ctx, tx, by, r.ID, memory.ApprovalRejected, now); err != nil {
 				return err
 			}
-			t, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
+			_, rfx, msgs, nodes, err := s.purgeIn(ctx, tx, by.Workspace, r.ID, subject, now)
 			if err != nil {
 				return err
 			}
-			purged = append(purged, t)
 			ids = append(ids, r.ID)
 			fx.add(rfx)
 			rep.Messages += msgs
@@ -250,21 +244,6 @@ func (s *Service) forgetSubject(ctx context.Context, by memory.Principal, subjec
 	if err != nil {
 		return ForgetReport{}, err
 	}
-	s.erased(by.Workspace, purged, fx)
+	s.erased(ctx)
 	return rep, s.scrub(ctx)
-}
-
-// publishGraph applies committed graph changes to the in-memory graph
-// index.
-// It waits while LoadGraph scans the store, so a change committed during
-// the scan is applied after it, never lost.
-func (s *Service) publishGraph(ws string, fx graphEffects) {
-	if len(fx.nodes)+len(fx.edges)+len(fx.deletedEdges) == 0 {
-		return
-	}
-	s.graphMu.Lock()
-	defer s.graphMu.Unlock()
-	if s.graph != nil {
-		s.graph.apply(ws, fx)
-	}
 }

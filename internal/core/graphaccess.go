@@ -203,17 +203,16 @@ func recordGrants(ctx context.Context, r store.Reader, ws, entity string) ([]mem
 
 // regrant brings the grants of the nodes named by a record's old head
 // (nil when the record is new) and its new head up to date, inside the
-// transaction that wrote the new head, and returns the nodes it changed
-// (for the graph index). A grant that only grows is added in place; one
-// that may have shrunk (forget, rejection, access lowered, an entity
-// removed) is recomputed from the records that name the node.
-func regrant(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record) ([]memory.Node, error) {
+// transaction that wrote the new head. A grant that only grows is added
+// in place; one that may have shrunk (forget, rejection, access lowered,
+// an entity removed) is recomputed from the records that name the node.
+func regrant(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record) error {
 	return regrantKnown(ctx, tx, ws, old, next, nil)
 }
 
 // regrantKnown is regrant with the entity nodes linkEntities just read or
 // created in tx (known, by entity), which it does not read again.
-func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record, known map[string]memory.Node) ([]memory.Node, error) {
+func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Record, next memory.Record, known map[string]memory.Node) error {
 	newG, newOK := recordGrant(next)
 	var oldG memory.Grant
 	oldOK := false
@@ -227,13 +226,12 @@ func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Recor
 			ents = append(ents, e)
 		}
 	}
-	var changed []memory.Node
 	for _, e := range ents {
 		n, ok := known[e]
 		var err error
 		if !ok {
 			if n, ok, err = entityNode(ctx, tx, ws, e); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if !ok {
@@ -246,7 +244,7 @@ func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Recor
 		switch {
 		case n.Grants == nil || shrinks:
 			if gs, err = recordGrants(ctx, tx, ws, e); err != nil {
-				return nil, err
+				return err
 			}
 			dirty = n.Grants == nil || !slices.Equal(gs, n.Grants)
 		case inNew:
@@ -257,14 +255,13 @@ func regrantKnown(ctx context.Context, tx store.Tx, ws string, old *memory.Recor
 		}
 		n.Grants = gs
 		if err := tx.UpdateNode(ctx, ws, n); err != nil {
-			return nil, err
+			return err
 		}
 		if _, ok := known[e]; ok {
 			known[e] = n
 		}
-		changed = append(changed, n)
 	}
-	return changed, nil
+	return nil
 }
 
 // regrantEntities recomputes the grants of the nodes of entities (after

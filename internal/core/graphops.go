@@ -18,8 +18,8 @@ import (
 
 // The graph operations of SPEC §8. Writes go to the store in audited
 // transactions; traversals (neighbors, path, labels, PPR) run on the
-// in-memory graph index, which every committed change of this process
-// updates and which is loaded from the store on first use.
+// in-memory graph index, which is loaded from the store on first use and
+// then follows the graph change log (follow.go).
 
 // graphIndex is the Service's in-memory graph. seq is the position in
 // the store's graph change log that it reflects at least.
@@ -114,8 +114,11 @@ func (s *Service) LoadGraph(ctx context.Context) error {
 // other processes (the CLI, other replicas) become traversable. Each
 // change applies the row as it is now; an edge that is gone was deleted.
 // Before the first load there is nothing to catch up: the load reads it
-// all. It returns how many changes it applied.
+// all. Catch-ups run one at a time, so an older read of a node never
+// lands after a newer one. It returns how many changes it applied.
 func (s *Service) CatchUpGraph(ctx context.Context) (int, error) {
+	s.graphCatchMu.Lock()
+	defer s.graphCatchMu.Unlock()
 	s.graphMu.Lock()
 	g, _ := s.graph.(*graphIndex)
 	var from int64
@@ -333,7 +336,7 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	if err != nil {
 		return NodeResult{}, err
 	}
-	s.publishGraph(p.Workspace, graphEffects{nodes: []memory.Node{res.Node}})
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -473,7 +476,7 @@ func (s *Service) UpsertEdge(ctx context.Context, p memory.Principal, in EdgeInp
 	if err != nil {
 		return EdgeResult{}, err
 	}
-	s.publishGraph(p.Workspace, graphEffects{edges: []memory.Edge{res.Edge}})
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -513,7 +516,7 @@ func (s *Service) InvalidateEdge(ctx context.Context, p memory.Principal, id str
 	if err != nil {
 		return memory.Edge{}, err
 	}
-	s.publishGraph(p.Workspace, graphEffects{edges: []memory.Edge{out}})
+	s.logMoved(ctx)
 	return out, nil
 }
 
@@ -545,7 +548,7 @@ func (s *Service) ArchiveNode(ctx context.Context, p memory.Principal, ref strin
 	if err != nil {
 		return memory.Node{}, err
 	}
-	s.publishGraph(p.Workspace, graphEffects{nodes: []memory.Node{out}})
+	s.logMoved(ctx)
 	return out, nil
 }
 

@@ -133,8 +133,6 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 	commit := func(ctx context.Context, tx store.Tx) (jobEffects, error) {
 		res := sum
 		res.Gatekeeper = map[string]int{}
-		var changed []memory.Record
-		var gfx graphEffects
 		for _, e := range gk {
 			e.CreatedAt = now
 			if err := tx.InsertGatekeeper(ctx, e); err != nil {
@@ -172,14 +170,11 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 				}
 				if ok {
 					res.Invalidated++
-					changed = append(changed, old)
 					prev := old
 					prev.InvalidatedAt = nil
-					nodes, err := regrant(ctx, tx, p.Workspace, &prev, old)
-					if err != nil {
+					if err := regrant(ctx, tx, p.Workspace, &prev, old); err != nil {
 						return jobEffects{}, err
 					}
-					gfx.nodes = append(gfx.nodes, nodes...)
 				} else {
 					res.Noop++
 				}
@@ -189,7 +184,7 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			if pf.rec.Action == extract.ActionUpdate {
 				req.Supersedes = tid
 			}
-			wr, ch, err := s.writeIn(ctx, tx, p, req, now)
+			wr, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if !isRefusal(err) {
 					return jobEffects{}, err
@@ -207,22 +202,18 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 			default:
 				res.Added++
 			}
-			changed = append(changed, ch...)
-			gfx.add(wr.graph)
 			if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
 				// The typed relation the fact states: the user prefers
 				// what it names (a quarantined fact states none yet).
-				es, err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now)
-				if err != nil {
+				if err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
 					return jobEffects{}, err
 				}
-				gfx.edges = append(gfx.edges, es...)
 			}
 		}
 		for _, e := range gk {
 			s.metrics.ObserveGatekeeper(e.Decision)
 		}
-		return jobEffects{result: res, records: changed, graph: gfx}, nil
+		return jobEffects{result: res}, nil
 	}
 	return commit, nil
 }
@@ -337,16 +328,15 @@ func (s *Service) invalidateIn(ctx context.Context, tx store.Tx, p memory.Princi
 // observed_at moves on), else a new one is inserted. Entities without a
 // node are skipped. The edge is seen by whoever sees the fact that
 // states it (g), and both of its ends.
-func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) ([]memory.Edge, error) {
+func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to []string, relation string, g memory.Grant, now time.Time) error {
 	fl, fk, _ := strings.Cut(from, ":")
 	src, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: fl, Key: fk})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []memory.Edge
 	for _, t := range to {
 		tl, tk, _ := strings.Cut(t, ":")
 		dst, err := tx.GetNode(ctx, store.NodeFind{Workspace: ws, Label: tl, Key: tk})
@@ -354,7 +344,7 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// EnsureEdge: a concurrent flush of the same user may relate the
 		// same nodes; the edge is then observed again, not a conflict.
@@ -369,9 +359,8 @@ func (s *Service) relateIn(ctx context.Context, tx store.Tx, ws, from string, to
 			err = tx.UpdateEdge(ctx, ws, e)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, e)
 	}
-	return out, nil
+	return nil
 }

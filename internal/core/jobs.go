@@ -55,16 +55,16 @@ func (o JobOptions) withDefaults() JobOptions {
 const jobCommitTimeout = 30 * time.Second
 
 // jobCommit applies a job's effects inside the transaction that ends it
-// and returns the job's result and what to publish afterwards. It may be
+// and returns the job's result (the indexes read its writes from the
+// change log after commit). It may be
 // run more than once, each time in a new transaction after the last one
 // rolled back (see commitJob), so it must not change state outside tx.
 type jobCommit func(ctx context.Context, tx store.Tx) (jobEffects, error)
 
-// jobEffects are a committed job's result and the changes to publish.
+// jobEffects are a committed job's result. The indexes learn of its
+// writes from the change logs (follow.go).
 type jobEffects struct {
-	result  any
-	records []memory.Record
-	graph   graphEffects
+	result any
 }
 
 // jobHandler does a job's slow work outside any transaction (model
@@ -185,10 +185,7 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 	actx, cancel := context.WithTimeout(ctx, s.jobs.opts.Lease*9/10)
 	defer cancel()
 	start := time.Now()
-	var (
-		fx  jobEffects
-		err error
-	)
+	var err error
 	h := s.jobs.handlers[j.Kind]
 	if h == nil {
 		err = fmt.Errorf("no handler for job kind %q", j.Kind)
@@ -196,13 +193,12 @@ func (s *Service) runJob(ctx context.Context, j store.Job) {
 		var commit jobCommit
 		commit, err = safeHandle(actx, h, j)
 		if err == nil {
-			fx, err = s.commitJob(ctx, j, commit)
+			_, err = s.commitJob(ctx, j, commit)
 		}
 	}
 	s.metrics.ObserveJob(j.Kind, jobOutcome(err), time.Since(start))
 	if err == nil {
-		s.publish(j.Workspace, fx.records...)
-		s.publishGraph(j.Workspace, fx.graph)
+		s.logMoved(ctx)
 		s.jobs.ended()
 		return
 	}

@@ -23,16 +23,14 @@ import (
 )
 
 // kgRun is the frame of a compatibility write: one transaction, so a call
-// either takes effect whole or not at all; its committed records and graph
-// changes published afterwards. A write the gate refuses inside fn aborts
+// either takes effect whole or not at all; the indexes read its changes
+// from the change logs after commit. A write the gate refuses inside fn aborts
 // the transaction, and the refusal is then audited on its own (as a
 // refused Write is), with the refused record's type and content hash.
 type kgRun struct {
 	s       *Service
 	p       memory.Principal
 	now     time.Time
-	changed []memory.Record
-	fx      graphEffects
 	refused *memory.Record
 }
 
@@ -47,7 +45,7 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = s.tx(ctx, "graph", func(tx store.Tx) error {
-			k.changed, k.fx, k.refused = nil, graphEffects{}, nil
+			k.refused = nil
 			return fn(tx, k)
 		})
 		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
@@ -60,8 +58,7 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 		}
 		return err
 	}
-	s.publish(p.Workspace, k.changed...)
-	s.publishGraph(p.Workspace, k.fx)
+	s.logMoved(ctx)
 	return nil
 }
 
@@ -170,7 +167,6 @@ func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props jso
 	if err != nil {
 		return memory.Node{}, err
 	}
-	k.fx.nodes = append(k.fx.nodes, n)
 	_, err = appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.node.upsert", k.now, map[string]any{
 		"node_id": n.ID, "label": n.Label, "created": created, "status": string(n.Status),
 		"properties_sha256": memory.SHA256Hex(string(n.Properties))})
@@ -198,7 +194,7 @@ func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, fie
 		fe.Details["field"] = field
 		return &fe
 	}
-	res, changed, err := k.s.writeIn(ctx, tx, k.p, req, k.now)
+	res, err := k.s.writeIn(ctx, tx, k.p, req, k.now)
 	if err != nil {
 		if isRefusal(err) {
 			return false, refused(err)
@@ -209,8 +205,6 @@ func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, fie
 		return false, refused(fault.New(fault.GateRejected, "looks like a credential or secret; the knowledge-graph tools do not store secrets").
 			With("reason", gate.ReasonPII).With("pii_kinds", res.PIIKinds))
 	}
-	k.changed = append(k.changed, changed...)
-	k.fx.add(res.graph)
 	return res.Decision == memory.DecisionQuarantined, nil
 }
 
@@ -423,7 +417,6 @@ func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, r
 	if err != nil {
 		return false, err
 	}
-	k.fx.edges = append(k.fx.edges, e)
 	_, err = appendAudit(ctx, tx, ws, k.p, "", "graph.edge.upsert", k.now, map[string]any{
 		"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": created})
 	return err == nil, err
@@ -507,13 +500,10 @@ func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record)
 	if err := tx.UpdateRecord(ctx, k.p.Workspace, next, head.Version); err != nil {
 		return err
 	}
-	k.changed = append(k.changed, next)
-	nodes, err := regrant(ctx, tx, k.p.Workspace, &head, next)
-	if err != nil {
+	if err := regrant(ctx, tx, k.p.Workspace, &head, next); err != nil {
 		return err
 	}
-	k.fx.nodes = append(k.fx.nodes, nodes...)
-	_, err = appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
+	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
 		"decision": memory.DecisionAccepted, "reason": "kg_delete", "record_id": head.ID, "version": next.Version})
 	return err
 }
@@ -525,7 +515,6 @@ func (k *kgRun) invalidateEdge(ctx context.Context, tx store.Tx, e memory.Edge) 
 	if err := tx.UpdateEdge(ctx, k.p.Workspace, e); err != nil {
 		return err
 	}
-	k.fx.edges = append(k.fx.edges, e)
 	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.edge.invalidate", now, map[string]any{"edge_id": e.ID, "relation": e.Relation})
 	return err
 }
@@ -592,7 +581,6 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 			if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
 				return err
 			}
-			k.fx.nodes = append(k.fx.nodes, n)
 			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.archive", k.now, map[string]any{"node_id": n.ID, "label": n.Label}); err != nil {
 				return err
 			}
@@ -682,7 +670,6 @@ func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rel
 			if err := tx.UpdateEdge(ctx, p.Workspace, e); err != nil {
 				return err
 			}
-			k.fx.edges = append(k.fx.edges, e)
 			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.edge.upsert", k.now, map[string]any{
 				"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": false}); err != nil {
 				return err

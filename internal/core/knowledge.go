@@ -66,13 +66,11 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 	now := s.clock()
 	var (
 		outs    []ChunkOutcome
-		changed []memory.Record
-		gfx     graphEffects
 		refused error
 		failed  int
 	)
 	err := s.tx(ctx, "resource", func(tx store.Tx) error {
-		outs, changed, gfx, refused = nil, nil, graphEffects{}, nil
+		outs, refused = nil, nil
 		if req.Lock != "" {
 			if err := tx.LockKey(ctx, "resource\x00"+p.Workspace+"\x00"+req.Lock); err != nil {
 				return err
@@ -81,14 +79,11 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 		for i, c := range req.Changes {
 			var (
 				res WriteResult
-				ch  []memory.Record
-				fx  graphEffects
 				err error
 			)
 			if c.ID == "" {
-				res, ch, err = s.writeIn(ctx, tx, p, WriteRequest{Type: memory.Resource, Category: ChunkCategory, Content: c.Content,
+				res, err = s.writeIn(ctx, tx, p, WriteRequest{Type: memory.Resource, Category: ChunkCategory, Content: c.Content,
 					Metadata: c.Metadata, Source: &SourceInput{Kind: memory.Told}, Scope: req.Scope, Access: req.Access, Addressed: true}, now)
-				fx = res.graph
 			} else {
 				v := c.Version
 				preq := PatchRequest{ExpectedVersion: &v, Metadata: c.Metadata, Invalidate: c.Retire}
@@ -96,8 +91,7 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 					content := c.Content
 					preq.Content = &content
 				}
-				res, fx, err = s.patchTx(ctx, tx, p, c.ID, preq, memory.NewID(), now, false)
-				ch = []memory.Record{res.Record}
+				res, err = s.patchTx(ctx, tx, p, c.ID, preq, memory.NewID(), now, false)
 			}
 			if err != nil {
 				if isRefusal(err) {
@@ -107,8 +101,6 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 				}
 				return err
 			}
-			changed = append(changed, ch...)
-			gfx.add(fx)
 			outs = append(outs, ChunkOutcome{Record: res.Record, Decision: res.Decision, Reason: res.Reason, ApprovalID: res.ApprovalID, PIIKinds: res.PIIKinds})
 		}
 		return nil
@@ -127,8 +119,7 @@ func (s *Service) ApplyResource(ctx context.Context, p memory.Principal, req Res
 			s.countDecision(o.Decision, o.Reason)
 		}
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return outs, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // transaction that checks the schema, stamps the gate origin
 // (maintenance or consolidation), audits every change as the system
 // principal, stores the job's resume cursor with the effects it covers,
-// and publishes the new heads to the search index.
+// and then has the search index read the new heads from the change log.
 
 // MaintenanceChange is one new head a maintenance job decided. The
 // service sets Version, UpdatedAt, ModifiedBy and Gate.
@@ -83,9 +83,8 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 	now := s.clock()
 	sys := systemPrincipal(b.Workspace)
 	var res MaintenanceResult
-	var published []memory.Record
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		res, published = MaintenanceResult{}, nil
+		res = MaintenanceResult{}
 		skipped := map[string]bool{}
 		if len(b.Decay) > 0 {
 			if err := tx.SetDecayScores(ctx, b.Workspace, b.Decay); err != nil {
@@ -141,7 +140,6 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 				return err
 			}
 			res.Changed++
-			published = append(published, next)
 		}
 		for _, in := range b.Inserts {
 			r := in.Record
@@ -175,7 +173,6 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 				return err
 			}
 			res.Inserted++
-			published = append(published, r)
 		}
 		for _, a := range b.Approvals {
 			if skipped[a.RecordID] {
@@ -205,7 +202,7 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 	if err != nil {
 		return MaintenanceResult{}, err
 	}
-	s.publish(b.Workspace, published...)
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -275,7 +272,7 @@ func (s *Service) Restore(ctx context.Context, p memory.Principal, id string) (m
 		return memory.Record{}, err
 	}
 	if changed {
-		s.publish(p.Workspace, out)
+		s.logMoved(ctx)
 	}
 	return out, nil
 }

@@ -120,10 +120,9 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 	now := s.clock()
 	decisionID := memory.NewID()
 	var res WriteResult
-	var gfx graphEffects
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
 		var err error
-		res, gfx, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
+		res, err = s.patchTx(ctx, tx, p, id, req, decisionID, now, true)
 		return err
 	})
 	if err != nil {
@@ -136,17 +135,16 @@ func (s *Service) Patch(ctx context.Context, p memory.Principal, id string, req 
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, res.Record)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }
 
 // patchTx is Patch's transactional part in the caller's transaction;
 // limit applies the rate limit (callers that limited the whole request
-// once pass false). The caller audits a refusal, counts and publishes.
-func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, id string, req PatchRequest, decisionID string, now time.Time, limit bool) (WriteResult, graphEffects, error) {
+// once pass false). The caller audits a refusal and counts; after commit
+// it calls logMoved.
+func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, id string, req PatchRequest, decisionID string, now time.Time, limit bool) (WriteResult, error) {
 	var res WriteResult
-	var gfx graphEffects
 	err := func() error {
 		if req.Claim != nil {
 			if err := req.Claim(ctx, tx); err != nil {
@@ -212,14 +210,12 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 			return err
 		}
 		known := map[string]memory.Node{}
-		if gfx.nodes, err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
+		if err = s.linkEntities(ctx, tx, p, next, now, known); err != nil {
 			return err
 		}
-		regranted, err := regrantKnown(ctx, tx, p.Workspace, &head, next, known)
-		if err != nil {
+		if err = regrantKnown(ctx, tx, p.Workspace, &head, next, known); err != nil {
 			return err
 		}
-		gfx.nodes = append(gfx.nodes, regranted...)
 		payload := map[string]any{"decision": next.Gate.Decision, "reason": out.Reason, "record_id": id, "version": next.Version,
 			"status": string(next.Status), "content_sha256": next.ContentSHA256}
 		res = WriteResult{Decision: next.Gate.Decision, Reason: out.Reason, Record: next, Citation: next.Citation(), PIIKinds: out.PIIKinds}
@@ -236,7 +232,7 @@ func (s *Service) patchTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.patch", now, payload)
 		return err
 	}()
-	return res, gfx, err
+	return res, err
 }
 
 // Forget erases one record's content, keeping a tombstone (SPEC §3).
@@ -253,10 +249,9 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 	}
 	now := s.clock()
 	var out memory.Record
-	var fx graphEffects
 	forgot := false
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		fx, forgot = graphEffects{}, false
+		forgot = false
 		head, err := tx.GetRecord(ctx, p.Workspace, id)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err // a store failure, not a missing record
@@ -283,7 +278,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		if err := closeApprovals(ctx, tx, p, id, memory.ApprovalRejected, now); err != nil {
 			return err
 		}
-		if out, fx, _, _, err = s.purgeIn(ctx, tx, p.Workspace, id, "", now); err != nil {
+		if out, _, _, _, err = s.purgeIn(ctx, tx, p.Workspace, id, "", now); err != nil {
 			return err
 		}
 		forgot = true
@@ -304,7 +299,7 @@ func (s *Service) Forget(ctx context.Context, p memory.Principal, id string) (me
 		// Forgetting again finishes a scrub an earlier call could not.
 		return out, s.scrub(ctx)
 	}
-	s.erased(p.Workspace, []memory.Record{out}, fx)
+	s.erased(ctx)
 	return out, s.scrub(ctx)
 }
 

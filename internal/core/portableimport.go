@@ -467,8 +467,8 @@ func (s *Service) validImportVersion(r *memory.Record, id string, n int) error {
 // whole file is read and validated first: a bad line imports nothing and
 // the error, invalid_argument, names the line in its details. Then
 // everything is written in one transaction, with one audit entry
-// (workspace.import, counts only), and the records are published to the
-// search index.
+// (workspace.import, counts only), and the indexes read the records from
+// the change log.
 //
 // The workspace must be empty: no records, graph, approvals or
 // principals other than operators. If it does not exist it is created
@@ -491,11 +491,8 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 		return ImportStats{Workspace: ws}, err
 	}
 	var st ImportStats
-	var heads []memory.Record
-	var regranted []memory.Node
 	err = s.tx(ctx, "workspace "+ws, func(tx store.Tx) error {
 		st = ImportStats{Workspace: ws}
-		heads = heads[:0]
 		if _, err := tx.GetWorkspace(ctx, ws); errors.Is(err, store.ErrNotFound) {
 			if err := tx.CreateWorkspace(ctx, memory.Workspace{ID: ws, Settings: set.settings, CreatedAt: set.createdAt}); err != nil {
 				return err
@@ -557,7 +554,6 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 					return err
 				}
 			}
-			heads = append(heads, vs[len(vs)-1])
 			st.Records++
 			st.Versions += len(vs)
 			if progress != nil {
@@ -577,11 +573,10 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 		for i, n := range set.nodes {
 			ents[i] = n.EntityKey()
 		}
-		var err error
-		if regranted, err = regrantEntities(ctx, tx, ws, ents); err != nil {
+		if _, err := regrantEntities(ctx, tx, ws, ents); err != nil {
 			return err
 		}
-		_, err = appendAudit(ctx, tx, ws, by, "", "workspace.import", s.clock(), map[string]any{
+		_, err := appendAudit(ctx, tx, ws, by, "", "workspace.import", s.clock(), map[string]any{
 			"workspace_created": st.WorkspaceCreated, "principals": st.Principals, "principals_kept": st.PrincipalsKept,
 			"nodes": st.Nodes, "edges": st.Edges, "records": st.Records, "versions": st.Versions, "approvals": st.Approvals,
 		})
@@ -590,8 +585,7 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 	if err != nil {
 		return ImportStats{Workspace: ws}, err
 	}
-	s.publish(ws, heads...)
-	s.publishGraph(ws, graphEffects{nodes: append(set.nodes, regranted...), edges: set.edges})
+	s.logMoved(ctx)
 	return st, nil
 }
 

@@ -55,7 +55,7 @@ func (s *Service) ReportOutcome(ctx context.Context, p memory.Principal, id stri
 	if err != nil {
 		return OutcomeResult{}, err
 	}
-	s.publish(p.Workspace, out.Record)
+	s.logMoved(ctx)
 	return out, nil
 }
 

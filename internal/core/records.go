@@ -76,10 +76,6 @@ type WriteResult struct {
 	Citation   string        `json:"citation"`
 	ApprovalID string        `json:"approval_id,omitempty"`
 	PIIKinds   []string      `json:"pii_kinds,omitempty"`
-
-	// graph holds the nodes the write created for its entities, published
-	// after commit.
-	graph graphEffects
 }
 
 // draft turns a request into a version-1 record with defaults applied.
@@ -171,7 +167,6 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	}
 
 	var res WriteResult
-	var changed []memory.Record
 	// A new record has no expected version, so a version conflict here is
 	// the write's own race: a record it supersedes changed between the
 	// in-transaction re-check and the update (on PostgreSQL, a concurrent
@@ -182,7 +177,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	for attempt := 0; ; attempt++ {
 		err = s.tx(ctx, "record", func(tx store.Tx) error {
 			var err error
-			res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
+			res, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
 			return err
 		})
 		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
@@ -196,8 +191,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, res.graph)
+	s.logMoved(ctx)
 	return res, nil
 }
 
@@ -205,9 +199,8 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 // for a draft that passed precheck; found is checkSimilar's verdict. A
 // gate decision that refuses the write (a fault other than internal or
 // unavailable) is returned before anything is written.
-func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, req WriteRequest, found similarity, decisionID string, now time.Time) (WriteResult, []memory.Record, error) {
+func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, req WriteRequest, found similarity, decisionID string, now time.Time) (WriteResult, error) {
 	var res WriteResult
-	var changed []memory.Record
 	err := func() error {
 		if req.Claim != nil {
 			if err := req.Claim(ctx, tx); err != nil {
@@ -294,29 +287,22 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		if err := fileChanged(ctx, tx, p.Workspace, r, "created", now); err != nil {
 			return err
 		}
-		changed = append(changed, r)
 		known := req.nodes
 		if known == nil {
 			known = map[string]memory.Node{}
 		}
-		nodes, err := s.linkEntities(ctx, tx, p, r, now, known)
-		if err != nil {
+		if err := s.linkEntities(ctx, tx, p, r, now, known); err != nil {
 			return err
 		}
-		regranted, err := regrantKnown(ctx, tx, p.Workspace, nil, r, known)
-		if err != nil {
+		if err := regrantKnown(ctx, tx, p.Workspace, nil, r, known); err != nil {
 			return err
 		}
-		nodes = append(nodes, regranted...)
 		if out.Status == memory.Active && r.Supersedes != nil {
-			old, err := supersede(ctx, tx, p.Workspace, p, target, r, now)
-			if err != nil {
+			if err := supersede(ctx, tx, p.Workspace, p, target, r, now); err != nil {
 				return err
 			}
-			changed = append(changed, old)
 		}
-		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds,
-			graph: graphEffects{nodes: nodes}}
+		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
 		payload := map[string]any{
 			"decision": out.Decision, "reason": out.Reason, "record_id": r.ID, "version": r.Version,
 			"type": string(r.Type), "status": string(r.Status), "access": string(r.Access), "content_sha256": r.ContentSHA256,
@@ -340,9 +326,9 @@ func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, 
 		return err
 	}()
 	if err != nil {
-		return WriteResult{}, nil, err
+		return WriteResult{}, err
 	}
-	return res, changed, nil
+	return res, nil
 }
 
 // precheck is gate steps 1-3 for a write.
@@ -425,31 +411,30 @@ func (s *Service) auditRejectionTx(ctx context.Context, tx store.Tx, p memory.Pr
 // was limited once). A write the gate refuses is audited in tx and
 // returned as an error that wrote nothing else (isRefusal), so the caller
 // may go on with the transaction; any other error must abort it. The
-// caller publishes the changed records after commit.
-func (s *Service) writeIn(ctx context.Context, tx store.Tx, p memory.Principal, req WriteRequest, now time.Time) (WriteResult, []memory.Record, error) {
+// caller calls logMoved after commit.
+func (s *Service) writeIn(ctx context.Context, tx store.Tx, p memory.Principal, req WriteRequest, now time.Time) (WriteResult, error) {
 	r := s.draft(p, req, now)
 	decisionID := memory.NewID()
 	r.Gate.DecisionID = decisionID
 	err := s.schemaAndAuth(p, r, req)
 	var res WriteResult
-	var changed []memory.Record
 	if err == nil {
 		var found similarity
 		if !req.exactByCaller && !req.Addressed { // writeTx uses it for neither
 			found = s.checkSimilar(p, p.Workspace, r)
 		}
-		res, changed, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
+		res, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
 	}
 	if err != nil {
 		if isRefusal(err) {
 			if aerr := s.auditRejectionTx(ctx, tx, p, decisionID, "record.write", r, err, now); aerr != nil {
-				return WriteResult{}, nil, aerr
+				return WriteResult{}, aerr
 			}
 		}
-		return WriteResult{}, nil, err
+		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
-	return res, changed, nil
+	return res, nil
 }
 
 // isRefusal reports whether err is the gate (or a validation) refusing a
@@ -482,7 +467,7 @@ func evidenceFlagged(ctx context.Context, tx store.Tx, ws string, ids []string) 
 // supersede retires target in favour of r: a new version of target with
 // status superseded, a pointer to r, and its world validity closed where
 // r's begins.
-func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) (memory.Record, error) {
+func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal, target, r memory.Record, now time.Time) error {
 	next := target
 	next.Version = target.Version + 1
 	next.Status = memory.Superseded
@@ -491,7 +476,7 @@ func supersede(ctx context.Context, tx store.Tx, ws string, by memory.Principal,
 	next.ValidUntil = closedValidity(target, r, now)
 	next.UpdatedAt = now
 	next.ModifiedBy = by.ID
-	return next, tx.UpdateRecord(ctx, ws, next, target.Version)
+	return tx.UpdateRecord(ctx, ws, next, target.Version)
 }
 
 // closedValidity is where target's world validity ends once r replaces

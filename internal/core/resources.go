@@ -54,15 +54,13 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 	}
 	now := s.clock()
 	res := ResourceResult{ResourceURI: uri}
-	var changed []memory.Record
-	var gfx graphEffects
 	err := s.tx(ctx, "resource", func(tx store.Tx) error {
-		res.Chunks, changed, gfx = nil, nil, graphEffects{}
+		res.Chunks = nil
 		for i, c := range pieces {
 			curi := uri + "#" + strconv.Itoa(i+1)
 			meta, _ := json.Marshal(map[string]any{"resource_uri": curi, "document_uri": uri, "name": req.Name,
 				"document_id": docID, "heading": c.Heading, "chunk": i + 1, "chunks": len(pieces)})
-			wr, ch, err := s.writeIn(ctx, tx, p, WriteRequest{Type: memory.Resource, Category: "document", Content: c.Text,
+			wr, err := s.writeIn(ctx, tx, p, WriteRequest{Type: memory.Resource, Category: "document", Content: c.Text,
 				Metadata: meta, Source: &SourceInput{Kind: memory.Told},
 				Scope: memory.Scope{UserID: userOf(p), AppID: req.AppID, ProjectID: req.ProjectID}}, now)
 			if err != nil {
@@ -73,8 +71,6 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 				}
 				return err
 			}
-			changed = append(changed, ch...)
-			gfx.add(wr.graph)
 			res.Chunks = append(res.Chunks, ResourceChunk{ID: wr.Record.ID, ResourceURI: curi, Heading: c.Heading})
 		}
 		return nil
@@ -82,7 +78,6 @@ func (s *Service) GatewayResource(ctx context.Context, p memory.Principal, req R
 	if err != nil {
 		return ResourceResult{}, err
 	}
-	s.publish(p.Workspace, changed...)
-	s.publishGraph(p.Workspace, gfx)
+	s.logMoved(ctx)
 	return res, nil
 }

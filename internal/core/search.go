@@ -425,22 +425,6 @@ func (s *Service) RunUsage(ctx context.Context, every time.Duration) {
 	}
 }
 
-// publish tells the index about committed changes.
-func (s *Service) publish(ws string, recs ...memory.Record) {
-	if s.index == nil {
-		return
-	}
-	for _, r := range recs {
-		s.index.Upsert(ws, r)
-	}
-	if s.embedWake != nil {
-		select {
-		case s.embedWake <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // IndexStats reports the search indexes and embedding progress.
 type IndexStats struct {
 	retrieve.Stats

@@ -81,13 +81,18 @@ type Service struct {
 	auditMu     sync.Mutex
 	auditStatus AuditStatus
 
-	jobs     *jobQueue
-	extract  ExtractionOptions
-	graphMu  sync.Mutex
-	graph    graphSink
-	kg       kgIndex // the drop-in's reads (kgindex.go)
-	onErased func()
-	erasure  *erasure
+	jobs    *jobQueue
+	extract ExtractionOptions
+	graphMu sync.Mutex
+	graph   graphSink
+	// graphCatchMu serialises CatchUpGraph; indexCatchUps and
+	// graphCatchUps let writers share catch-ups (follow.go).
+	graphCatchMu  sync.Mutex
+	indexCatchUps catchUps
+	graphCatchUps catchUps
+	kg            kgIndex // the drop-in's reads (kgindex.go)
+	onErased      func()
+	erasure       *erasure
 
 	loops Loops
 	life  lifecycle
@@ -97,7 +102,8 @@ type Service struct {
 	tracer    trace.TracerProvider
 }
 
-// graphSink receives committed graph changes (the in-memory graph index).
+// graphSink is the in-memory graph index, fed by LoadGraph and then only
+// by CatchUpGraph (follow.go).
 type graphSink interface {
 	apply(ws string, fx graphEffects)
 }

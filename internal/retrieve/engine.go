@@ -70,6 +70,9 @@ type Engine struct {
 	graph GraphSignal
 
 	changeSeq int64 // change log position applied; guarded by mu
+	// catchMu serialises CatchUp: two catch-ups reading the same change
+	// could otherwise apply an older read of a record after a newer one.
+	catchMu sync.Mutex
 	// pending holds the keys of documents whose content changed in this
 	// process's view and that have no vector yet (see pending.go);
 	// guarded by mu.
@@ -190,8 +193,12 @@ func (e *Engine) Load(ctx context.Context, st Source) (LoadStats, error) {
 
 // CatchUp applies the change log written since the last Load or CatchUp,
 // so records written by other processes (the CLI, other replicas) become
-// searchable. It returns how many changes it applied.
+// searchable, and this process's own writes too: the change log is the
+// index's only input after Load (or Restore). Catch-ups run one at a
+// time. It returns how many changes it applied.
 func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
+	e.catchMu.Lock()
+	defer e.catchMu.Unlock()
 	e.mu.RLock()
 	from := e.changeSeq
 	e.mu.RUnlock()
@@ -201,13 +208,13 @@ func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		heads, err := readHeads(ctx, st, chs)
+		if err != nil {
+			return n, err // retried from this page next time
+		}
 		for _, ch := range chs {
-			r, err := st.GetRecord(ctx, ch.Workspace, ch.RecordID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return n, err // retried from this change next time
-			}
 			e.mu.Lock()
-			if err == nil && e.upsertLocked(ch.Workspace, r) {
+			if r, ok := heads[ch.Workspace][ch.RecordID]; ok && e.upsertLocked(ch.Workspace, r) {
 				e.markPendingLocked(e.keyOfLocked(ch.Workspace, r.ID))
 			}
 			e.changeSeq = max(e.changeSeq, ch.Seq)
@@ -219,6 +226,39 @@ func (e *Engine) CatchUp(ctx context.Context, st Source) (int, error) {
 		}
 		from = chs[len(chs)-1].Seq
 	}
+}
+
+// readHeads reads the current heads of the records a page of changes
+// names, one read a workspace (one record: the prepared single read). A
+// record that is gone is absent.
+func readHeads(ctx context.Context, st Source, chs []store.Change) (map[string]map[string]memory.Record, error) {
+	ids := map[string][]string{}
+	seen := make(map[store.Change]bool, len(chs))
+	for _, ch := range chs {
+		if k := (store.Change{Workspace: ch.Workspace, RecordID: ch.RecordID}); !seen[k] {
+			seen[k] = true
+			ids[ch.Workspace] = append(ids[ch.Workspace], ch.RecordID)
+		}
+	}
+	out := make(map[string]map[string]memory.Record, len(ids))
+	for ws, list := range ids {
+		if len(list) > 1 {
+			m, err := st.GetRecords(ctx, ws, list)
+			if err != nil {
+				return nil, err
+			}
+			out[ws] = m
+			continue
+		}
+		r, err := st.GetRecord(ctx, ws, list[0])
+		switch {
+		case err == nil:
+			out[ws] = map[string]memory.Record{r.ID: r}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // LoadStats reports what Load did.
@@ -275,7 +315,8 @@ func micros(t *time.Time) int64 {
 }
 
 // Upsert indexes the current head of a record (or removes it when it is
-// forgotten). The service calls it after every committed change.
+// forgotten). The service does not call it (it follows the change log
+// with CatchUp); it is for building an index without a store.
 func (e *Engine) Upsert(ws string, r memory.Record) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

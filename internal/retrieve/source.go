@@ -13,9 +13,10 @@ import (
 // test can hand the engine a small fake and a reader of the code sees at
 // once what the indexes depend on. Every store.Reader is a Source.
 type Source interface {
-	// ScanRecords and GetRecord: the heads the indexes hold.
+	// ScanRecords, GetRecord and GetRecords: the heads the indexes hold.
 	ScanRecords(ctx context.Context, fn func(ws string, r memory.Record) error) error
 	GetRecord(ctx context.Context, ws, id string) (memory.Record, error)
+	GetRecords(ctx context.Context, ws string, ids []string) (map[string]memory.Record, error)
 	// ListChanges and ChangeHead: the change log that keeps the indexes
 	// current across processes.
 	ListChanges(ctx context.Context, after int64, limit int) ([]store.Change, error)
