@@ -26,7 +26,8 @@ type helpEntry struct{ name, summary string }
 // list against what each group accepts.
 var groups = map[string][]helpEntry{
 	"agents": {{"create", "create an agent (prints its token once)"}, {"list", "list agents"}, {"revoke", "revoke an agent"},
-		{"rotate", "give an agent a new token (prints it once); the old one stops working"}},
+		{"rotate", "give an agent a new token (prints it once); the old one stops working"},
+		{"trust", "change an agent's trust level (--trust LEVEL); audited"}},
 	"users": {{"create", "create a Memory Gateway user (prints its key once)"}, {"list", "list users"}, {"revoke", "revoke a user"},
 		{"rotate-key", "give a user a new key (prints it once); the old one stops working"}},
 	"approvals": {{"list", "list queued writes"}, {"approve", "approve a queued write, optionally edited"},

@@ -8,7 +8,7 @@ import (
 )
 
 var groupCommands = map[string][]string{
-	"agents":     {"create", "list", "revoke", "rotate"},
+	"agents":     {"create", "list", "revoke", "rotate", "trust"},
 	"users":      {"create", "list", "revoke", "rotate-key"},
 	"approvals":  {"list", "approve", "reject", "expire"},
 	"audit":      {"verify"},
