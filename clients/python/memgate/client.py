@@ -143,6 +143,49 @@ class Client:
         need(d, "sections", "context")
         return d
 
+    # --- knowledge: documents as cited resource chunks ---------------------
+    def ingest(self, uri: str, content: Optional[str] = None, *, content_bytes: Optional[bytes] = None,
+               media_type: Optional[str] = None, scope: ScopeLike = None,
+               access: Optional[str] = None) -> Dict[str, Any]:
+        """Ingests one document (text, or bytes such as a PDF) through the
+        gate: POST /v1/resources. A changed document gets new versions of
+        its changed chunks only; an unchanged one writes nothing
+        (outcome "unchanged")."""
+        if (content is None) == (content_bytes is None):
+            raise ValueError("give content or content_bytes")
+        body = clean({"uri": uri, "media_type": media_type, "scope": _scope(scope), "access": access})
+        if content_bytes is not None:
+            import base64
+            body["content_base64"] = base64.b64encode(content_bytes).decode("ascii")
+        else:
+            body["content"] = content
+        d = self._t.request("POST", "/v1/resources", body=body)
+        need(d, "resource_id", "ingest")
+        return d
+
+    def resources(self) -> List[Dict[str, Any]]:
+        """The ingested documents this principal can read."""
+        return need(self._t.request("GET", "/v1/resources"), "resources", "resources")
+
+    def search_resources(self, query: str, *, k: Optional[int] = None, scope: ScopeLike = None,
+                         group_by_document: bool = False, rerank: Optional[bool] = None,
+                         explain: bool = False) -> Dict[str, Any]:
+        """Searches ingested documents; each hit cites res://...#L<a>-L<b>."""
+        body = clean({"query": query, "k": k, "scope": _scope(scope), "group_by_document": group_by_document or None,
+                      "rerank": rerank, "explain": explain or None})
+        d = self._t.request("POST", "/v1/resources/search", body=body)
+        need(d, "results", "search_resources")
+        return d
+
+    def source(self, resource_id: str, lines: Optional[str] = None) -> Dict[str, Any]:
+        """The cited lines ("a-b"; None for all) of the indexed version."""
+        return self._t.request("GET", "/v1/resources/" + _seg(resource_id) + "/source",
+                               query=clean({"lines": lines}))
+
+    def forget_resource(self, resource_id: str) -> Dict[str, Any]:
+        """Erases a document: every chunk, version, vector and index entry."""
+        return self._t.request("DELETE", "/v1/resources/" + _seg(resource_id))
+
     # --- session events ------------------------------------------------
     def append_event(self, session_id: str, kind: str, content: str, **fields: Any) -> WriteResult:
         body = {"kind": kind, "content": content, **fields}

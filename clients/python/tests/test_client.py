@@ -237,6 +237,29 @@ class FilesTest(unittest.TestCase):
 
 
 @needs_server
+class KnowledgeTest(unittest.TestCase):
+    def test_ingest_search_cite_forget(self):
+        mg = Client(URL, AGENT)
+        scope = {"project_id": "kn-" + uuid.uuid4().hex[:8]}
+        doc = "# Runbook\n\nGeneral notes.\n\n## Rotating the pager\n\nThe pager rotates every Tuesday at noon.\n"
+        res = mg.ingest("https://wiki.example/runbook.md", doc, scope=scope)
+        self.assertEqual(res["outcome"], "created")
+        self.assertEqual(mg.ingest("https://wiki.example/runbook.md", doc, scope=scope)["outcome"], "unchanged")
+        self.assertIn(res["resource_id"], [r["resource_id"] for r in mg.resources()])
+        hits = mg.search_resources("when does the pager rotate", scope=scope)["results"]
+        self.assertTrue(hits)
+        top = hits[0]
+        self.assertTrue(top["citation"].startswith("res://"))
+        src = mg.source(top["resource_id"], f'{top["line_start"]}-{top["line_end"]}')
+        self.assertIn("every Tuesday at noon", src["text"])
+        self.assertEqual(mg.forget_resource(res["resource_id"])["forgotten_chunks"], len(res["chunks"]))
+        with self.assertRaises(NotFound):
+            mg.source(res["resource_id"])
+        with self.assertRaises(ValueError):
+            mg.ingest("x.md")
+
+
+@needs_server
 class MemoryToolTest(unittest.TestCase):
     """A golden transcript: the tool_result of each call of a Claude
     session using the memory tool. UPDATE_GOLDEN=1 rewrites it."""

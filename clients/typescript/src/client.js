@@ -62,6 +62,29 @@ export class Client {
     return d;
   }
 
+  /** Ingests one document (text, or bytes such as a PDF) through the gate; an unchanged one writes nothing. */
+  async ingest(uri, content, { bytes, mediaType, scope, access } = {}) {
+    if ((content === undefined) === (bytes === undefined)) throw new TypeError("give content or bytes");
+    const body = clean({ uri, media_type: mediaType, scope, access });
+    if (bytes !== undefined) body.content_base64 = Buffer.from(bytes).toString("base64");
+    else body.content = content;
+    const d = await this.#t.request("POST", "/v1/resources", { body });
+    need(d, "resource_id", "ingest");
+    return d;
+  }
+  async resources() { return need(await this.#t.request("GET", "/v1/resources"), "resources", "resources"); }
+  /** Searches ingested documents; each hit cites res://...#L<a>-L<b>. */
+  async searchResources(query, { k, scope, groupByDocument, rerank, explain } = {}) {
+    const d = await this.#t.request("POST", "/v1/resources/search",
+      { body: clean({ query, k, scope, group_by_document: groupByDocument, rerank, explain }) });
+    need(d, "results", "search resources");
+    return d;
+  }
+  /** The cited lines ("a-b"; none for all) of the indexed version of a document. */
+  source(resourceId, lines) { return this.#t.request("GET", `/v1/resources/${seg(resourceId)}/source`, { query: { lines } }); }
+  /** Erases a document: every chunk, version, vector and index entry. */
+  forgetResource(resourceId) { return this.#t.request("DELETE", `/v1/resources/${seg(resourceId)}`); }
+
   appendEvent(sessionId, event) { return this.#t.request("POST", `/v1/sessions/${seg(sessionId)}/events`, { body: event }); }
   listEvents(sessionId, { cursor, limit } = {}) { return this.#t.request("GET", `/v1/sessions/${seg(sessionId)}/events`, { query: { cursor, limit } }); }
 

@@ -59,6 +59,24 @@ test("search by meaning, with explain; context", { skip }, async () => {
   assert.match(env.markdown, /vegetarian/);
 });
 
+test("knowledge: ingest, search with a res:// citation, cite, forget", { skip }, async () => {
+  const mg = new Client(url, agent);
+  const scope = { project_id: "kn-" + uid() };
+  const doc = "# Runbook\n\nGeneral notes.\n\n## Rotating the pager\n\nThe pager rotates every Tuesday at noon.\n";
+  const res = await mg.ingest("https://wiki.example/runbook.md", doc, { scope });
+  assert.equal(res.outcome, "created");
+  assert.equal((await mg.ingest("https://wiki.example/runbook.md", doc, { scope })).outcome, "unchanged");
+  assert.ok((await mg.resources()).some((r) => r.resource_id === res.resource_id));
+  const { results } = await mg.searchResources("when does the pager rotate", { scope });
+  const top = results[0];
+  assert.match(top.citation, /^res:\/\//);
+  const src = await mg.source(top.resource_id, `${top.line_start}-${top.line_end}`);
+  assert.match(src.text, /every Tuesday at noon/);
+  assert.equal((await mg.forgetResource(res.resource_id)).forgotten_chunks, res.chunks.length);
+  await assert.rejects(mg.source(res.resource_id), NotFound);
+  await assert.rejects(mg.ingest("x.md"), TypeError);
+});
+
 test("errors carry memgate's code and field", { skip }, async () => {
   const mg = new Client(url, agent);
   await assert.rejects(mg.write({ type: "nope", content: "x" }), (e) => e instanceof InvalidArgument && e.field === "type" && e.status === 400);

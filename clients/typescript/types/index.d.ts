@@ -201,6 +201,11 @@ export declare class Client {
   indexStatus(): Promise<{ embedded: number; total: number; [field: string]: unknown }>;
   search(query: string, options?: SearchOptions): Promise<SearchResponse>;
   context(query: string, options?: { scope?: Scope; budget_tokens?: number; [limit: string]: unknown }): Promise<ContextEnvelope>;
+  ingest(uri: string, content?: string, options?: { bytes?: Uint8Array; mediaType?: string; scope?: Scope; access?: string }): Promise<IngestResult>;
+  resources(): Promise<ResourceInfo[]>;
+  searchResources(query: string, options?: { k?: number; scope?: Scope; groupByDocument?: boolean; rerank?: boolean; explain?: boolean }): Promise<ResourceSearchResponse>;
+  source(resourceId: string, lines?: string): Promise<SourceLines>;
+  forgetResource(resourceId: string): Promise<{ resource_id: string; forgotten_chunks: number; remaining_chunks: number }>;
   appendEvent(sessionId: string, event: { kind: string; content: string; [field: string]: unknown }): Promise<WriteResult>;
   listEvents(sessionId: string, options?: { cursor?: string; limit?: number }): Promise<ListResult>;
   createFile(path: string, content: string, options?: { scope?: Scope; pinned?: boolean; access?: string }): Promise<FileResult>;
@@ -332,4 +337,25 @@ export declare class MemoryToolHandlers {
   insert(cmd: Extract<MemoryToolInput, { command: "insert" }>): Promise<string>;
   delete(cmd: Extract<MemoryToolInput, { command: "delete" }>): Promise<string>;
   rename(cmd: Extract<MemoryToolInput, { command: "rename" }>): Promise<string>;
+}
+
+/** The answer to an ingestion: created, updated (changed chunks only) or unchanged. */
+export interface IngestResult {
+  resource_id: string; uri: string; media_type: string; content_sha256: string; version: number;
+  outcome: "created" | "updated" | "unchanged" | "retired";
+  added: number; changed: number; retired: number; unchanged: number;
+  quarantined?: number; pending_approval?: number;
+  chunks?: { id: string; version: number; key: string; citation: string; decision: string; status: string; approval_id?: string }[];
+}
+export interface ResourceInfo {
+  resource_id: string; uri: string; media_type: string; content_sha256: string; version: number; chunks: number; scope: Scope;
+}
+export interface ResourceHit {
+  record: MemgateRecord; score: number; relevance: number; citation: string;
+  resource_id: string; source_uri: string; heading?: string; page?: number; line_start: number; line_end: number; rerank_score?: number;
+  [field: string]: unknown;
+}
+export interface ResourceSearchResponse { route: string; signals: string[]; results: ResourceHit[]; degraded?: string[] }
+export interface SourceLines {
+  resource_id: string; uri: string; media_type: string; version: number; from: number; to: number; total_lines: number; text: string;
 }
