@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -295,45 +294,19 @@ func (b *BM25) Rank(q CodeQuery, k int) int {
 // IngestDocs ingests documents with workers at once (0: DefaultWorkers)
 // and returns the chunks written; the first error stops it.
 func (s *Service) IngestDocs(ctx context.Context, p memory.Principal, docs []Document, workers int, progress func(done int)) (int, error) {
-	if workers <= 0 {
-		workers = DefaultWorkers
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu      sync.Mutex
-		first   error
-		done, n int
-		wg      sync.WaitGroup
-		next    = make(chan Document)
-	)
-	for range workers {
-		wg.Go(func() {
-			for d := range next {
-				res, err := s.Ingest(ctx, p, d)
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-					cancel()
-				}
-				n += res.Added + res.Changed + res.RetiredN
-				done++
-				if progress != nil {
-					progress(done)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for _, d := range docs {
-		select {
-		case next <- d:
-		case <-ctx.Done():
-			break feed
+	var done, n int
+	err := ingestEach(ctx, docs, workers, func(ctx context.Context, d Document) (Result, error) {
+		return s.Ingest(ctx, p, d)
+	}, func(_ Document, res Result, err error) error {
+		if err != nil {
+			return err
 		}
-	}
-	close(next)
-	wg.Wait()
-	return n, first
+		n += res.Added + res.Changed + res.RetiredN
+		done++
+		if progress != nil {
+			progress(done)
+		}
+		return nil
+	})
+	return n, err
 }

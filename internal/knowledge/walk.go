@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/memgate/memgate/internal/fault"
@@ -113,77 +112,45 @@ func (s *Service) IngestPaths(ctx context.Context, p memory.Principal, roots []s
 	for _, it := range items {
 		seen[FileURI(it.abs)] = true
 	}
-	// Workers read, chunk and ingest files concurrently: each document is
-	// its own transaction, and concurrent commits share fsyncs.
-	workers := o.Workers
-	if workers <= 0 {
-		workers = DefaultWorkers
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu    sync.Mutex
-		first error
-		done  int
-		next  = make(chan item)
-		wg    sync.WaitGroup
-	)
-	for range min(workers, max(len(items), 1)) {
-		wg.Go(func() {
-			for it := range next {
-				content, err := os.ReadFile(it.abs)
-				var res Result
-				if err == nil {
-					res, err = s.Ingest(ctx, p, Document{URI: FileURI(it.abs), Content: content, Scope: o.Scope, Access: o.Access})
-				} else {
-					err = &Malformed{"unreadable: " + errReason(err)}
-				}
-				mu.Lock()
-				var bad *Malformed
-				switch {
-				case errors.As(err, &bad):
-					sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: bad.Reason})
-				case err != nil && isSkip(err):
-					sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: skipReason(err)})
-				case err != nil:
-					if first == nil {
-						first = err
-						cancel()
-					}
-				default:
-					switch res.Outcome {
-					case Created:
-						sum.Created++
-					case Updated:
-						sum.Updated++
-					default:
-						sum.Unchanged++
-					}
-					sum.Chunks += res.Added + res.Changed + res.RetiredN
-					sum.Quar += res.Quarantined
-					sum.Pending += res.Pending
-				}
-				if err == nil || first != err {
-					sum.Files++
-				}
-				done++
-				if o.Progress != nil {
-					o.Progress(Progress{Done: done, Total: len(items), Written: sum.Chunks, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for _, it := range items {
-		select {
-		case next <- it:
-		case <-ctx.Done():
-			break feed
+	// Workers read, chunk and ingest files concurrently (ingestEach).
+	done := 0
+	first := ingestEach(ctx, items, o.Workers, func(ctx context.Context, it item) (Result, error) {
+		content, err := os.ReadFile(it.abs)
+		if err != nil {
+			return Result{}, &Malformed{"unreadable: " + errReason(err)}
 		}
-	}
-	close(next)
-	wg.Wait()
+		return s.Ingest(ctx, p, Document{URI: FileURI(it.abs), Content: content, Scope: o.Scope, Access: o.Access})
+	}, func(it item, res Result, err error) (stop error) {
+		var bad *Malformed
+		switch {
+		case errors.As(err, &bad):
+			sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: bad.Reason})
+		case err != nil && isSkip(err):
+			sum.Skipped = append(sum.Skipped, Skipped{Path: it.abs, Reason: skipReason(err)})
+		case err != nil:
+			stop = err
+		default:
+			switch res.Outcome {
+			case Created:
+				sum.Created++
+			case Updated:
+				sum.Updated++
+			default:
+				sum.Unchanged++
+			}
+			sum.Chunks += res.Added + res.Changed + res.RetiredN
+			sum.Quar += res.Quarantined
+			sum.Pending += res.Pending
+		}
+		if stop == nil {
+			sum.Files++
+		}
+		done++
+		if o.Progress != nil {
+			o.Progress(Progress{Done: done, Total: len(items), Written: sum.Chunks, Elapsed: time.Since(start)})
+		}
+		return stop
+	})
 	if first == nil {
 		first = ctx.Err()
 	}
