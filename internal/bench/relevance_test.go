@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memgate/memgate/internal/embed"
+	"github.com/memgate/memgate/internal/logit"
 	"github.com/memgate/memgate/internal/retrieve"
 )
 
@@ -95,7 +96,7 @@ func TestFitRelevance(t *testing.T) {
 		k = v
 	}
 	res := run(t, ds, newService(t, emb), Options{KMax: k, Embed: true, Evidence: true})
-	var dense, lex []sample
+	var dense, lex []logit.Sample
 	for _, q := range res.Questions {
 		if !q.Question.Headline {
 			continue
@@ -110,23 +111,26 @@ func TestFitRelevance(t *testing.T) {
 					y = 1
 				}
 			}
-			lex = append(lex, sample{x: []float64{h.Evidence.Coverage}, y: y})
+			lex = append(lex, logit.Sample{X: []float64{h.Evidence.Coverage}, Y: y})
 			if h.Evidence.Dense != nil {
-				dense = append(dense, sample{x: []float64{*h.Evidence.Dense, h.Evidence.Coverage}, y: y})
+				dense = append(dense, logit.Sample{X: []float64{*h.Evidence.Dense, h.Evidence.Coverage}, Y: y})
 			}
 		}
 	}
 	var mean [2][3]float64
 	for _, e := range dense {
-		y := int(e.y)
+		y := int(e.Y)
 		mean[y][0]++
-		mean[y][1] += e.x[0]
-		mean[y][2] += e.x[1]
+		mean[y][1] += e.X[0]
+		mean[y][2] += e.X[1]
 	}
 	for y := range 2 {
 		t.Logf("label %d: %v samples, mean cosine %.3f, mean coverage %.3f", y, mean[y][0], mean[y][1]/mean[y][0], mean[y][2]/mean[y][0])
 	}
-	wd, wl := fitLogistic(dense), fitLogistic(lex)
+	// Newton's method, a few features: the Hessian is tiny; the ridge
+	// keeps it solvable.
+	fit := func(s []logit.Sample) []float64 { return logit.Fit(s, logit.Options{Iters: 50, Ridge: 1e-6}) }
+	wd, wl := fit(dense), fit(lex)
 	t.Logf("%d dense samples, %d lexical samples", len(dense), len(lex))
 	// Even prior odds: the intercepts lose the log odds of the base rate,
 	// which depends on how many hits were sampled per question.
@@ -140,94 +144,13 @@ func TestFitRelevance(t *testing.T) {
 		logLoss(dense, wd), logLoss(lex, wl))
 }
 
-type sample struct {
-	x []float64
-	y float64
-}
-
-// fitLogistic returns [bias, w...] minimising the log loss, by Newton's
-// method (a few features, so the Hessian is tiny).
-func fitLogistic(s []sample) []float64 {
-	if len(s) == 0 {
-		return nil
-	}
-	d := len(s[0].x) + 1
-	w := make([]float64, d)
-	feat := func(x []float64) []float64 { return append([]float64{1}, x...) }
-	for range 50 {
-		g := make([]float64, d)
-		h := make([][]float64, d)
-		for i := range h {
-			h[i] = make([]float64, d)
-			h[i][i] = 1e-6 // keeps the system solvable
-		}
-		for _, e := range s {
-			f := feat(e.x)
-			p := sigmoid(dot(w, f))
-			for i := range d {
-				g[i] += (p - e.y) * f[i]
-				for j := range d {
-					h[i][j] += p * (1 - p) * f[i] * f[j]
-				}
-			}
-		}
-		step := solve(h, g)
-		for i := range w {
-			w[i] -= step[i]
-		}
-	}
-	return w
-}
-
-func logLoss(s []sample, w []float64) float64 {
+// logLoss is the mean log loss of the model w ([bias, w...]) on s.
+func logLoss(s []logit.Sample, w []float64) float64 {
 	var l float64
 	for _, e := range s {
-		p := sigmoid(dot(w, append([]float64{1}, e.x...)))
+		p := logit.Sigmoid(logit.Dot(w, append([]float64{1}, e.X...)))
 		p = min(max(p, 1e-12), 1-1e-12)
-		l -= e.y*math.Log(p) + (1-e.y)*math.Log(1-p)
+		l -= e.Y*math.Log(p) + (1-e.Y)*math.Log(1-p)
 	}
 	return l / float64(len(s))
-}
-
-func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// solve solves a·x = b by Gaussian elimination with partial pivoting.
-func solve(a [][]float64, b []float64) []float64 {
-	n := len(b)
-	m := make([][]float64, n)
-	for i := range m {
-		m[i] = append(slices.Clone(a[i]), b[i])
-	}
-	for c := range n {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
-				p = r
-			}
-		}
-		m[c], m[p] = m[p], m[c]
-		for r := c + 1; r < n; r++ {
-			f := m[r][c] / m[c][c]
-			for k := c; k <= n; k++ {
-				m[r][k] -= f * m[c][k]
-			}
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := m[r][n]
-		for k := r + 1; k < n; k++ {
-			s -= m[r][k] * x[k]
-		}
-		x[r] = s / m[r][r]
-	}
-	return x
 }

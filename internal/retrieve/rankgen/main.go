@@ -18,13 +18,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/memgate/memgate/internal/bench"
+	"github.com/memgate/memgate/internal/logit"
 )
 
 const folds = 5
@@ -245,82 +245,21 @@ func fit(qs []*question, use func(*question) bool, l2 float64) rankModel {
 	if nLoc > 0 && nLme > 0 {
 		wLme = nLoc / nLme
 	}
-	w := make([]float64, d)
-	for range 30 {
-		g := make([]float64, d)
-		h := make([][]float64, d)
-		for i := range h {
-			h[i] = make([]float64, d)
-			if i > 0 {
-				h[i][i] = l2
-				g[i] = l2 * w[i]
-			}
-		}
-		for _, q := range qs {
-			if !use(q) {
-				continue
-			}
-			sw := wLoc
-			if !q.locomo {
-				sw = wLme
-			}
-			for j, x := range q.x {
-				f := append([]float64{1}, x...)
-				z := 0.0
-				for i := range f {
-					z += w[i] * f[i]
-				}
-				p := 1 / (1 + math.Exp(-z))
-				for i := range d {
-					g[i] += sw * (p - q.y[j]) * f[i]
-					for k := range d {
-						h[i][k] += sw * p * (1 - p) * f[i] * f[k]
-					}
-				}
-			}
-		}
-		step := solve(h, g)
-		for i := range w {
-			w[i] -= step[i]
-		}
-	}
-	return rankModel{Bias: w[0], W: w[1:]}
-}
-
-// solve solves h·x = g by Gaussian elimination with partial pivoting.
-func solve(h [][]float64, g []float64) []float64 {
-	n := len(g)
-	a := make([][]float64, n)
-	for i := range a {
-		a[i] = append(slices.Clone(h[i]), g[i])
-	}
-	for c := range n {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
-				p = r
-			}
-		}
-		a[c], a[p] = a[p], a[c]
-		if a[c][c] == 0 {
+	var samples []logit.Sample
+	for _, q := range qs {
+		if !use(q) {
 			continue
 		}
-		for r := range n {
-			if r != c {
-				k := a[r][c] / a[c][c]
-				for j := c; j <= n; j++ {
-					a[r][j] -= k * a[c][j]
-				}
-			}
+		sw := wLoc
+		if !q.locomo {
+			sw = wLme
+		}
+		for j, x := range q.x {
+			samples = append(samples, logit.Sample{X: x, Y: q.y[j], Weight: sw})
 		}
 	}
-	x := make([]float64, n)
-	for i := range x {
-		if a[i][i] != 0 {
-			x[i] = a[i][n] / a[i][i]
-		}
-	}
-	return x
+	w := logit.Fit(samples, logit.Options{Iters: 30, L2: l2})
+	return rankModel{Bias: w[0], W: w[1:]}
 }
 
 func write(path string, m rankModel) error {
