@@ -7,6 +7,7 @@
 package fault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -86,6 +87,21 @@ func As(err error) *Error {
 		return fe
 	}
 	return &Error{Code: Internal, Message: "internal error", Cause: err}
+}
+
+// StoreUnavailable maps an error from reading the store in a capability
+// package over core (memory files, knowledge): a fault passes through, a
+// cancelled or timed-out request and any other failure are unavailable,
+// with a retry hint.
+func StoreUnavailable(err error) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: Unavailable, Message: "request cancelled or timed out", RetryAfter: time.Second, Cause: err}
+	}
+	return &Error{Code: Unavailable, Message: "database unavailable, retry later", RetryAfter: 5 * time.Second, Cause: err}
 }
 
 // CodeOf returns err's code, Internal for foreign errors and "" for nil.

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -68,6 +69,22 @@ func TestToolErrorTextHidesCauses(t *testing.T) {
 	} {
 		if got := ToolErrorText(c.err); got != c.want {
 			t.Errorf("ToolErrorText(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestStoreUnavailable(t *testing.T) {
+	own := Field("path", "is required")
+	if got := StoreUnavailable(own); got != error(own) {
+		t.Fatalf("a fault changed: %v", got)
+	}
+	for _, c := range []struct {
+		err   error
+		retry time.Duration
+	}{{context.DeadlineExceeded, time.Second}, {errors.New("disk I/O error"), 5 * time.Second}} {
+		fe := As(StoreUnavailable(c.err))
+		if fe.Code != Unavailable || fe.RetryAfter != c.retry || !errors.Is(fe, c.err) {
+			t.Fatalf("%v mapped to %+v", c.err, fe)
 		}
 	}
 }

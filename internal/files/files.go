@@ -309,15 +309,7 @@ func claim(ws string, sc memory.Scope, path, self, msg string) func(context.Cont
 	}
 }
 
-func storeErr(err error) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &fault.Error{Code: fault.Unavailable, Message: "request cancelled or timed out", RetryAfter: time.Second, Cause: err}
-	}
-	return &fault.Error{Code: fault.Unavailable, Message: "database unavailable, retry later", RetryAfter: 5 * time.Second, Cause: err}
-}
+// storeErr maps a store error (fault.StoreUnavailable).
+func storeErr(err error) error { return fault.StoreUnavailable(err) }
 
 func notFound() error { return fault.New(fault.NotFound, "file not found") }

@@ -3,13 +3,11 @@ package knowledge
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
@@ -241,15 +239,7 @@ func (s *Service) lookup(ctx context.Context, ws, rid string) (*resource, error)
 	return s.ix[ws][rid], nil
 }
 
-func storeErr(err error) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &fault.Error{Code: fault.Unavailable, Message: "request cancelled or timed out", RetryAfter: time.Second, Cause: err}
-	}
-	return &fault.Error{Code: fault.Unavailable, Message: "database unavailable, retry later", RetryAfter: 5 * time.Second, Cause: err}
-}
+// storeErr maps a store error (fault.StoreUnavailable).
+func storeErr(err error) error { return fault.StoreUnavailable(err) }
 
 func notFound() error { return fault.New(fault.NotFound, "resource not found") }
