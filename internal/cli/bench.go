@@ -132,12 +132,11 @@ func runBench(env Env, args []string) error {
 		return usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
 	}
 	if !dirGiven {
-		tmp, err := os.MkdirTemp("", "memgate-bench-")
+		cleanup, err := benchTempDir(cfg, "")
 		if err != nil {
-			return fmt.Errorf("bench: temporary data directory: %w", err)
+			return err
 		}
-		defer os.RemoveAll(tmp)
-		cfg.DataDir = tmp
+		defer cleanup()
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
 	if err := unlimitedUserPolicy(cfg); err != nil {
@@ -346,12 +345,11 @@ func runBenchLatency(env Env, args []string) error {
 			return usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
 		}
 	} else if !dirGiven {
-		tmp, err := os.MkdirTemp("", "memgate-bench-latency-")
+		cleanup, err := benchTempDir(cfg, "latency")
 		if err != nil {
-			return fmt.Errorf("bench: temporary data directory: %w", err)
+			return err
 		}
-		defer os.RemoveAll(tmp)
-		cfg.DataDir = tmp
+		defer cleanup()
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
 	for _, dir := range []string{profileDir, memProfileDir} {
@@ -472,12 +470,11 @@ func runBenchGateway(env Env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	tmp, err := os.MkdirTemp("", "memgate-bench-gateway-")
+	cleanup, err := benchTempDir(cfg, "gateway")
 	if err != nil {
-		return fmt.Errorf("bench: temporary data directory: %w", err)
+		return err
 	}
-	defer os.RemoveAll(tmp)
-	cfg.DataDir = tmp
+	defer cleanup()
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	if err := unlimitedUserPolicy(cfg); err != nil {
 		return err
@@ -542,4 +539,20 @@ func unlimitedUserPolicy(cfg *config.Config) error {
 	}
 	cfg.PolicyFile = pf
 	return nil
+}
+
+// benchTempDir points cfg at a new temporary data directory for a bench
+// run ("memgate-bench-<name>-…"); cleanup removes it with everything the
+// run wrote.
+func benchTempDir(cfg *config.Config, name string) (cleanup func(), err error) {
+	prefix := "memgate-bench-"
+	if name != "" {
+		prefix += name + "-"
+	}
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("bench: temporary data directory: %w", err)
+	}
+	cfg.DataDir = tmp
+	return func() { os.RemoveAll(tmp) }, nil
 }

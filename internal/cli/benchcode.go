@@ -66,12 +66,11 @@ func runBenchCode(env Env, args []string) error {
 	cfg.DatabaseURL = ""
 	openEnv := env
 	if !dirGiven {
-		tmp, err := os.MkdirTemp("", "memgate-bench-code-")
+		cleanup, err := benchTempDir(cfg, "code")
 		if err != nil {
-			return fmt.Errorf("bench: temporary data directory: %w", err)
+			return err
 		}
-		defer os.RemoveAll(tmp)
-		cfg.DataDir = tmp
+		defer cleanup()
 		openEnv.Stderr = io.Discard
 	}
 	say := func(format string, a ...any) {

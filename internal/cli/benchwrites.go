@@ -104,16 +104,15 @@ func runBenchWrites(env Env, args []string) error {
 // loopback, with an agent without a rate limit, and returns its URL and
 // the agent's token.
 func benchLocalServer(ctx context.Context, env Env, cfg *config.Config) (string, string, func(), error) {
-	tmp, err := os.MkdirTemp("", "memgate-bench-writes-")
+	removeDir, err := benchTempDir(cfg, "writes")
 	if err != nil {
-		return "", "", nil, fmt.Errorf("bench: temporary data directory: %w", err)
+		return "", "", nil, err
 	}
-	cfg.DataDir = tmp
 	cfg.DatabaseURL = "" // the embedded database, never a configured one
 	if cfg.PolicyFile == "" {
-		pf := filepath.Join(tmp, "bench-policy.yaml")
+		pf := filepath.Join(cfg.DataDir, "bench-policy.yaml")
 		if err := os.WriteFile(pf, []byte("rate_limit:\n  agent: {per_second: 0, burst: 0}\n"), 0o600); err != nil {
-			os.RemoveAll(tmp)
+			removeDir()
 			return "", "", nil, fmt.Errorf("bench: %w", err)
 		}
 		cfg.PolicyFile = pf
@@ -122,10 +121,10 @@ func benchLocalServer(ctx context.Context, env Env, cfg *config.Config) (string,
 	openEnv.Stderr = io.Discard // the throwaway operator token
 	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
 	if err != nil {
-		os.RemoveAll(tmp)
+		removeDir()
 		return "", "", nil, err
 	}
-	cleanup := func() { a.Close(); os.RemoveAll(tmp) }
+	cleanup := func() { a.Close(); removeDir() }
 	ag, err := a.svc.CreateAgent(ctx, a.op, "bench-writes", memory.Standard)
 	if err != nil {
 		cleanup()
