@@ -161,17 +161,12 @@ func runBench(env Env, args []string) error {
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
+	stateFile, cleanup, err := retrievalDataDir(cfg, name, bf.reuse, dirGiven)
+	if err != nil {
+		return err
+	}
 	openEnv := env
-	stateFile := ""
-	if dirGiven {
-		stateFile = filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json")
-	} else if bf.reuse {
-		return usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
-	} else {
-		cleanup, err := benchTempDir(cfg, "")
-		if err != nil {
-			return err
-		}
+	if cleanup != nil {
 		defer cleanup()
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
@@ -226,6 +221,20 @@ func runBench(env Env, args []string) error {
 	sum := bench.Summarize(ds, res)
 	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: bf.data, Embedder: embedder,
 		Wall: time.Since(start), JSONOnly: bf.jsonOnly, Command: "memgate bench " + strings.Join(args, " ")})
+}
+
+// retrievalDataDir is the data directory of a retrieval benchmark: the
+// one named, where the ingested turns are kept in stateFile for --reuse,
+// else a temporary one, which cleanup removes.
+func retrievalDataDir(cfg *config.Config, name string, reuse, dirGiven bool) (stateFile string, cleanup func(), err error) {
+	if dirGiven {
+		return filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json"), nil, nil
+	}
+	if reuse {
+		return "", nil, usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
+	}
+	cleanup, err = benchTempDir(cfg, "")
+	return "", cleanup, err
 }
 
 // loadRetrievalDataset reads the LoCoMo or LongMemEval file at path.
