@@ -147,7 +147,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	}
 	var hits []hit
 	find := newKGFinder(q)
-	for _, k := range sp.ents {
+	for _, k := range sp.matchCandidates(q) {
 		if !nul && !find.contains(k.blob) {
 			continue
 		}
@@ -192,6 +192,24 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	}
 	g.Relations = sp.relationsOf(p, matched, false)
 	return g, found
+}
+
+// matchCandidates returns, in the reference's order, the live entities
+// whose text may contain the lowercased query q: those the trigram index
+// lists for it, or every entity when q has no trigram to go by.
+func (sp *kgSpace) matchCandidates(q string) []*kgNode {
+	if !kgUsesGrams(q) {
+		return sp.ents
+	}
+	slots := sp.grams.candidates(q)
+	out := make([]*kgNode, 0, len(slots))
+	for _, slot := range slots {
+		if k := sp.grams.slots[slot-1]; k != nil && k.live && !k.placeholder {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, kgCompareNodes)
+	return out
 }
 
 // kgRankedSearch answers a query no entity contains with the entities of

@@ -1,0 +1,251 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/store"
+)
+
+// kgScanCandidates is the linear pass the trigram index replaced: every
+// live entity whose text contains q, in the reference's order.
+func (sp *kgSpace) kgScanCandidates(q string) []string {
+	var out []string
+	for _, k := range sp.ents {
+		if strings.Contains(k.blob, q) {
+			out = append(out, k.n.ID)
+		}
+	}
+	return out
+}
+
+// kgIndexedCandidates is what kgMatch tests: the index's candidates that
+// pass the substring test.
+func (sp *kgSpace) kgIndexedCandidates(q string) []string {
+	var out []string
+	f := newKGFinder(q)
+	for _, k := range sp.matchCandidates(q) {
+		if f.contains(k.blob) {
+			out = append(out, k.n.ID)
+		}
+	}
+	return out
+}
+
+// checkGrams fails unless the trigram index lists exactly the trigrams of
+// the nodes' current texts: as rebuilt from scratch, so text that left a
+// node (a deleted or forgotten observation, a dropped node) is under no
+// trigram any more.
+func checkGrams(t *testing.T, sp *kgSpace, what string) {
+	t.Helper()
+	want := map[kgGram][]uint32{}
+	for _, k := range sp.nodes {
+		if k.slot == 0 || sp.grams.slots[k.slot-1] != k {
+			t.Fatalf("%s: node %s not in the trigram index (slot %d)", what, k.n.ID, k.slot)
+		}
+		for _, g := range kgDistinctGrams(k.blob) {
+			want[g] = append(want[g], k.slot)
+		}
+	}
+	for g := range want {
+		slices.Sort(want[g])
+	}
+	if !maps.EqualFunc(want, sp.grams.post, slices.Equal) {
+		for g, l := range sp.grams.post {
+			if !slices.Equal(l, want[g]) {
+				t.Fatalf("%s: trigram %q lists slots %v, want %v", what, []byte{byte(g >> 16), byte(g >> 8), byte(g)}, l, want[g])
+			}
+		}
+		t.Fatalf("%s: trigram index has %d trigrams, want %d", what, len(sp.grams.post), len(want))
+	}
+	live := 0
+	for _, k := range sp.grams.slots {
+		if k != nil {
+			live++
+		}
+	}
+	if live != len(sp.nodes) {
+		t.Fatalf("%s: %d slots in use for %d nodes", what, live, len(sp.nodes))
+	}
+}
+
+// TestKGGramsMatchScan: on random corpora (a small alphabet, so texts
+// share many trigrams and near misses are common), through random node
+// and observation puts, updates, deletions and reloads, the entities the
+// trigram index finds for random queries are exactly those the linear
+// pass finds, in the same order, and the index always equals one rebuilt
+// from the current texts.
+func TestKGGramsMatchScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 4))
+	alphabet := []rune("abc 4?éΣσ")
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for round := range 20 {
+		sp := newKGSpace()
+		recs := 0
+		stored := map[string]memory.Record{} // the records put, by id
+		names := make([]string, 12)
+		for i := range names {
+			names[i] = word(1 + r.IntN(6))
+		}
+		node := func(i int, placeholder, archived bool) memory.Node {
+			props := fmt.Sprintf(`{"entity_type":%q,"kg_seq":"%04d"}`, word(r.IntN(5)), r.IntN(10000))
+			if placeholder {
+				props = `{"kg_placeholder":true}`
+			}
+			st := memory.NodeActive
+			if archived {
+				st = memory.NodeArchived
+			}
+			return memory.Node{ID: fmt.Sprintf("n%02d", i), Label: KGLabel, NaturalKey: KGNodeKey(names[i]), Properties: []byte(props), Status: st}
+		}
+		rec := func(id int) memory.Record {
+			var ents []string
+			for range 1 + r.IntN(2) {
+				ents = append(ents, kgEntityRef(names[r.IntN(len(names))]))
+			}
+			st := []memory.Status{memory.Active, memory.Provisional, memory.Quarantined, memory.Forgotten}[r.IntN(4)] // forgotten: the text erased
+			rec := memory.Record{ID: fmt.Sprintf("r%03d", id), Type: memory.Entity, Category: KGCategory, Status: st,
+				Access: memory.Public, Content: word(r.IntN(30)), Entities: ents}
+			stored[rec.ID] = rec
+			return rec
+		}
+		for step := range 150 {
+			what := fmt.Sprintf("round %d step %d", round, step)
+			switch r.IntN(9) {
+			case 0, 1:
+				sp.putNode(node(r.IntN(len(names)), r.IntN(6) == 0, r.IntN(8) == 0))
+				if k := sp.nodes[fmt.Sprintf("n%02d", r.IntN(len(names)))]; k != nil {
+					sp.reblob(k)
+				}
+				for _, k := range sp.nodes {
+					sp.reblob(k) // as kgApplyGraph does after putNode
+				}
+			case 2, 3, 4:
+				recs++
+				sp.putRecord(rec(recs))
+			case 5:
+				if recs > 0 { // an update: the record's new version
+					sp.putRecord(rec(1 + r.IntN(recs)))
+				}
+			case 6:
+				if recs > 0 { // a deleted or forgotten observation
+					id := fmt.Sprintf("r%03d", 1+r.IntN(recs))
+					sp.dropRecord(id)
+					delete(stored, id)
+				}
+			case 7:
+				sp.dropNode(fmt.Sprintf("n%02d", r.IntN(len(names))))
+			case 8:
+				if r.IntN(10) == 0 { // a reload: the index built in one pass
+					fresh := newKGSpace()
+					fresh.loading = true
+					for _, k := range sp.nodes {
+						fresh.putNode(k.n)
+					}
+					for _, rec := range stored {
+						fresh.putRecord(rec)
+					}
+					fresh.loading = false
+					for _, k := range fresh.nodes {
+						fresh.reblob(k)
+					}
+					sp = fresh
+				}
+			}
+			checkGrams(t, sp, what)
+			for range 6 {
+				q := word(r.IntN(5))
+				if len(sp.ents) > 0 && r.IntN(3) == 0 { // a query taken from a text
+					b := sp.ents[r.IntN(len(sp.ents))].blob
+					a := r.IntN(len(b) + 1)
+					q = b[a : a+r.IntN(min(8, len(b)-a)+1)]
+				}
+				if got, want := sp.kgIndexedCandidates(q), sp.kgScanCandidates(q); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: query %q: indexed %v, scan %v", what, q, got, want)
+				}
+			}
+		}
+	}
+}
+
+// kgHasGram reports whether any indexed text of the workspace has the
+// trigrams of s (a lowercased string of at least three bytes).
+func kgHasGrams(sp *kgSpace, s string) bool { return len(sp.grams.candidates(s)) > 0 }
+
+// TestKGForgetLeavesNoTrigrams: the words of an observation forgotten
+// (Forget, one record) or of an entity whose subject is forgotten
+// (ForgetSubject) leave the trigram index along with the text, in the
+// service that erased them and in a second service that learns of the
+// erasure from the change logs; what was not erased is still found.
+func TestKGForgetLeavesNoTrigrams(t *testing.T) {
+	ctx := context.Background()
+	s, ps := kgService(t, nil)
+	op := ps["op"]
+	other := New(Options{Store: s.Store(), Policy: s.policy})
+	if _, err := s.KGCreateEntities(ctx, op, []KGEntity{
+		{Name: "Jane Roe", EntityType: "person", Observations: []string{"case qzxv-4411 opened", "likes tea"}},
+		{Name: "Bob", EntityType: "person", Observations: []string{"passport wkpj-9087", "runs the VPN"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []*Service{s, other} { // both load their index now
+		if g := mustGraph(t)(svc.KGSearchNodes(ctx, op, "qzxv-4411", 0)); len(g.Entities) != 1 {
+			t.Fatalf("before forgetting: %+v", g)
+		}
+	}
+	recs, err := s.Store().ListRecords(ctx, op.Workspace, store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory,
+		Access: store.AccessFilter{Levels: memory.AccessLevels}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgot := false
+	for _, r := range recs {
+		if strings.Contains(r.Content, "wkpj-9087") {
+			if _, err := s.Forget(ctx, op, r.ID); err != nil {
+				t.Fatal(err)
+			}
+			forgot = true
+		}
+	}
+	if !forgot {
+		t.Fatal("no record holds Bob's passport")
+	}
+	if _, err := s.ForgetSubject(ctx, op, kgEntityRef("Jane Roe")); err != nil {
+		t.Fatal(err)
+	}
+	for i, svc := range []*Service{s, other} {
+		for _, q := range []string{"qzxv-4411", "wkpj-9087", "jane roe"} {
+			if g := mustGraph(t)(svc.KGSearchNodes(ctx, op, q, 0)); len(g.Entities) != 0 && g.Ranked == 0 {
+				t.Errorf("service %d: %q still found: %+v", i, q, g)
+			}
+		}
+		sp, err := svc.kgSpace(ctx, op.Workspace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.kg.mu.RLock()
+		for _, erased := range []string{"qzxv", "zxv-4411", "wkpj", "kpj-9087"} {
+			if kgHasGrams(sp, erased) {
+				t.Errorf("service %d: the trigram index still lists the erased %q", i, erased)
+			}
+		}
+		if !kgHasGrams(sp, "runs the vpn") {
+			t.Errorf("service %d: Bob's other observation left the trigram index", i)
+		}
+		checkGrams(t, sp, fmt.Sprintf("service %d", i))
+		svc.kg.mu.RUnlock()
+	}
+}
