@@ -20,6 +20,11 @@ import (
 // Posting lists hold node slots (numbers given to nodes in the order the
 // index first saw them, never reused), sorted: a new node's slot is the
 // highest, so building the index and indexing a new entity only append.
+// A trigram found in more than a quarter of the texts (" th", "the",
+// "ing"...) narrows little and would hold most of the index's memory: its
+// list is dropped and the trigram marked common, which queries skip (a
+// query of common trigrams only is answered by the pass). A trigram stays
+// common once marked; the candidates still contain every match.
 
 // kgGram is three bytes of text, packed.
 type kgGram uint32
@@ -27,9 +32,23 @@ type kgGram uint32
 // kgGrams is a workspace's trigram index. Its methods are called under
 // the kgIndex lock.
 type kgGrams struct {
-	post  map[kgGram][]uint32 // trigram -> sorted slots of the nodes whose blob has it
-	slots []*kgNode           // by slot; nil once dropped
+	post   map[kgGram][]uint32 // trigram -> sorted slots of the nodes whose blob has it
+	common map[kgGram]bool     // trigrams whose list was dropped (see above)
+	slots  []*kgNode           // by slot; nil once dropped
+	// minCommon is the fewest texts a common trigram is in
+	// (kgMinCommon; tests lower it).
+	minCommon int
 }
+
+// kgMinCommon keeps small workspaces' lists whole.
+const kgMinCommon = 4096
+
+func newKGGrams() kgGrams {
+	return kgGrams{post: map[kgGram][]uint32{}, common: map[kgGram]bool{}, minCommon: kgMinCommon}
+}
+
+// tooCommon reports whether a list of n slots makes its trigram common.
+func (g *kgGrams) tooCommon(n int) bool { return n > max(g.minCommon, len(g.slots)/4) }
 
 // kgGramsOf calls f with each trigram of s that holds no NUL (a query has
 // none, so one spanning the blob's separators can never be asked for).
@@ -54,6 +73,9 @@ func (g *kgGrams) slot(k *kgNode) {
 // add lists slot under every trigram of s.
 func (g *kgGrams) add(slot uint32, s string) {
 	kgGramsOf(s, func(t kgGram) {
+		if g.common[t] {
+			return
+		}
 		list := g.post[t]
 		n := len(list)
 		if n > 0 && list[n-1] >= slot {
@@ -61,9 +83,19 @@ func (g *kgGrams) add(slot uint32, s string) {
 				return
 			}
 			i, found := slices.BinarySearch(list, slot)
-			if !found {
+			switch {
+			case found:
+			case g.tooCommon(n + 1):
+				delete(g.post, t)
+				g.common[t] = true
+			default:
 				g.post[t] = slices.Insert(list, i, slot)
 			}
+			return
+		}
+		if g.tooCommon(n + 1) {
+			delete(g.post, t)
+			g.common[t] = true
 			return
 		}
 		g.post[t] = append(list, slot)
@@ -129,19 +161,23 @@ const kgMaxIntersect = 4
 
 // candidates returns the slots of the nodes whose blob may contain q
 // (a lowercased query of at least three bytes without NUL): those listed
-// under each of q's rarest trigrams, sorted.
-func (g *kgGrams) candidates(q string) []uint32 {
+// under each of q's rarest trigrams, sorted. ok is false when every
+// trigram of q is common: the linear pass answers q.
+func (g *kgGrams) candidates(q string) (slots []uint32, ok bool) {
 	grams := kgDistinctGrams(q)
 	lists := make([][]uint32, 0, len(grams))
 	for _, t := range grams {
-		list, ok := g.post[t]
-		if !ok {
-			return nil // no text has this trigram
+		if g.common[t] {
+			continue
+		}
+		list, found := g.post[t]
+		if !found {
+			return nil, true // no text has this trigram
 		}
 		lists = append(lists, list)
 	}
 	if len(lists) == 0 {
-		return nil
+		return nil, false // only common trigrams
 	}
 	slices.SortFunc(lists, func(a, b []uint32) int { return len(a) - len(b) })
 	out := slices.Clone(lists[0])
@@ -149,16 +185,56 @@ func (g *kgGrams) candidates(q string) []uint32 {
 		if len(out) == 0 {
 			break
 		}
-		out = slices.DeleteFunc(out, func(s uint32) bool {
-			_, found := slices.BinarySearch(list, s)
-			return !found
-		})
+		out = kgIntersect(out, list)
+	}
+	return out, true
+}
+
+// kgIntersect keeps the slots of a (sorted) that b (sorted) holds, in
+// place: a merge when b is not much longer, else a search per slot.
+func kgIntersect(a, b []uint32) []uint32 {
+	out := a[:0]
+	if len(b) > 16*len(a) {
+		for _, s := range a {
+			if _, found := slices.BinarySearch(b, s); found {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	j := 0
+	for _, s := range a {
+		for j < len(b) && b[j] < s {
+			j++
+		}
+		if j < len(b) && b[j] == s {
+			out = append(out, s)
+		}
 	}
 	return out
+}
+
+// compact drops the spare capacity the lists grew while loading.
+func (g *kgGrams) compact() {
+	for t, list := range g.post {
+		if cap(list) > len(list) {
+			g.post[t] = slices.Clone(list)
+		}
+	}
 }
 
 // kgUsesGrams reports whether a lowercased query can be answered from the
 // trigram index.
 func kgUsesGrams(q string) bool {
 	return len(q) >= 3 && strings.IndexByte(q, 0) < 0
+}
+
+// bytes estimates the memory the trigram index holds: its posting lists
+// (with their spare capacity), map entries and slot table.
+func (g *kgGrams) bytes() int {
+	n := 8*cap(g.slots) + 8*len(g.common)
+	for _, list := range g.post {
+		n += 4*cap(list) + 4 + 24 + 8 // the slots, the key, the slice header, the map's own share
+	}
+	return n
 }

@@ -51,7 +51,9 @@ func checkGrams(t *testing.T, sp *kgSpace, what string) {
 			t.Fatalf("%s: node %s not in the trigram index (slot %d)", what, k.n.ID, k.slot)
 		}
 		for _, g := range kgDistinctGrams(k.blob) {
-			want[g] = append(want[g], k.slot)
+			if !sp.grams.common[g] { // common: no list, never narrows
+				want[g] = append(want[g], k.slot)
+			}
 		}
 	}
 	for g := range want {
@@ -81,7 +83,10 @@ func checkGrams(t *testing.T, sp *kgSpace, what string) {
 // and observation puts, updates, deletions and reloads, the entities the
 // trigram index finds for random queries are exactly those the linear
 // pass finds, in the same order, and the index always equals one rebuilt
-// from the current texts.
+// from the current texts. Every other round marks trigrams common early
+// (in more than two texts and a quarter of them), so queries mixing
+// common and listed trigrams, and queries of common ones only, are asked;
+// half the rounds sort the candidates, half pick them (kgPickRatio).
 func TestKGGramsMatchScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 4))
 	alphabet := []rune("abc 4?éΣσ")
@@ -92,8 +97,13 @@ func TestKGGramsMatchScan(t *testing.T) {
 		}
 		return b.String()
 	}
+	defer func(r int) { kgPickRatio = r }(kgPickRatio)
 	for round := range 20 {
+		kgPickRatio = []int{0, 1 << 30}[round/2%2] // candidates picked, or sorted
 		sp := newKGSpace()
+		if round%2 == 1 {
+			sp.grams.minCommon = 2
+		}
 		recs := 0
 		stored := map[string]memory.Record{} // the records put, by id
 		names := make([]string, 12)
@@ -151,6 +161,7 @@ func TestKGGramsMatchScan(t *testing.T) {
 			case 8:
 				if r.IntN(10) == 0 { // a reload: the index built in one pass
 					fresh := newKGSpace()
+					fresh.grams.minCommon = sp.grams.minCommon
 					fresh.loading = true
 					for _, k := range sp.nodes {
 						fresh.putNode(k.n)
@@ -183,7 +194,10 @@ func TestKGGramsMatchScan(t *testing.T) {
 
 // kgHasGram reports whether any indexed text of the workspace has the
 // trigrams of s (a lowercased string of at least three bytes).
-func kgHasGrams(sp *kgSpace, s string) bool { return len(sp.grams.candidates(s)) > 0 }
+func kgHasGrams(sp *kgSpace, s string) bool {
+	slots, ok := sp.grams.candidates(s)
+	return !ok || len(slots) > 0
+}
 
 // TestKGForgetLeavesNoTrigrams: the words of an observation forgotten
 // (Forget, one record) or of an entity whose subject is forgotten
@@ -247,5 +261,64 @@ func TestKGForgetLeavesNoTrigrams(t *testing.T) {
 		}
 		checkGrams(t, sp, fmt.Sprintf("service %d", i))
 		svc.kg.mu.RUnlock()
+	}
+}
+
+// kgBenchSpace builds, in memory, the index of the benchmark corpus's
+// first n entities as kgLoad would.
+func kgBenchSpace(n int) *kgSpace {
+	sp := newKGSpace()
+	sp.loading = true
+	for i, e := range kgBenchEntities(0, n) {
+		id := fmt.Sprintf("n%07d", i)
+		sp.putNode(memory.Node{ID: id, Label: KGLabel, NaturalKey: KGNodeKey(e.Name), Status: memory.NodeActive,
+			Properties: fmt.Appendf(nil, `{"entity_type":%q}`, e.EntityType)})
+		for j, o := range e.Observations {
+			sp.putRecord(memory.Record{ID: fmt.Sprintf("r%07d%d", i, j), Type: memory.Entity, Category: KGCategory, Status: memory.Active,
+				Access: memory.Public, Content: kgContent(e.Name, o), Entities: []string{kgEntityRef(e.Name)}})
+		}
+	}
+	sp.loading = false
+	for _, k := range sp.nodes {
+		sp.reblob(k)
+	}
+	sp.grams.compact()
+	return sp
+}
+
+// kgFinderScan is the linear pass kgMatch ran before the trigram index.
+func (sp *kgSpace) kgFinderScan(q string) []*kgNode {
+	var out []*kgNode
+	f := newKGFinder(q)
+	for _, k := range sp.ents {
+		if f.contains(k.blob) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// BenchmarkKGGrams: the trigram index of 100,000 benchmark entities —
+// its size beside the texts it indexes, and the candidates it gives for a
+// ticket number, a name, a city (12,500 entities) and words every entity
+// has, against the linear pass.
+func BenchmarkKGGrams(b *testing.B) {
+	sp := kgBenchSpace(100_000)
+	blob := 0
+	for _, k := range sp.nodes {
+		blob += len(k.blob)
+	}
+	b.Logf("100,000 entities: texts %.1f MB, trigram index %.1f MB, %d trigrams", float64(blob)/1e6, float64(sp.grams.bytes())/1e6, len(sp.grams.post))
+	for _, q := range []string{"ticket 4242", "person 4242", "osaka", "design document"} {
+		b.Run(q+"/index", func(b *testing.B) {
+			for b.Loop() {
+				_ = sp.kgIndexedCandidates(q)
+			}
+		})
+		b.Run(q+"/scan", func(b *testing.B) {
+			for b.Loop() {
+				_ = sp.kgFinderScan(q)
+			}
+		})
 	}
 }

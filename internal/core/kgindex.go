@@ -91,7 +91,7 @@ type kgEdge struct {
 func newKGSpace() *kgSpace {
 	return &kgSpace{nodes: map[string]*kgNode{}, byRef: map[string]*kgNode{}, obs: map[string]*kgOb{},
 		refOb: map[string][]*kgOb{}, edges: map[string]*kgEdge{}, adj: map[string][]*kgEdge{},
-		grams: kgGrams{post: map[kgGram][]uint32{}}}
+		grams: newKGGrams()}
 }
 
 // kgIndexed reports whether a record belongs in the index: a live
@@ -217,6 +217,7 @@ func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 	for _, n := range sp.nodes {
 		sp.reblob(n) // each new slot is the highest: the lists only append
 	}
+	sp.grams.compact()
 	return sp, nil
 }
 

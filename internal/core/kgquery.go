@@ -194,21 +194,44 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	return g, found
 }
 
+// kgPickRatio: candidates fewer than one entity in kgPickRatio are
+// sorted; more are picked out of the ordered entity list. A variable so
+// tests take both ways on small corpora.
+var kgPickRatio = 64
+
 // matchCandidates returns, in the reference's order, the live entities
 // whose text may contain the lowercased query q: those the trigram index
-// lists for it, or every entity when q has no trigram to go by.
+// lists for it, or every entity when q has no trigram to go by or even
+// its rarest trigram is in most texts.
 func (sp *kgSpace) matchCandidates(q string) []*kgNode {
 	if !kgUsesGrams(q) {
 		return sp.ents
 	}
-	slots := sp.grams.candidates(q)
+	slots, ok := sp.grams.candidates(q)
+	if !ok {
+		return sp.ents
+	}
 	out := make([]*kgNode, 0, len(slots))
+	if len(slots)*kgPickRatio < len(sp.ents) {
+		for _, slot := range slots {
+			if k := sp.grams.slots[slot-1]; k != nil && k.live && !k.placeholder {
+				out = append(out, k)
+			}
+		}
+		slices.SortFunc(out, kgCompareNodes)
+		return out
+	}
+	// Many candidates: picking them out of the ordered list costs less
+	// than sorting them.
+	in := make([]bool, len(sp.grams.slots)+1)
 	for _, slot := range slots {
-		if k := sp.grams.slots[slot-1]; k != nil && k.live && !k.placeholder {
+		in[slot] = true
+	}
+	for _, k := range sp.ents {
+		if in[k.slot] {
 			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, kgCompareNodes)
 	return out
 }
 
