@@ -4,10 +4,10 @@ package core
 // knowledge-graph index (kgindex.go).
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -174,12 +174,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 			hits = append(hits, h)
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].tier != hits[j].tier {
-			return hits[i].tier > hits[j].tier
-		}
-		return hits[i].count > hits[j].count
-	})
+	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Or(b.tier-a.tier, b.count-a.count) })
 	found := len(hits)
 	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
 	if limit > 0 && len(hits) > limit {
