@@ -196,8 +196,8 @@ var kgPickRatio = 64
 
 // matchCandidates returns, in the reference's order, the live entities
 // whose text may contain the lowercased query q: those the trigram index
-// lists for it, or every entity when q has no trigram to go by or even
-// its rarest trigram is in most texts.
+// lists for it, or every entity when q has no trigram to go by or only
+// common ones.
 func (sp *kgSpace) matchCandidates(q string) []*kgNode {
 	if !kgUsesGrams(q) {
 		return sp.ents
