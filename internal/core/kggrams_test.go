@@ -322,3 +322,28 @@ func BenchmarkKGGrams(b *testing.B) {
 		})
 	}
 }
+
+// TestKGGramsNarrow: the work of a search follows its answer, not the
+// corpus. Over 20,000 benchmark entities the index's candidates for a
+// name or a ticket number are the few entities that contain it, for a
+// city exactly those that contain it (a seventh of the corpus), and words
+// every entity has are left to the pass rather than listed.
+func TestKGGramsNarrow(t *testing.T) {
+	sp := kgBenchSpace(20_000)
+	for _, c := range []struct {
+		q        string
+		maxExtra int // candidates that turn out not to contain q
+	}{{"person 4242", 0}, {"ticket 17", 0}, {"osaka", 0}, {"nairobi", 0}} {
+		slots, ok := sp.grams.candidates(c.q)
+		matches := len(sp.kgFinderScan(c.q))
+		if !ok || matches == 0 || len(slots) > matches+c.maxExtra {
+			t.Errorf("%q: %d candidates (listed %v) for %d matches", c.q, len(slots), ok, matches)
+		}
+	}
+	if _, ok := sp.grams.candidates("design document"); ok {
+		t.Error("words in every text: listed, want left to the pass")
+	}
+	if n := sp.grams.bytes(); n > 4_000_000 {
+		t.Errorf("trigram index of 20,000 entities: %d bytes", n)
+	}
+}
