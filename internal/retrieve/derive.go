@@ -159,6 +159,9 @@ func derivedFields(r *memory.Record, event time.Time) []string {
 	for _, d := range eventDays(r.Content, event) {
 		add(lexical.FieldTerm(dayField, d))
 	}
+	for _, f := range entityFields(r.Content) {
+		add(f)
+	}
 	return out
 }
 

@@ -541,14 +541,31 @@ func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signal
 			add(SignalKeys, keys, sc)
 		}
 	}
+	// The graph signal's list: the memory graph's candidates (core) and
+	// the walk over the entities of conversation turns (entitywalk.go).
+	var gk []uint32
+	var gs []float64
+	ran := false
 	if g := r.graph; g != nil {
 		res.Signals = append(res.Signals, SignalGraph)
 		if g.err != nil {
 			res.Degraded = append(res.Degraded, "graph: unavailable")
 		} else {
-			keys, sc := e.graphCandidates(q.Filter.Workspace, g.cands, r.allow, r.pool)
-			add(SignalGraph, keys, sc)
+			gk, gs = e.graphCandidates(q.Filter.Workspace, g.cands, r.allow, r.pool)
+			ran = true
 		}
+	}
+	if r.want(SignalGraph) && res.Route != RouteSimple {
+		if wk, ws := e.entityWalk(q.Text, r.pool, r.allow); len(wk) > 0 {
+			if r.graph == nil {
+				res.Signals = append(res.Signals, SignalGraph)
+			}
+			gk, gs = appendWalk(gk, gs, wk, ws, r.pool)
+			ran = true
+		}
+	}
+	if ran {
+		add(SignalGraph, gk, gs)
 	}
 	wg.Wait()
 	return out
