@@ -138,7 +138,7 @@ func containsStr(xs []string, s string) bool {
 // time; stored facts already say what they are about.
 func derivedFields(r *memory.Record, event time.Time) []string {
 	if r.Type != memory.Episode {
-		return nil
+		return sourceFields(r)
 	}
 	seen := map[string]bool{}
 	var out []string

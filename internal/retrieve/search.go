@@ -239,7 +239,7 @@ func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(ui
 // fuse merges the signals' lists by reciprocal-rank fusion and applies
 // the recency weight and the session, speaker and time boosts; e.mu is
 // held.
-func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, allow func(uint32) bool) map[uint32]float64 {
+func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, factStrength map[uint32]float64, allow func(uint32) bool) map[uint32]float64 {
 	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
 	// by how strongly its signal holds it (see strength).
 	fused := map[uint32]float64{}
@@ -254,6 +254,15 @@ func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map
 			w = q.Feedback
 		}
 		strength := signalStrength(sig, keys, scores[sig], lexStrength)
+		if sig == SignalFacts {
+			// The facts are derived keys of the turns they cite.
+			kw := 1.0
+			if v, ok := q.Weights[SignalKeys]; ok {
+				kw = v
+			}
+			w = factsShare * kw
+			strength = func(k uint32) float64 { return factStrength[k] }
+		}
 		for i, k := range keys {
 			fused[k] += w * strength(k) / (q.RRFK + float64(i+1))
 		}
@@ -408,7 +417,11 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	// holds, taken before smoothing lends turns their neighbours' scores.
 	lexStrength := 1.0
 	if lk := lists[SignalLexical]; len(lk) > 0 {
-		lexStrength = lexicalStrength(qt.coverage(e.lex, lk[0]))
+		cov := qt.coverage(e.lex, lk[0])
+		if f, ok := sigs.factOf[lk[0]]; ok {
+			cov = max(cov, qt.coverage(e.lex, f))
+		}
+		lexStrength = lexicalStrength(cov)
 	}
 	if q.Context > 0 {
 		for sig, keys := range lists {
@@ -419,7 +432,16 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	fused := e.fuse(&q, lists, scores, lexStrength, allow)
+	// A fact lends its turn the share of the query it holds, as the
+	// lexical list's best match does.
+	var factStrength map[uint32]float64
+	if len(lists[SignalFacts]) > 0 {
+		factStrength = make(map[uint32]float64, len(lists[SignalFacts]))
+		for _, k := range lists[SignalFacts] {
+			factStrength[k] = lexicalStrength(qt.coverage(e.lex, sigs.factOf[k]))
+		}
+	}
+	fused := e.fuse(&q, lists, scores, lexStrength, factStrength, allow)
 	res.Hits = e.hits(e.rank(&q, fused), fused, lists, scores, qt, qvec)
 	e.mu.RUnlock()
 	return res, nil
@@ -493,12 +515,15 @@ type signalLists struct {
 	mu     sync.Mutex
 	lists  map[string][]uint32
 	scores map[string]map[uint32]float64
+	factOf map[uint32]uint32 // a turn ranked by a fact citing it → the fact (factlinks.go)
 }
 
 // runSignals runs the wanted signals, lexical and dense concurrently, and
 // collects their lists; e.mu is held for reading.
 func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signalRun) *signalLists {
 	out := &signalLists{lists: map[string][]uint32{}, scores: map[string]map[uint32]float64{}}
+	var factKeys []uint32
+	var factScores []float64
 	add := func(sig string, keys []uint32, sc []float64) {
 		keys, sc = e.byScoreThenID(keys, sc)
 		m := make(map[uint32]float64, len(keys))
@@ -541,6 +566,9 @@ func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signal
 			add(SignalKeys, keys, sc)
 		}
 	}
+	if r.want(SignalLexical) && wantsFacts(&q.Filter) {
+		factKeys, factScores, out.factOf = e.factLinked(r.terms, q.Filter, r.pool, r.allow)
+	}
 	// The graph signal's list: the memory graph's candidates (core) and
 	// the walk over the entities of conversation turns (entitywalk.go).
 	var gk []uint32
@@ -566,6 +594,9 @@ func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signal
 	}
 	if ran {
 		add(SignalGraph, gk, gs)
+	}
+	if len(factKeys) > 0 {
+		add(SignalFacts, factKeys, factScores)
 	}
 	wg.Wait()
 	return out
