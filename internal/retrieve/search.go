@@ -417,11 +417,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	// holds, taken before smoothing lends turns their neighbours' scores.
 	lexStrength := 1.0
 	if lk := lists[SignalLexical]; len(lk) > 0 {
-		cov := qt.coverage(e.lex, lk[0])
-		if f, ok := sigs.factOf[lk[0]]; ok {
-			cov = max(cov, qt.coverage(e.lex, f))
-		}
-		lexStrength = lexicalStrength(cov)
+		lexStrength = lexicalStrength(qt.coverage(e.lex, lk[0]))
 	}
 	if q.Context > 0 {
 		for sig, keys := range lists {
