@@ -12,7 +12,7 @@ package retrieve
 // the filter admits by its best fact's score: a list that joins fusion
 // with the keys signal's weight (the facts are derived keys of the turns)
 // times factsShare, each entry's share scaled by how much of the question
-// its fact holds, as the lexical list is by its best match's.
+// its fact holds.
 
 import (
 	"slices"
@@ -30,11 +30,12 @@ const srcField = "src"
 const SignalFacts = "facts"
 
 // factsShare is the facts list's fusion weight relative to the keys
-// signal's (0.5 by default, so 0.6). On the development files 0.4 gains a
-// little with no loss; 1.2 gains more (LoCoMo recall@10 +0.005, hit@5
-// +0.008; LongMemEval recall_all@10 +0.017) at one LongMemEval question's
-// recall_all@5; from 1.6 on LongMemEval's session recall@1 falls
-// (docs/retrieval.md).
+// signal's (0.5 by default, so 0.6). Each entry's share is also scaled by
+// the square of its fact's coverage of the question: a fact holding one
+// word of three lends a ninth. With the lexical list's gentler curve, a
+// fact holding one word of the question lifted its turn above a turn
+// holding all of them (TestLoCoMoPipeline's bridge question); measured
+// variants in docs/retrieval.md.
 const factsShare = 1.2
 
 // factTypes are the record types extraction writes.

@@ -428,13 +428,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	// A fact lends its turn the share of the query it holds, as the
-	// lexical list's best match does.
+	// A fact lends its turn by the square of the share of the query it
+	// holds (see factsShare).
 	var factStrength map[uint32]float64
 	if len(lists[SignalFacts]) > 0 {
 		factStrength = make(map[uint32]float64, len(lists[SignalFacts]))
 		for _, k := range lists[SignalFacts] {
-			factStrength[k] = lexicalStrength(qt.coverage(e.lex, sigs.factOf[k]))
+			c := qt.coverage(e.lex, sigs.factOf[k])
+			factStrength[k] = c * c
 		}
 	}
 	fused := e.fuse(&q, lists, scores, lexStrength, factStrength, allow)
