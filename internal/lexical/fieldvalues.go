@@ -21,3 +21,35 @@ func (ix *Index) FieldTerms(key uint32, field string) []string {
 	})
 	return out
 }
+
+// AddWithKeys is AddWithFields with, besides, key terms (field terms too)
+// that do not count towards the document's length: links and names
+// derived from the text, which should make the document findable by them
+// without making it longer, and so less relevant, for BM25's length
+// normalisation of its words.
+func (ix *Index) AddWithKeys(key uint32, text string, fields, keys []string) {
+	tb := getTokens()
+	analyzeInto(tb, text, ix.stem)
+	extra := 0
+	for i, list := range [][]string{fields, keys} {
+		for _, f := range list {
+			if strings.HasPrefix(f, "\x00") {
+				tb.buf = append(tb.buf, f...)
+				tb.ends = append(tb.ends, len(tb.buf))
+				if i == 1 {
+					extra++
+				}
+			}
+		}
+	}
+	ix.mu.Lock()
+	ix.addLocked(key, tb)
+	if ix.has(key) && extra > 0 {
+		n := ix.docLen[key] - uint32(extra)
+		ix.total -= uint64(extra)
+		ix.docLen[key] = n
+		ix.lenCode[key] = uint8(min(n, 255))
+	}
+	ix.mu.Unlock()
+	putTokens(tb)
+}

@@ -138,7 +138,7 @@ func containsStr(xs []string, s string) bool {
 // time; stored facts already say what they are about.
 func derivedFields(r *memory.Record, event time.Time) []string {
 	if r.Type != memory.Episode {
-		return sourceFields(r)
+		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -159,10 +159,18 @@ func derivedFields(r *memory.Record, event time.Time) []string {
 	for _, d := range eventDays(r.Content, event) {
 		add(lexical.FieldTerm(dayField, d))
 	}
-	for _, f := range entityFields(r.Content) {
-		add(f)
-	}
 	return out
+}
+
+// linkFields lists the keys of a record that link it to others — a
+// turn's entity keys, a fact's source turns — as field terms that do not
+// count towards its length: they make it findable by them without
+// changing how BM25 weighs its words.
+func linkFields(r *memory.Record) []string {
+	if r.Type == memory.Episode {
+		return entityFields(r.Content)
+	}
+	return sourceFields(r)
 }
 
 // eventDays resolves the relative dates of a turn against the turn's own
