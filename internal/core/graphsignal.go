@@ -22,8 +22,9 @@ const (
 
 // DefaultGraphSignal says whether searches run the graph signal when the
 // request names no signals. Measured on the LoCoMo and LongMemEval dev
-// files it changes nothing there (their turns name no entities), so it is
-// off by default and on when asked for (signals: ["graph", ...]).
+// files, with the walk over the turns' entities (retrieve/entitywalk.go)
+// joining it, it costs a little recall there (docs/retrieval.md), so it
+// is off by default and on when asked for (signals: ["graph", ...]).
 var DefaultGraphSignal = false
 
 func (s *Service) graphSignal(ctx context.Context, f retrieve.Filter, query string) ([]retrieve.Scored, error) {

@@ -28,16 +28,7 @@ func (c *clause) firstPerson(a int) *candidate {
 	case "prefer":
 		return c.prefFrom(a, j+1, "preference: I prefer")
 	case "would":
-		k, _ := c.adverbs(j + 1)
-		switch word(t, k) {
-		case "prefer":
-			return c.pref(TypePreference, s, "prefers", k+1, "preference: I prefer")
-		case "rather":
-			if word(t, k+1) == "not" {
-				return c.pref(TypePreference, s, "prefers not to", k+2, "preference: I prefer")
-			}
-			return c.pref(TypePreference, s, "prefers to", k+1, "preference: I prefer")
-		}
+		return c.firstPersonWould(j)
 	case "like", "love", "enjoy", "adore":
 		if word(t, j+1) == "to" && (word(t, j+2) == "know" || word(t, j+2) == "ask") {
 			return nil
@@ -55,6 +46,51 @@ func (c *clause) firstPerson(a int) *candidate {
 		if hasWords(t, j+1, "not", "stand") {
 			return c.pref(TypePreference, s, "can't stand", j+3, "preference: I hate")
 		}
+	case "do", "no", "stopped", "quit", "used":
+		return c.firstPersonNegated(v, j)
+	case "am":
+		return c.firstPersonAm(j)
+	case "have":
+		if hasWords(t, j+1, "been", "using") {
+			return c.pref(TypePreference, s, "uses", j+3, "preference: I use")
+		}
+	case "must":
+		k := j + 1
+		if word(t, k) == "not" {
+			k++
+		}
+		switch word(t, k) {
+		case "say", "admit", "confess", "be", "have", "":
+			return nil
+		}
+		return &candidate{typ: TypeBelief, pattern: "rule: must", content: c.rw.rewrite(a, end), rule: true}
+	}
+	return nil
+}
+
+// firstPersonWould: "I would prefer X", "I would rather (not) X"; j is
+// the word after the subject's adverbs.
+func (c *clause) firstPersonWould(j int) *candidate {
+	t, s := c.toks, c.speaker
+	k, _ := c.adverbs(j + 1)
+	switch word(t, k) {
+	case "prefer":
+		return c.pref(TypePreference, s, "prefers", k+1, "preference: I prefer")
+	case "rather":
+		if word(t, k+1) == "not" {
+			return c.pref(TypePreference, s, "prefers not to", k+2, "preference: I prefer")
+		}
+		return c.pref(TypePreference, s, "prefers to", k+1, "preference: I prefer")
+	}
+	return nil
+}
+
+// firstPersonNegated: the negated and past preferences, "I do not like X",
+// "I no longer use X", "I stopped using X", "I used to like X" (and the
+// affirmative "I do like X"); v is the verb at j.
+func (c *clause) firstPersonNegated(v string, j int) *candidate {
+	t, s := c.toks, c.speaker
+	switch v {
 	case "do":
 		k, _ := c.adverbs(j + 1)
 		if word(t, k) == "not" {
@@ -87,43 +123,34 @@ func (c *clause) firstPerson(a int) *candidate {
 			}
 			return cand
 		}
-	case "am":
-		k, _ := c.adverbs(j + 1)
-		switch w := word(t, k); {
-		case w == "using":
-			return c.pref(TypePreference, s, "uses", k+1, "preference: I use")
-		case w == "not" || w == "no":
-			k2 := k + 1
-			if w == "no" && word(t, k2) == "longer" {
-				k2++
-			} else if w == "no" {
-				return nil
-			}
-			if word(t, k2) == "using" && (w == "no" || c.negatedAnymore()) {
-				return c.pref(TypePreference, s, "no longer uses", k2+1, "preference: no longer")
-			}
-			if f := fanOf(t, k2); f > 0 {
-				return c.pref(TypePreference, s, "does not like", f, "preference: I don't like")
-			}
-		default:
-			if f := fanOf(t, k); f > 0 {
-				return c.pref(TypePreference, s, "likes", f, "preference: I like")
-			}
-		}
-	case "have":
-		if hasWords(t, j+1, "been", "using") {
-			return c.pref(TypePreference, s, "uses", j+3, "preference: I use")
-		}
-	case "must":
-		k := j + 1
-		if word(t, k) == "not" {
-			k++
-		}
-		switch word(t, k) {
-		case "say", "admit", "confess", "be", "have", "":
+	}
+	return nil
+}
+
+// firstPersonAm: "I am using X", "I am (not / no longer) a fan of X".
+func (c *clause) firstPersonAm(j int) *candidate {
+	t, s := c.toks, c.speaker
+	k, _ := c.adverbs(j + 1)
+	switch w := word(t, k); {
+	case w == "using":
+		return c.pref(TypePreference, s, "uses", k+1, "preference: I use")
+	case w == "not" || w == "no":
+		k2 := k + 1
+		if w == "no" && word(t, k2) == "longer" {
+			k2++
+		} else if w == "no" {
 			return nil
 		}
-		return &candidate{typ: TypeBelief, pattern: "rule: must", content: c.rw.rewrite(a, end), rule: true}
+		if word(t, k2) == "using" && (w == "no" || c.negatedAnymore()) {
+			return c.pref(TypePreference, s, "no longer uses", k2+1, "preference: no longer")
+		}
+		if f := fanOf(t, k2); f > 0 {
+			return c.pref(TypePreference, s, "does not like", f, "preference: I don't like")
+		}
+	default:
+		if f := fanOf(t, k); f > 0 {
+			return c.pref(TypePreference, s, "likes", f, "preference: I like")
+		}
 	}
 	return nil
 }

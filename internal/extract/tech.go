@@ -24,13 +24,228 @@ var techFirst = map[string]bool{}
 // techMaxWords is the longest spelling in techTable, in words.
 const techMaxWords = 3
 
+// techList is the built-in technology list: a category, then the
+// canonical name and its other spellings separated by "|". A spelling
+// starting with "^" is also an ordinary English word: it counts only when
+// capitalised and not the first word of a sentence.
+var techList = [...]struct{ cat, spellings string }{
+	// Languages.
+	{"lang", "^go|golang"},
+	{"lang", "python|python3"},
+	{"lang", "^rust"},
+	{"lang", "java"},
+	{"lang", "kotlin"},
+	{"lang", "scala"},
+	{"lang", "javascript|js"},
+	{"lang", "typescript|ts"},
+	{"lang", "c++|cpp"},
+	{"lang", "c#|csharp"},
+	{"lang", "^ruby"},
+	{"lang", "php"},
+	{"lang", "^swift"},
+	{"lang", "elixir"},
+	{"lang", "erlang"},
+	{"lang", "haskell"},
+	{"lang", "clojure"},
+	{"lang", "zig"},
+	{"lang", "^dart"},
+	{"lang", "lua"},
+	{"lang", "perl"},
+	{"lang", "ocaml"},
+	{"lang", "^r"},
+	{"lang", "^julia"},
+	{"lang", "bash"},
+	{"lang", "powershell"},
+	{"lang", "sql"},
+	// Databases.
+	{"db", "postgresql|postgres|psql|pg"},
+	{"db", "mysql"},
+	{"db", "mariadb"},
+	{"db", "sqlite|sqlite3"},
+	{"db", "mongodb|mongo"},
+	{"db", "cassandra"},
+	{"db", "dynamodb|dynamo"},
+	{"db", "sql server|mssql|ms sql"},
+	{"db", "^oracle"},
+	{"db", "cockroachdb|^cockroach"},
+	{"db", "clickhouse"},
+	{"db", "duckdb"},
+	{"db", "neo4j"},
+	{"db", "influxdb"},
+	{"db", "timescaledb|timescale"},
+	{"db", "couchdb"},
+	{"db", "firestore"},
+	{"db", "supabase"},
+	{"db", "planetscale"},
+	{"db", "^snowflake"},
+	{"db", "bigquery"},
+	{"db", "redshift"},
+	{"db", "elasticsearch|^elastic"},
+	{"db", "opensearch"},
+	{"db", "pgvector"},
+	{"db", "qdrant"},
+	{"db", "pinecone"},
+	{"db", "weaviate"},
+	{"db", "milvus"},
+	// Caches.
+	{"cache", "redis"},
+	{"cache", "memcached"},
+	{"cache", "valkey"},
+	// Queues and streams.
+	{"queue", "kafka|apache kafka"},
+	{"queue", "rabbitmq|^rabbit"},
+	{"queue", "nats"},
+	{"queue", "^pulsar"},
+	{"queue", "kinesis"},
+	{"queue", "sqs"},
+	{"queue", "celery"},
+	// Cloud providers and platforms.
+	{"cloud", "aws|amazon web services"},
+	{"cloud", "gcp|google cloud|google cloud platform"},
+	{"cloud", "azure"},
+	{"cloud", "digitalocean"},
+	{"cloud", "hetzner"},
+	{"cloud", "heroku"},
+	{"cloud", "vercel"},
+	{"cloud", "netlify"},
+	{"cloud", "cloudflare"},
+	{"cloud", "fly.io"},
+	{"cloud", "firebase"},
+	{"cloud", "s3"},
+	{"cloud", "ec2"},
+	{"cloud", "^lambda"},
+	// Infrastructure.
+	{"infra", "kubernetes|k8s"},
+	{"infra", "docker"},
+	{"infra", "podman"},
+	{"infra", "terraform"},
+	{"infra", "ansible"},
+	{"infra", "helm"},
+	{"infra", "nginx"},
+	{"infra", "caddy"},
+	{"infra", "traefik"},
+	{"infra", "haproxy"},
+	{"infra", "^envoy"},
+	{"infra", "istio"},
+	{"infra", "consul"},
+	{"infra", "^vault"},
+	{"infra", "etcd"},
+	{"infra", "minio"},
+	{"infra", "proxmox"},
+	{"infra", "vmware"},
+	// Operating systems.
+	{"os", "linux"},
+	{"os", "ubuntu"},
+	{"os", "debian"},
+	{"os", "fedora"},
+	{"os", "arch linux"},
+	{"os", "macos|mac os|osx"},
+	{"os", "^windows"},
+	{"os", "android"},
+	{"os", "ios"},
+	// Editors and IDEs.
+	{"editor", "vim"},
+	{"editor", "neovim|nvim"},
+	{"editor", "emacs"},
+	{"editor", "vs code|vscode|visual studio code"},
+	{"editor", "intellij"},
+	{"editor", "goland"},
+	{"editor", "pycharm"},
+	{"editor", "xcode"},
+	{"editor", "^cursor"},
+	{"editor", "^zed"},
+	// Frontend.
+	{"frontend", "^react|react.js|reactjs"},
+	{"frontend", "vue|vue.js|vuejs"},
+	{"frontend", "angular"},
+	{"frontend", "svelte|sveltekit"},
+	{"frontend", "next.js|nextjs"},
+	{"frontend", "nuxt"},
+	{"frontend", "tailwind|tailwindcss|tailwind css"},
+	{"frontend", "htmx"},
+	{"frontend", "jquery"},
+	{"frontend", "webpack"},
+	{"frontend", "vite"},
+	// Backend frameworks and runtimes.
+	{"backend", "node.js|nodejs|^node"},
+	{"backend", "deno"},
+	{"backend", "^bun"},
+	{"backend", "django"},
+	{"backend", "^flask"},
+	{"backend", "fastapi"},
+	{"backend", "^rails|ruby on rails"},
+	{"backend", "laravel"},
+	{"backend", "spring boot|^spring"},
+	{"backend", ".net|dotnet"},
+	{"backend", "^express|express.js|expressjs"},
+	{"backend", "graphql"},
+	{"backend", "grpc"},
+	// Mobile.
+	{"mobile", "flutter"},
+	{"mobile", "react native"},
+	{"mobile", "swiftui"},
+	// Machine learning and AI.
+	{"ml", "pytorch|^torch"},
+	{"ml", "tensorflow"},
+	{"ml", "scikit-learn|sklearn"},
+	{"ml", "hugging face|huggingface"},
+	{"ml", "langchain"},
+	{"ml", "llamaindex"},
+	{"ai", "openai"},
+	{"ai", "chatgpt"},
+	{"ai", "^claude"},
+	{"ai", "^gemini"},
+	{"ai", "ollama"},
+	// Data tools.
+	{"data", "pandas"},
+	{"data", "numpy"},
+	{"data", "^spark|apache spark|pyspark"},
+	{"data", "airflow"},
+	{"data", "dbt"},
+	{"data", "jupyter"},
+	{"data", "tableau"},
+	{"data", "power bi"},
+	{"data", "^excel"},
+	{"data", "metabase"},
+	// Version control and CI.
+	{"vcs", "git"},
+	{"vcs", "github"},
+	{"vcs", "gitlab"},
+	{"vcs", "bitbucket"},
+	{"ci", "github actions"},
+	{"ci", "jenkins"},
+	{"ci", "circleci"},
+	// Observability.
+	{"observability", "prometheus"},
+	{"observability", "grafana"},
+	{"observability", "datadog"},
+	{"observability", "^sentry"},
+	{"observability", "opentelemetry|otel"},
+	// Auth.
+	{"auth", "keycloak"},
+	{"auth", "auth0"},
+	{"auth", "okta"},
+	// Networking.
+	{"network", "tailscale"},
+	{"network", "wireguard"},
+	{"network", "openvpn"},
+	// Work tools.
+	{"tool", "^slack"},
+	{"tool", "jira"},
+	{"tool", "^notion"},
+	{"tool", "confluence"},
+	{"tool", "figma"},
+	{"tool", "^obsidian"},
+	{"tool", "^linear"},
+	{"tool", "trello"},
+}
+
 func init() {
-	// A spelling starting with "^" is also an ordinary English word: it
-	// counts only when capitalised and not the first word of a sentence.
-	add := func(cat, name string, spellings ...string) {
-		canon := strings.TrimPrefix(name, "^")
-		for _, s := range append([]string{name}, spellings...) {
-			t := tech{name: canon, cat: cat, capOnly: strings.HasPrefix(s, "^")}
+	for _, e := range techList {
+		sp := strings.Split(e.spellings, "|")
+		canon := strings.TrimPrefix(sp[0], "^")
+		for _, s := range sp {
+			t := tech{name: canon, cat: e.cat, capOnly: strings.HasPrefix(s, "^")}
 			s = strings.TrimPrefix(s, "^")
 			techTable[s] = t
 			if f, _, ok := strings.Cut(s, " "); ok {
@@ -38,215 +253,6 @@ func init() {
 			}
 		}
 	}
-	// Languages.
-	add("lang", "^go", "golang")
-	add("lang", "python", "python3")
-	add("lang", "^rust")
-	add("lang", "java")
-	add("lang", "kotlin")
-	add("lang", "scala")
-	add("lang", "javascript", "js")
-	add("lang", "typescript", "ts")
-	add("lang", "c++", "cpp")
-	add("lang", "c#", "csharp")
-	add("lang", "^ruby")
-	add("lang", "php")
-	add("lang", "^swift")
-	add("lang", "elixir")
-	add("lang", "erlang")
-	add("lang", "haskell")
-	add("lang", "clojure")
-	add("lang", "zig")
-	add("lang", "^dart")
-	add("lang", "lua")
-	add("lang", "perl")
-	add("lang", "ocaml")
-	add("lang", "^r")
-	add("lang", "^julia")
-	add("lang", "bash")
-	add("lang", "powershell")
-	add("lang", "sql")
-	// Databases.
-	add("db", "postgresql", "postgres", "psql", "pg")
-	add("db", "mysql")
-	add("db", "mariadb")
-	add("db", "sqlite", "sqlite3")
-	add("db", "mongodb", "mongo")
-	add("db", "cassandra")
-	add("db", "dynamodb", "dynamo")
-	add("db", "sql server", "mssql", "ms sql")
-	add("db", "^oracle")
-	add("db", "cockroachdb", "^cockroach")
-	add("db", "clickhouse")
-	add("db", "duckdb")
-	add("db", "neo4j")
-	add("db", "influxdb")
-	add("db", "timescaledb", "timescale")
-	add("db", "couchdb")
-	add("db", "firestore")
-	add("db", "supabase")
-	add("db", "planetscale")
-	add("db", "^snowflake")
-	add("db", "bigquery")
-	add("db", "redshift")
-	add("db", "elasticsearch", "^elastic")
-	add("db", "opensearch")
-	add("db", "pgvector")
-	add("db", "qdrant")
-	add("db", "pinecone")
-	add("db", "weaviate")
-	add("db", "milvus")
-	// Caches.
-	add("cache", "redis")
-	add("cache", "memcached")
-	add("cache", "valkey")
-	// Queues and streams.
-	add("queue", "kafka", "apache kafka")
-	add("queue", "rabbitmq", "^rabbit")
-	add("queue", "nats")
-	add("queue", "^pulsar")
-	add("queue", "kinesis")
-	add("queue", "sqs")
-	add("queue", "celery")
-	// Cloud providers and platforms.
-	add("cloud", "aws", "amazon web services")
-	add("cloud", "gcp", "google cloud", "google cloud platform")
-	add("cloud", "azure")
-	add("cloud", "digitalocean")
-	add("cloud", "hetzner")
-	add("cloud", "heroku")
-	add("cloud", "vercel")
-	add("cloud", "netlify")
-	add("cloud", "cloudflare")
-	add("cloud", "fly.io")
-	add("cloud", "firebase")
-	add("cloud", "s3")
-	add("cloud", "ec2")
-	add("cloud", "^lambda")
-	// Infrastructure.
-	add("infra", "kubernetes", "k8s")
-	add("infra", "docker")
-	add("infra", "podman")
-	add("infra", "terraform")
-	add("infra", "ansible")
-	add("infra", "helm")
-	add("infra", "nginx")
-	add("infra", "caddy")
-	add("infra", "traefik")
-	add("infra", "haproxy")
-	add("infra", "^envoy")
-	add("infra", "istio")
-	add("infra", "consul")
-	add("infra", "^vault")
-	add("infra", "etcd")
-	add("infra", "minio")
-	add("infra", "proxmox")
-	add("infra", "vmware")
-	// Operating systems.
-	add("os", "linux")
-	add("os", "ubuntu")
-	add("os", "debian")
-	add("os", "fedora")
-	add("os", "arch linux")
-	add("os", "macos", "mac os", "osx")
-	add("os", "^windows")
-	add("os", "android")
-	add("os", "ios")
-	// Editors and IDEs.
-	add("editor", "vim")
-	add("editor", "neovim", "nvim")
-	add("editor", "emacs")
-	add("editor", "vs code", "vscode", "visual studio code")
-	add("editor", "intellij")
-	add("editor", "goland")
-	add("editor", "pycharm")
-	add("editor", "xcode")
-	add("editor", "^cursor")
-	add("editor", "^zed")
-	// Frontend.
-	add("frontend", "^react", "react.js", "reactjs")
-	add("frontend", "vue", "vue.js", "vuejs")
-	add("frontend", "angular")
-	add("frontend", "svelte", "sveltekit")
-	add("frontend", "next.js", "nextjs")
-	add("frontend", "nuxt")
-	add("frontend", "tailwind", "tailwindcss", "tailwind css")
-	add("frontend", "htmx")
-	add("frontend", "jquery")
-	add("frontend", "webpack")
-	add("frontend", "vite")
-	// Backend frameworks and runtimes.
-	add("backend", "node.js", "nodejs", "^node")
-	add("backend", "deno")
-	add("backend", "^bun")
-	add("backend", "django")
-	add("backend", "^flask")
-	add("backend", "fastapi")
-	add("backend", "^rails", "ruby on rails")
-	add("backend", "laravel")
-	add("backend", "spring boot", "^spring")
-	add("backend", ".net", "dotnet")
-	add("backend", "^express", "express.js", "expressjs")
-	add("backend", "graphql")
-	add("backend", "grpc")
-	// Mobile.
-	add("mobile", "flutter")
-	add("mobile", "react native")
-	add("mobile", "swiftui")
-	// Machine learning and AI.
-	add("ml", "pytorch", "^torch")
-	add("ml", "tensorflow")
-	add("ml", "scikit-learn", "sklearn")
-	add("ml", "hugging face", "huggingface")
-	add("ml", "langchain")
-	add("ml", "llamaindex")
-	add("ai", "openai")
-	add("ai", "chatgpt")
-	add("ai", "^claude")
-	add("ai", "^gemini")
-	add("ai", "ollama")
-	// Data tools.
-	add("data", "pandas")
-	add("data", "numpy")
-	add("data", "^spark", "apache spark", "pyspark")
-	add("data", "airflow")
-	add("data", "dbt")
-	add("data", "jupyter")
-	add("data", "tableau")
-	add("data", "power bi")
-	add("data", "^excel")
-	add("data", "metabase")
-	// Version control and CI.
-	add("vcs", "git")
-	add("vcs", "github")
-	add("vcs", "gitlab")
-	add("vcs", "bitbucket")
-	add("ci", "github actions")
-	add("ci", "jenkins")
-	add("ci", "circleci")
-	// Observability.
-	add("observability", "prometheus")
-	add("observability", "grafana")
-	add("observability", "datadog")
-	add("observability", "^sentry")
-	add("observability", "opentelemetry", "otel")
-	// Auth.
-	add("auth", "keycloak")
-	add("auth", "auth0")
-	add("auth", "okta")
-	// Networking.
-	add("network", "tailscale")
-	add("network", "wireguard")
-	add("network", "openvpn")
-	// Work tools.
-	add("tool", "^slack")
-	add("tool", "jira")
-	add("tool", "^notion")
-	add("tool", "confluence")
-	add("tool", "figma")
-	add("tool", "^obsidian")
-	add("tool", "^linear")
-	add("tool", "trello")
 }
 
 // techAt reports the technology spelled by the words starting at

@@ -162,6 +162,17 @@ func derivedFields(r *memory.Record, event time.Time) []string {
 	return out
 }
 
+// linkFields lists the keys of a record that link it to others — a
+// turn's entity keys, a fact's source turns — as field terms that do not
+// count towards its length: they make it findable by them without
+// changing how BM25 weighs its words.
+func linkFields(r *memory.Record) []string {
+	if r.Type == memory.Episode {
+		return entityFields(r.Content)
+	}
+	return sourceFields(r)
+}
+
 // eventDays resolves the relative dates of a turn against the turn's own
 // time (never the processing time) and lists the days they name. The
 // turn's own day is left out: the event time already says it.

@@ -415,7 +415,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 		// words with its text, and a rename keeps the content, so both are
 		// re-indexed every version. A turn's derived day keys follow its
 		// event time (derive.go).
-		e.lex.AddWithFields(key, lexicalText(&r), append(fieldTerms(&r), derivedFields(&r, time.UnixMicro(ev).UTC())...))
+		e.lex.AddWithKeys(key, lexicalText(&r), append(fieldTerms(&r), derivedFields(&r, time.UnixMicro(ev).UTC())...), linkFields(&r))
 	}
 	if !same {
 		if wasAlive && e.vecs != nil {

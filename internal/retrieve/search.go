@@ -239,7 +239,7 @@ func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(ui
 // fuse merges the signals' lists by reciprocal-rank fusion and applies
 // the recency weight and the session, speaker and time boosts; e.mu is
 // held.
-func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, allow func(uint32) bool) map[uint32]float64 {
+func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, factStrength map[uint32]float64, allow func(uint32) bool) map[uint32]float64 {
 	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
 	// by how strongly its signal holds it (see strength).
 	fused := map[uint32]float64{}
@@ -254,6 +254,15 @@ func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map
 			w = q.Feedback
 		}
 		strength := signalStrength(sig, keys, scores[sig], lexStrength)
+		if sig == SignalFacts {
+			// The facts are derived keys of the turns they cite.
+			kw := 1.0
+			if v, ok := q.Weights[SignalKeys]; ok {
+				kw = v
+			}
+			w = factsShare * kw
+			strength = func(k uint32) float64 { return factStrength[k] }
+		}
 		for i, k := range keys {
 			fused[k] += w * strength(k) / (q.RRFK + float64(i+1))
 		}
@@ -360,50 +369,13 @@ func (e *Engine) graphCandidates(ws string, cands []Scored, allow func(uint32) b
 
 // Search runs a query against the indexes.
 func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
-	if q.K <= 0 {
-		q.K = 10
-	}
-	if q.RRFK <= 0 {
-		q.RRFK = 60
-	}
-	res := Result{Route: q.Route}
-	if res.Route == "" {
-		res.Route = Route(q.Text)
-	}
+	res, pool := prepareSearch(&q)
 	if res.Route == RouteSkip {
 		res.Hits = []Hit{}
 		return res, nil
 	}
-	pool := q.Pool
-	if pool <= 0 {
-		pool = max(50, 5*q.K)
-		if res.Route == RouteExploratory {
-			pool = max(200, 10*q.K)
-		}
-	}
 	want := func(s string) bool { return len(q.Signals) == 0 || slices.Contains(q.Signals, s) }
-
-	// The graph signal runs outside the read lock, beside the query
-	// embedding: it reads the graph index and the store through the
-	// service, which may write to this engine meanwhile; its candidates
-	// are filtered and ranked under the lock below.
-	var (
-		graphDone  chan struct{}
-		graphCands []Scored
-		graphErr   error
-	)
-	e.mu.RLock()
-	graph := e.graph
-	e.mu.RUnlock()
-	if want(SignalGraph) && graph != nil && res.Route != RouteSimple {
-		graphDone = make(chan struct{})
-		go func() {
-			defer close(graphDone)
-			gctx, span := tracing.Start(ctx, "retrieve.graph")
-			defer span.End()
-			graphCands, graphErr = graph(gctx, q.Filter, q.Text)
-		}()
-	}
+	g := e.startGraph(ctx, &q, res.Route, want)
 
 	// The query embedding is computed before taking the read lock: a slow
 	// embedder must not hold up writers.
@@ -415,8 +387,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	if graphDone != nil {
-		<-graphDone
+	if g != nil {
+		<-g.done
 	}
 	e.mu.RLock()
 	cf := e.compile(&q.Filter)
@@ -431,65 +403,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if in != nil {
 		allow = in.Has
 	}
-	lists := map[string][]uint32{}
-	scores := map[string]map[uint32]float64{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	add := func(sig string, keys []uint32, sc []float64) {
-		keys, sc = e.byScoreThenID(keys, sc)
-		m := make(map[uint32]float64, len(keys))
-		for i, k := range keys {
-			m[k] = sc[i]
-		}
-		mu.Lock()
-		lists[sig], scores[sig] = keys, m
-		mu.Unlock()
-	}
 	terms := lexical.Analyze(q.Text, true)
 	qt := newQueryTerms(e.lex, terms, cf.total)
-	if want(SignalLexical) {
-		res.Signals = append(res.Signals, SignalLexical)
-		wg.Go(func() {
-			_, span := tracing.Start(ctx, "retrieve.lexical")
-			defer span.End()
-			keys, sc, fk, fs := e.lexicalSignal(terms, &q, pool, allow, in, cf.total)
-			if fk != nil {
-				add(SignalFeedback, fk, fs)
-			}
-			add(SignalLexical, keys, sc)
-		})
-	}
-	if qvec != nil && e.vecs != nil {
-		res.Signals = append(res.Signals, SignalDense)
-		wg.Go(func() {
-			_, span := tracing.Start(ctx, "retrieve.dense")
-			defer span.End()
-			hits := e.denseSearch(qvec, pool, cf, allow)
-			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
-			for i, h := range hits {
-				keys[i], sc[i] = h.Key, float64(h.Score)
-			}
-			add(SignalDense, keys, sc)
-		})
-	}
-	if w, ok := q.Weights[SignalKeys]; want(SignalKeys) && (!ok || w > 0) {
-		if keys, sc := e.keySearch(q.Text, pool, allow); len(keys) > 0 {
-			res.Signals = append(res.Signals, SignalKeys)
-			add(SignalKeys, keys, sc)
-		}
-	}
-	if graphDone != nil {
-		res.Signals = append(res.Signals, SignalGraph)
-		if graphErr != nil {
-			res.Degraded = append(res.Degraded, "graph: unavailable")
-		} else {
-			keys, sc := e.graphCandidates(q.Filter.Workspace, graphCands, allow, pool)
-			add(SignalGraph, keys, sc)
-		}
-	}
-	wg.Wait()
+	sigs := e.runSignals(ctx, &q, &res, signalRun{
+		pool: pool, want: want, terms: terms, qvec: qvec,
+		cf: cf, allow: allow, in: in, graph: g,
+	})
 	_, fuse := tracing.Start(ctx, "retrieve.fuse")
 	defer fuse.End()
+	lists, scores := sigs.lists, sigs.scores
 
 	// The lexical list's strength: how much of the query its best match
 	// holds, taken before smoothing lends turns their neighbours' scores.
@@ -506,10 +428,175 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
-	fused := e.fuse(&q, lists, scores, lexStrength, allow)
+	// A fact lends its turn by the square of the share of the query it
+	// holds (see factsShare).
+	var factStrength map[uint32]float64
+	if len(lists[SignalFacts]) > 0 {
+		factStrength = make(map[uint32]float64, len(lists[SignalFacts]))
+		for _, k := range lists[SignalFacts] {
+			c := qt.coverage(e.lex, sigs.factOf[k])
+			factStrength[k] = c * c
+		}
+	}
+	fused := e.fuse(&q, lists, scores, lexStrength, factStrength, allow)
 	res.Hits = e.hits(e.rank(&q, fused), fused, lists, scores, qt, qvec)
 	e.mu.RUnlock()
 	return res, nil
+}
+
+// prepareSearch fills q's defaults and returns the result to fill, with
+// its route, and the candidate pool size each signal draws.
+func prepareSearch(q *Query) (Result, int) {
+	if q.K <= 0 {
+		q.K = 10
+	}
+	if q.RRFK <= 0 {
+		q.RRFK = 60
+	}
+	res := Result{Route: q.Route}
+	if res.Route == "" {
+		res.Route = Route(q.Text)
+	}
+	pool := q.Pool
+	if pool <= 0 {
+		pool = max(50, 5*q.K)
+		if res.Route == RouteExploratory {
+			pool = max(200, 10*q.K)
+		}
+	}
+	return res, pool
+}
+
+// graphRun is the graph signal running beside the query embedding.
+type graphRun struct {
+	done  chan struct{}
+	cands []Scored
+	err   error
+}
+
+// startGraph starts the graph signal when it is wanted and wired, or
+// returns nil. It runs outside the read lock: it reads the graph index and
+// the store through the service, which may write to this engine
+// meanwhile; its candidates are filtered and ranked under the lock later.
+func (e *Engine) startGraph(ctx context.Context, q *Query, route string, want func(string) bool) *graphRun {
+	e.mu.RLock()
+	graph := e.graph
+	e.mu.RUnlock()
+	if !want(SignalGraph) || graph == nil || route == RouteSimple {
+		return nil
+	}
+	g := &graphRun{done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		gctx, span := tracing.Start(ctx, "retrieve.graph")
+		defer span.End()
+		g.cands, g.err = graph(gctx, q.Filter, q.Text)
+	}()
+	return g
+}
+
+// signalRun is what the signals of one search share.
+type signalRun struct {
+	pool  int
+	want  func(string) bool
+	terms []string
+	qvec  []float32
+	cf    *filter
+	allow func(uint32) bool
+	in    lexical.Bits
+	graph *graphRun
+}
+
+// signalLists collects each signal's ranked keys and their scores.
+type signalLists struct {
+	mu     sync.Mutex
+	lists  map[string][]uint32
+	scores map[string]map[uint32]float64
+	factOf map[uint32]uint32 // a turn ranked by a fact citing it → the fact (factlinks.go)
+}
+
+// runSignals runs the wanted signals, lexical and dense concurrently, and
+// collects their lists; e.mu is held for reading.
+func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signalRun) *signalLists {
+	out := &signalLists{lists: map[string][]uint32{}, scores: map[string]map[uint32]float64{}}
+	var factKeys []uint32
+	var factScores []float64
+	add := func(sig string, keys []uint32, sc []float64) {
+		keys, sc = e.byScoreThenID(keys, sc)
+		m := make(map[uint32]float64, len(keys))
+		for i, k := range keys {
+			m[k] = sc[i]
+		}
+		out.mu.Lock()
+		out.lists[sig], out.scores[sig] = keys, m
+		out.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	if r.want(SignalLexical) {
+		res.Signals = append(res.Signals, SignalLexical)
+		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.lexical")
+			defer span.End()
+			keys, sc, fk, fs := e.lexicalSignal(r.terms, q, r.pool, r.allow, r.in, r.cf.total)
+			if fk != nil {
+				add(SignalFeedback, fk, fs)
+			}
+			add(SignalLexical, keys, sc)
+		})
+	}
+	if r.qvec != nil && e.vecs != nil {
+		res.Signals = append(res.Signals, SignalDense)
+		wg.Go(func() {
+			_, span := tracing.Start(ctx, "retrieve.dense")
+			defer span.End()
+			hits := e.denseSearch(r.qvec, r.pool, r.cf, r.allow)
+			keys, sc := make([]uint32, len(hits)), make([]float64, len(hits))
+			for i, h := range hits {
+				keys[i], sc[i] = h.Key, float64(h.Score)
+			}
+			add(SignalDense, keys, sc)
+		})
+	}
+	if w, ok := q.Weights[SignalKeys]; r.want(SignalKeys) && (!ok || w > 0) {
+		if keys, sc := e.keySearch(q.Text, r.pool, r.allow); len(keys) > 0 {
+			res.Signals = append(res.Signals, SignalKeys)
+			add(SignalKeys, keys, sc)
+		}
+	}
+	if r.want(SignalLexical) && wantsFacts(&q.Filter) {
+		factKeys, factScores, out.factOf = e.factLinked(r.terms, q.Filter, r.pool, r.allow)
+	}
+	// The graph signal's list: the memory graph's candidates (core) and
+	// the walk over the entities of conversation turns (entitywalk.go).
+	var gk []uint32
+	var gs []float64
+	ran := false
+	if g := r.graph; g != nil {
+		res.Signals = append(res.Signals, SignalGraph)
+		if g.err != nil {
+			res.Degraded = append(res.Degraded, "graph: unavailable")
+		} else {
+			gk, gs = e.graphCandidates(q.Filter.Workspace, g.cands, r.allow, r.pool)
+			ran = true
+		}
+	}
+	if r.want(SignalGraph) && res.Route != RouteSimple {
+		if wk, ws := e.entityWalk(q.Text, r.pool, r.allow); len(wk) > 0 {
+			if r.graph == nil {
+				res.Signals = append(res.Signals, SignalGraph)
+			}
+			gk, gs = appendWalk(gk, gs, wk, ws, r.pool)
+			ran = true
+		}
+	}
+	if ran {
+		add(SignalGraph, gk, gs)
+	}
+	if len(factKeys) > 0 {
+		add(SignalFacts, factKeys, factScores)
+	}
+	wg.Wait()
+	return out
 }
 
 // mmr re-ranks by maximal marginal relevance: each pick maximises

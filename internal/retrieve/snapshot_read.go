@@ -299,11 +299,47 @@ type docState struct {
 	fx       filterIndex
 }
 
+// docDecoder holds what decoding the document section needs across
+// documents: the reader, the string table with the codes its strings were
+// given, and the arenas of word sets and entity lists being built.
+type docDecoder struct {
+	d     *snapio.Reader
+	s     *docState
+	tab   []string
+	tcode []uint32   // filter codes of the strings, 0 until first used
+	ecode [3][]uint8 // enumeration codes of the strings, 0xff until computed
+	words []uint32   // the word sets' arena; offset 0 is none
+	ents  []uint32   // the entity lists' arena
+	ecs   []uint32   // scratch: one document's entity codes
+}
+
 func decodeDocs(p []byte, ndocs int) (*docState, error) {
-	d := snapio.NewReader(p, snapCorrupt)
+	dd := &docDecoder{d: snapio.NewReader(p, snapCorrupt)}
+	if err := dd.readStrings(ndocs); err != nil {
+		return nil, err
+	}
+	s := &docState{records: newRecords(), fx: newFilterIndex()}
+	s.docs = make([]doc, ndocs)
+	s.fx.filt = make([]fdoc, ndocs)
+	dd.s = s
+	// The word sets' arena: a word takes at least one byte of the section,
+	// usually four or five.
+	dd.words = make([]uint32, 1, 1+dd.d.Rest()/4)
+	for i := range s.docs {
+		if err := dd.doc(uint32(i)); err != nil {
+			return nil, err
+		}
+	}
+	return dd.finish()
+}
+
+// readStrings reads the string table and the document count that follows
+// it, which must match the head's.
+func (dd *docDecoder) readStrings(ndocs int) error {
+	d := dd.d
 	nstr := d.Uvarint()
 	if nstr == 0 || nstr > d.Rest() {
-		return nil, snapCorrupt("%d strings", nstr)
+		return snapCorrupt("%d strings", nstr)
 	}
 	lens := make([]uint32, nstr)
 	total := uint64(0)
@@ -316,10 +352,10 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		total += n
 	}
 	if d.Err != nil {
-		return nil, d.Err
+		return d.Err
 	}
 	if total > d.Rest() {
-		return nil, snapCorrupt("strings of %d bytes", total)
+		return snapCorrupt("strings of %d bytes", total)
 	}
 	blob := string(d.Bytes(int(total)))
 	tab := make([]string, nstr)
@@ -329,196 +365,220 @@ func decodeDocs(p []byte, ndocs int) (*docState, error) {
 		off += int(n)
 	}
 	if tab[0] != "" {
-		return nil, snapCorrupt("string table")
+		return snapCorrupt("string table")
 	}
 	if n := d.Uvarint(); n != uint64(ndocs) || n > d.Rest()/3 { // a dead slot takes 3 bytes or more
-		return nil, snapCorrupt("%d documents, head says %d", n, ndocs)
+		return snapCorrupt("%d documents, head says %d", n, ndocs)
 	}
+	dd.tab = tab
+	dd.tcode = make([]uint32, nstr)
+	for i := range dd.ecode {
+		dd.ecode[i] = make([]uint8, nstr)
+		for j := range dd.ecode[i] {
+			dd.ecode[i][j] = 0xff
+		}
+	}
+	return nil
+}
 
-	s := &docState{records: newRecords(), fx: newFilterIndex()}
-	s.docs = make([]doc, ndocs)
-	fx := &s.fx
-	fx.filt = make([]fdoc, ndocs)
-	// The codes of the strings, assigned on first use; strings are copied
-	// out of the table's blob so that it is not kept alive by a few.
-	tcode := make([]uint32, nstr)
-	code := func(i uint64) uint32 {
-		if i >= nstr {
-			d.Fail("string id")
-			return 0
-		}
-		if tcode[i] == 0 && i != 0 {
-			tcode[i] = fx.code(strings.Clone(tab[i]))
-		}
-		return tcode[i]
+// code is the filter code of string i, assigned on first use; strings are
+// copied out of the table's blob so that it is not kept alive by a few.
+func (dd *docDecoder) code(i uint64) uint32 {
+	if i >= uint64(len(dd.tab)) {
+		dd.d.Fail("string id")
+		return 0
 	}
-	// The enumeration codes of the strings (0xff: not computed yet).
-	var ecode [3][]uint8
-	for i := range ecode {
-		ecode[i] = make([]uint8, nstr)
-		for j := range ecode[i] {
-			ecode[i][j] = 0xff
+	if dd.tcode[i] == 0 && i != 0 {
+		dd.tcode[i] = dd.s.fx.code(strings.Clone(dd.tab[i]))
+	}
+	return dd.tcode[i]
+}
+
+// enum is the enumeration code of string i as a type (which 0), status (1)
+// or access (2).
+func (dd *docDecoder) enum(which int, i uint64) uint8 {
+	if i >= uint64(len(dd.tab)) {
+		dd.d.Fail("string id")
+		return 0
+	}
+	c := dd.ecode[which][i]
+	if c == 0xff {
+		switch which {
+		case 0:
+			c = enumCode(typeEnum, memory.Type(dd.tab[i]))
+		case 1:
+			c = enumCode(statusEnum, memory.Status(dd.tab[i]))
+		default:
+			c = enumCode(accessEnum, memory.Access(dd.tab[i]))
+		}
+		dd.ecode[which][i] = c
+	}
+	return c
+}
+
+// doc decodes the document of key: a dead slot keeps only its name, a live
+// one its filter fields, identity, times, entities and words.
+func (dd *docDecoder) doc(key uint32) error {
+	d := dd.d
+	flags := d.U8()
+	if flags&docAlive == 0 {
+		return dd.deadDoc(key, flags)
+	}
+	if flags >= docHex<<1 {
+		d.Fail("flags")
+	}
+	s := dd.s
+	x, f := &s.docs[key], &s.fx.filt[key]
+	x.flags = dAlive
+	x.ws = dd.code(d.Uvarint())
+	f.ws = x.ws
+	ti, si, ai := d.Uvarint(), d.Uvarint(), d.Uvarint()
+	f.typ, f.status, f.access = dd.enum(0, ti), dd.enum(1, si), dd.enum(2, ai)
+	f.agent, f.category = dd.code(d.Uvarint()), dd.code(d.Uvarint())
+	for j := range f.scope {
+		f.scope[j] = dd.code(d.Uvarint())
+	}
+	if d.Err != nil {
+		return d.Err
+	}
+	var o *oddDoc
+	odd := func() *oddDoc {
+		if o == nil {
+			o = &oddDoc{}
+			s.odd[key] = o
+		}
+		return o
+	}
+	if f.typ == 0 || f.status == 0 || f.access == 0 {
+		x.flags |= dOddEnum
+		oo := odd()
+		oo.typ, oo.status, oo.access = memory.Type(dd.tab[ti]), memory.Status(dd.tab[si]), memory.Access(dd.tab[ai])
+	}
+	if flags&docUUID != 0 {
+		if b := d.Bytes(16); b != nil {
+			x.id = [16]byte(b)
+		}
+	} else {
+		n := d.Uvarint()
+		if id := string(d.Bytes(int(min(n, d.Rest()+1)))); !packUUID(id, &x.id) {
+			x.flags |= dOddID
+			odd().id = id
 		}
 	}
-	enum := func(which int, i uint64) uint8 {
-		if i >= nstr {
-			d.Fail("string id")
-			return 0
+	x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.Varint(), d.Varint(), d.Varint(), d.Varint()
+	f.conf = math.Float32frombits(d.U32())
+	f.flags = timeFlags(x.invalidated, x.validFrom, x.validUntil)
+	if flags&docHex != 0 {
+		if b := d.Bytes(32); b != nil {
+			x.sha = [32]byte(b)
 		}
-		c := ecode[which][i]
-		if c == 0xff {
-			switch which {
-			case 0:
-				c = enumCode(typeEnum, memory.Type(tab[i]))
-			case 1:
-				c = enumCode(statusEnum, memory.Status(tab[i]))
-			default:
-				c = enumCode(accessEnum, memory.Access(tab[i]))
-			}
-			ecode[which][i] = c
+	} else {
+		n := d.Uvarint()
+		if sha := string(d.Bytes(int(min(n, d.Rest()+1)))); !unhexInto(x.sha[:], sha) {
+			x.sha = [32]byte{}
+			x.flags |= dOddSHA
+			odd().sha = sha
 		}
-		return c
 	}
-	// The word sets' arena: a word takes at least one byte of the section,
-	// usually four or five.
-	words := make([]uint32, 1, 1+d.Rest()/4) // offset 0 is none
-	var ents []uint32
-	var ecodes []uint32
-	for i := range s.docs {
-		key := uint32(i)
-		x := &s.docs[i]
-		flags := d.U8()
-		if flags&docAlive == 0 {
-			if flags != 0 {
-				d.Fail("flags")
-			}
-			n := d.Uvarint()
-			name := d.Bytes(int(min(n, d.Rest()+1)))
-			if d.Err != nil {
-				return nil, d.Err
-			}
-			ws, id, ok := bytes.Cut(name, []byte{0})
-			if !ok {
-				return nil, snapCorrupt("key %d has no name", i)
-			}
-			x.ws = fx.code(string(ws))
-			if !packUUID(string(id), &x.id) {
-				x.flags = dOddID
-				s.odd[key] = &oddDoc{id: string(id)}
-			}
-			continue
+	dd.entities(x)
+	x.version = d.Varint()
+	dd.wordSet(x)
+	return d.Err
+}
+
+// deadDoc decodes a dead slot: its workspace and id, kept so that a later
+// change to the record finds its key.
+func (dd *docDecoder) deadDoc(key uint32, flags uint8) error {
+	d := dd.d
+	if flags != 0 {
+		d.Fail("flags")
+	}
+	n := d.Uvarint()
+	name := d.Bytes(int(min(n, d.Rest()+1)))
+	if d.Err != nil {
+		return d.Err
+	}
+	ws, id, ok := bytes.Cut(name, []byte{0})
+	if !ok {
+		return snapCorrupt("key %d has no name", key)
+	}
+	x := &dd.s.docs[key]
+	x.ws = dd.s.fx.code(string(ws))
+	if !packUUID(string(id), &x.id) {
+		x.flags = dOddID
+		dd.s.odd[key] = &oddDoc{id: string(id)}
+	}
+	return nil
+}
+
+// entities reads a document's entity list into the entity arena.
+func (dd *docDecoder) entities(x *doc) {
+	d := dd.d
+	ne := d.Uvarint()
+	if ne > d.Rest() {
+		d.Fail("entities")
+		ne = 0
+	}
+	dd.ecs = dd.ecs[:0]
+	for range ne {
+		dd.ecs = append(dd.ecs, dd.code(d.Uvarint()))
+	}
+	if len(dd.ecs) > 0 {
+		if len(dd.ents) == 0 {
+			dd.ents = append(dd.ents, 0)
 		}
-		if flags >= docHex<<1 {
-			d.Fail("flags")
-		}
-		f := &fx.filt[i]
-		x.flags = dAlive
-		x.ws = code(d.Uvarint())
-		f.ws = x.ws
-		ti, si, ai := d.Uvarint(), d.Uvarint(), d.Uvarint()
-		f.typ, f.status, f.access = enum(0, ti), enum(1, si), enum(2, ai)
-		f.agent, f.category = code(d.Uvarint()), code(d.Uvarint())
-		for j := range f.scope {
-			f.scope[j] = code(d.Uvarint())
-		}
-		if d.Err != nil {
-			return nil, d.Err
-		}
-		var o *oddDoc
-		odd := func() *oddDoc {
-			if o == nil {
-				o = &oddDoc{}
-				s.odd[key] = o
-			}
-			return o
-		}
-		if f.typ == 0 || f.status == 0 || f.access == 0 {
-			x.flags |= dOddEnum
-			oo := odd()
-			oo.typ, oo.status, oo.access = memory.Type(tab[ti]), memory.Status(tab[si]), memory.Access(tab[ai])
-		}
-		if flags&docUUID != 0 {
-			if b := d.Bytes(16); b != nil {
-				x.id = [16]byte(b)
-			}
-		} else {
-			n := d.Uvarint()
-			if id := string(d.Bytes(int(min(n, d.Rest()+1)))); !packUUID(id, &x.id) {
-				x.flags |= dOddID
-				odd().id = id
-			}
-		}
-		x.validFrom, x.validUntil, x.invalidated, x.eventTime = d.Varint(), d.Varint(), d.Varint(), d.Varint()
-		f.conf = math.Float32frombits(d.U32())
-		f.flags = timeFlags(x.invalidated, x.validFrom, x.validUntil)
-		if flags&docHex != 0 {
-			if b := d.Bytes(32); b != nil {
-				x.sha = [32]byte(b)
-			}
-		} else {
-			n := d.Uvarint()
-			if sha := string(d.Bytes(int(min(n, d.Rest()+1)))); !unhexInto(x.sha[:], sha) {
-				x.sha = [32]byte{}
-				x.flags |= dOddSHA
-				odd().sha = sha
-			}
-		}
-		ne := d.Uvarint()
-		if ne > d.Rest() {
-			d.Fail("entities")
-			ne = 0
-		}
-		ecodes = ecodes[:0]
-		for range ne {
-			ecodes = append(ecodes, code(d.Uvarint()))
-		}
-		if len(ecodes) > 0 {
-			if len(ents) == 0 {
-				ents = append(ents, 0)
-			}
-			x.ents = uint32(len(ents))
-			ents = append(ents, uint32(len(ecodes)))
-			ents = append(ents, ecodes...)
-		}
-		x.version = d.Varint()
-		nw := d.Uvarint()
-		if nw > d.Rest() {
+		x.ents = uint32(len(dd.ents))
+		dd.ents = append(dd.ents, uint32(len(dd.ecs)))
+		dd.ents = append(dd.ents, dd.ecs...)
+	}
+}
+
+// wordSet reads a document's delta-coded word set into the word arena.
+func (dd *docDecoder) wordSet(x *doc) {
+	d := dd.d
+	nw := d.Uvarint()
+	if nw > d.Rest() {
+		d.Fail("words")
+		nw = 0
+	}
+	if nw == 0 {
+		return
+	}
+	x.words = uint32(len(dd.words))
+	dd.words = append(dd.words, uint32(nw))
+	w := uint64(0)
+	for j := range nw {
+		delta := d.Uvarint()
+		if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
 			d.Fail("words")
-			nw = 0
+			break
 		}
-		if nw > 0 {
-			x.words = uint32(len(words))
-			words = append(words, uint32(nw))
-			w := uint64(0)
-			for j := range nw {
-				delta := d.Uvarint()
-				if w += delta; (j > 0 && delta == 0) || w > math.MaxUint32 {
-					d.Fail("words")
-					break
-				}
-				words = append(words, uint32(w))
-			}
-			if len(words) >= math.MaxUint32 {
-				d.Fail("words")
-			}
-		}
-		if d.Err != nil {
-			return nil, d.Err
-		}
+		dd.words = append(dd.words, uint32(w))
 	}
+	if len(dd.words) >= math.MaxUint32 {
+		d.Fail("words")
+	}
+}
+
+// finish checks the section was read to its end and builds what the
+// documents imply: the arenas, the key table, the session and candidate
+// lists.
+func (dd *docDecoder) finish() (*docState, error) {
+	d, s := dd.d, dd.s
 	if d.Err != nil {
 		return nil, d.Err
 	}
 	if d.Rest() != 0 {
 		return nil, snapCorrupt("%d trailing bytes", d.Rest())
 	}
+	words := dd.words
 	if len(words) > 1 {
 		if cap(words) > len(words)+len(words)/8 {
 			words = slices.Clone(words)
 		}
 		s.words.v = words
 	}
-	s.ents.v = ents
+	s.ents.v = dd.ents
 	if key, ok := s.rebuildKeys(); !ok {
 		return nil, snapCorrupt("key %d twice", key)
 	}

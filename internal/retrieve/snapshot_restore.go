@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -168,13 +169,43 @@ func (e *Engine) fillVectors(ctx context.Context, st Source) (int, error) {
 	if emb == nil {
 		return 0, nil
 	}
+	lack, shas := e.lackingVectors()
+	if len(lack) == 0 {
+		return 0, nil
+	}
+	filled, err := e.fillCachedVectors(ctx, st, emb, lack, shas)
+	if err != nil || filled == len(lack) {
+		return filled, err
+	}
+	// Some documents still lack a vector: usually the store has none for
+	// them either (not embedded yet); make sure.
+	stored, _, err := st.CountVectors(ctx, emb.Model())
+	if err != nil {
+		return filled, err
+	}
 	e.mu.RLock()
+	have := 0
+	if e.vecs != nil {
+		have = e.vecs.Len()
+	}
+	e.mu.RUnlock()
+	if stored <= have {
+		return filled, nil
+	}
+	n, err := e.fillScannedVectors(ctx, st, emb)
+	return filled + n, err
+}
+
+// lackingVectors returns the live documents without a vector and their
+// content hashes, newest first: documents written since the snapshot are
+// the likely ones, so the search usually stops early.
+func (e *Engine) lackingVectors() ([]uint32, []string) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	need := len(e.docs) - e.deadLocked()
 	if e.vecs != nil {
 		need -= e.vecs.Len()
 	}
-	// Newest first: documents written since the snapshot are the likely
-	// ones, so the search usually stops early.
 	var lack []uint32
 	var shas []string
 	for key := len(e.docs) - 1; key >= 0 && len(lack) < need; key-- {
@@ -189,10 +220,12 @@ func (e *Engine) fillVectors(ctx context.Context, st Source) (int, error) {
 		lack = append(lack, uint32(key))
 		shas = append(shas, e.shaOf(uint32(key)))
 	}
-	e.mu.RUnlock()
-	if len(lack) == 0 {
-		return 0, nil
-	}
+	return lack, shas
+}
+
+// fillCachedVectors looks the lacking documents' hashes up in the
+// embedding cache, 500 at a time, and adds the vectors found.
+func (e *Engine) fillCachedVectors(ctx context.Context, st Source, emb embed.Embedder, lack []uint32, shas []string) (int, error) {
 	filled := 0
 	for i := 0; i < len(lack); i += 500 {
 		j := min(len(lack), i+500)
@@ -214,31 +247,19 @@ func (e *Engine) fillVectors(ctx context.Context, st Source) (int, error) {
 		}
 		e.mu.Unlock()
 	}
-	if filled == len(lack) {
-		return filled, nil
-	}
-	// Some documents still lack a vector: usually the store has none for
-	// them either (not embedded yet); make sure.
-	stored, _, err := st.CountVectors(ctx, emb.Model())
-	if err != nil {
-		return filled, err
-	}
-	e.mu.RLock()
-	have := 0
-	if e.vecs != nil {
-		have = e.vecs.Len()
-	}
-	e.mu.RUnlock()
-	if stored <= have {
-		return filled, nil
-	}
+	return filled, nil
+}
+
+// fillScannedVectors scans the store's vectors for live documents still
+// without one, and adds them.
+func (e *Engine) fillScannedVectors(ctx context.Context, st Source, emb embed.Embedder) (int, error) {
 	type kv struct {
 		key uint32
 		vec []float32
 	}
 	var pending []kv
 	e.mu.RLock()
-	err = st.ScanVectors(ctx, emb.Model(), func(ws, id string, vec []float32) error {
+	err := st.ScanVectors(ctx, emb.Model(), func(ws, id string, vec []float32) error {
 		if len(vec) != emb.Dim() {
 			return nil
 		}
@@ -256,10 +277,11 @@ func (e *Engine) fillVectors(ctx context.Context, st Source) (int, error) {
 	})
 	e.mu.RUnlock()
 	if err != nil {
-		return filled, err
+		return 0, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	filled := 0
 	for _, p := range pending {
 		if !e.docs[p.key].alive() {
 			continue

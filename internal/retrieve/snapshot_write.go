@@ -194,64 +194,10 @@ func (t *strTable) id(f *strField, s string) uint32 {
 //
 // A field added to doc must be added here (TestSnapshotCoversDocFields).
 func (e *Engine) encodeDocsLocked() ([]byte, error) {
-	// The string table: the code table's strings that live documents
-	// use, numbered in order of first use, then the enumerations' values.
-	x := &e.fx
-	tabOf := make([]uint32, len(x.names)) // code → string id + 1
-	tab := []string{""}
-	tabOf[0] = 1
-	bytes := 0
-	sid := func(c uint32) uint32 {
-		if tabOf[c] == 0 {
-			tab = append(tab, x.names[c])
-			bytes += len(x.names[c])
-			tabOf[c] = uint32(len(tab))
-		}
-		return tabOf[c] - 1
-	}
-	var oddStr map[string]uint32
-	strID := func(s string) uint32 { // a value outside the enumerations
-		if c, ok := x.codes[s]; ok || s == "" {
-			return sid(c)
-		}
-		if i, ok := oddStr[s]; ok {
-			return i
-		}
-		if oddStr == nil {
-			oddStr = map[string]uint32{}
-		}
-		tab = append(tab, s)
-		bytes += len(s)
-		oddStr[s] = uint32(len(tab) - 1)
-		return uint32(len(tab) - 1)
-	}
-	var enumIDs [3][]uint32 // enumeration code → string id
-	for i, vals := range [][]string{enumStrings(typeEnum), enumStrings(statusEnum), enumStrings(accessEnum)} {
-		enumIDs[i] = make([]uint32, len(vals)+1)
-		for j, v := range vals {
-			enumIDs[i][j+1] = strID(v)
-		}
-	}
-	ids := make([]uint32, 0, 11*len(e.docs))
-	for i := range e.docs {
-		d, f := &e.docs[i], &x.filt[i]
-		if !d.alive() {
-			continue
-		}
-		var t, st, ac uint32
-		if d.flags&dOddEnum != 0 {
-			o := e.odd[uint32(i)]
-			t, st, ac = strID(string(o.typ)), strID(string(o.status)), strID(string(o.access))
-		} else {
-			t, st, ac = enumIDs[0][f.typ], enumIDs[1][f.status], enumIDs[2][f.access]
-		}
-		ids = append(ids, sid(d.ws), t, st, ac, sid(f.agent), sid(f.category),
-			sid(f.scope[0]), sid(f.scope[1]), sid(f.scope[2]), sid(f.scope[3]), sid(f.scope[4]))
-		for _, c := range e.ents.get(d.ents) {
-			sid(c)
-		}
-	}
-	buf := make([]byte, 0, 16+3*len(tab)+bytes+len(e.docs)*90+4*len(e.words.v))
+	st := newSnapStrings(&e.fx)
+	ids := e.docStringIDs(st)
+	tab := st.tab
+	buf := make([]byte, 0, 16+3*len(tab)+st.bytes+len(e.docs)*90+4*len(e.words.v))
 	buf = binary.AppendUvarint(buf, uint64(len(tab)))
 	for _, s := range tab {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
@@ -263,7 +209,7 @@ func (e *Engine) encodeDocsLocked() ([]byte, error) {
 	for i := range e.docs {
 		d := &e.docs[i]
 		if !d.alive() {
-			ws, id := x.names[d.ws], e.idOf(uint32(i))
+			ws, id := e.fx.names[d.ws], e.idOf(uint32(i))
 			buf = append(buf, 0)
 			buf = binary.AppendUvarint(buf, uint64(len(ws)+1+len(id)))
 			buf = append(buf, ws...)
@@ -271,52 +217,140 @@ func (e *Engine) encodeDocsLocked() ([]byte, error) {
 			buf = append(buf, id...)
 			continue
 		}
-		flags := byte(docAlive)
-		if d.flags&dOddID == 0 {
-			flags |= docUUID
-		}
-		if d.flags&dOddSHA == 0 {
-			flags |= docHex
-		}
-		buf = append(buf, flags)
-		for _, x := range ids[:11] {
-			buf = binary.AppendUvarint(buf, uint64(x))
-		}
+		buf = e.appendLiveDoc(buf, uint32(i), ids[:11], st)
 		ids = ids[11:]
-		if flags&docUUID != 0 {
-			buf = append(buf, d.id[:]...)
-		} else {
-			id := e.odd[uint32(i)].id
-			buf = binary.AppendUvarint(buf, uint64(len(id)))
-			buf = append(buf, id...)
-		}
-		buf = binary.AppendVarint(buf, d.validFrom)
-		buf = binary.AppendVarint(buf, d.validUntil)
-		buf = binary.AppendVarint(buf, d.invalidated)
-		buf = binary.AppendVarint(buf, d.eventTime)
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x.filt[i].conf))
-		if flags&docHex != 0 {
-			buf = append(buf, d.sha[:]...)
-		} else {
-			sha := e.odd[uint32(i)].sha
-			buf = binary.AppendUvarint(buf, uint64(len(sha)))
-			buf = append(buf, sha...)
-		}
-		ents := e.ents.get(d.ents)
-		buf = binary.AppendUvarint(buf, uint64(len(ents)))
-		for _, c := range ents {
-			buf = binary.AppendUvarint(buf, uint64(sid(c)))
-		}
-		buf = binary.AppendVarint(buf, d.version)
-		words := e.words.get(d.words)
-		buf = binary.AppendUvarint(buf, uint64(len(words)))
-		prev := uint32(0)
-		for _, w := range words {
-			buf = binary.AppendUvarint(buf, uint64(w-prev))
-			prev = w
-		}
 	}
 	return buf, nil
+}
+
+// snapStrings builds a snapshot's string table: the code table's strings
+// that live documents use, numbered in order of first use, then the
+// values outside the enumerations.
+type snapStrings struct {
+	x      *filterIndex
+	tabOf  []uint32 // code → string id + 1
+	tab    []string
+	bytes  int
+	oddStr map[string]uint32
+}
+
+func newSnapStrings(x *filterIndex) *snapStrings {
+	st := &snapStrings{x: x, tabOf: make([]uint32, len(x.names)), tab: []string{""}}
+	st.tabOf[0] = 1
+	return st
+}
+
+// sid is the string id of code c, added to the table on first use.
+func (st *snapStrings) sid(c uint32) uint32 {
+	if st.tabOf[c] == 0 {
+		st.tab = append(st.tab, st.x.names[c])
+		st.bytes += len(st.x.names[c])
+		st.tabOf[c] = uint32(len(st.tab))
+	}
+	return st.tabOf[c] - 1
+}
+
+// strID is the string id of s, which may have no code (a value outside
+// the enumerations).
+func (st *snapStrings) strID(s string) uint32 {
+	if c, ok := st.x.codes[s]; ok || s == "" {
+		return st.sid(c)
+	}
+	if i, ok := st.oddStr[s]; ok {
+		return i
+	}
+	if st.oddStr == nil {
+		st.oddStr = map[string]uint32{}
+	}
+	st.tab = append(st.tab, s)
+	st.bytes += len(s)
+	st.oddStr[s] = uint32(len(st.tab) - 1)
+	return uint32(len(st.tab) - 1)
+}
+
+// docStringIDs fills the string table from the live documents, the
+// enumerations' values first, and returns the eleven string ids (ws,
+// type, status, access, agent, category, five scope keys) of each live
+// document in key order.
+func (e *Engine) docStringIDs(st *snapStrings) []uint32 {
+	x := &e.fx
+	var enumIDs [3][]uint32 // enumeration code → string id
+	for i, vals := range [][]string{enumStrings(typeEnum), enumStrings(statusEnum), enumStrings(accessEnum)} {
+		enumIDs[i] = make([]uint32, len(vals)+1)
+		for j, v := range vals {
+			enumIDs[i][j+1] = st.strID(v)
+		}
+	}
+	ids := make([]uint32, 0, 11*len(e.docs))
+	for i := range e.docs {
+		d, f := &e.docs[i], &x.filt[i]
+		if !d.alive() {
+			continue
+		}
+		var t, sta, ac uint32
+		if d.flags&dOddEnum != 0 {
+			o := e.odd[uint32(i)]
+			t, sta, ac = st.strID(string(o.typ)), st.strID(string(o.status)), st.strID(string(o.access))
+		} else {
+			t, sta, ac = enumIDs[0][f.typ], enumIDs[1][f.status], enumIDs[2][f.access]
+		}
+		ids = append(ids, st.sid(d.ws), t, sta, ac, st.sid(f.agent), st.sid(f.category),
+			st.sid(f.scope[0]), st.sid(f.scope[1]), st.sid(f.scope[2]), st.sid(f.scope[3]), st.sid(f.scope[4]))
+		for _, c := range e.ents.get(d.ents) {
+			st.sid(c)
+		}
+	}
+	return ids
+}
+
+// appendLiveDoc appends the live document of key, whose eleven string
+// ids are ids.
+func (e *Engine) appendLiveDoc(buf []byte, key uint32, ids []uint32, st *snapStrings) []byte {
+	d := &e.docs[key]
+	flags := byte(docAlive)
+	if d.flags&dOddID == 0 {
+		flags |= docUUID
+	}
+	if d.flags&dOddSHA == 0 {
+		flags |= docHex
+	}
+	buf = append(buf, flags)
+	for _, x := range ids {
+		buf = binary.AppendUvarint(buf, uint64(x))
+	}
+	if flags&docUUID != 0 {
+		buf = append(buf, d.id[:]...)
+	} else {
+		id := e.odd[key].id
+		buf = binary.AppendUvarint(buf, uint64(len(id)))
+		buf = append(buf, id...)
+	}
+	buf = binary.AppendVarint(buf, d.validFrom)
+	buf = binary.AppendVarint(buf, d.validUntil)
+	buf = binary.AppendVarint(buf, d.invalidated)
+	buf = binary.AppendVarint(buf, d.eventTime)
+	buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(e.fx.filt[key].conf))
+	if flags&docHex != 0 {
+		buf = append(buf, d.sha[:]...)
+	} else {
+		sha := e.odd[key].sha
+		buf = binary.AppendUvarint(buf, uint64(len(sha)))
+		buf = append(buf, sha...)
+	}
+	ents := e.ents.get(d.ents)
+	buf = binary.AppendUvarint(buf, uint64(len(ents)))
+	for _, c := range ents {
+		buf = binary.AppendUvarint(buf, uint64(st.sid(c)))
+	}
+	buf = binary.AppendVarint(buf, d.version)
+	words := e.words.get(d.words)
+	buf = binary.AppendUvarint(buf, uint64(len(words)))
+	prev := uint32(0)
+	for _, w := range words {
+		buf = binary.AppendUvarint(buf, uint64(w-prev))
+		prev = w
+	}
+	return buf
 }
 
 func enumStrings[T ~string](enum []T) []string {

@@ -61,9 +61,32 @@ func TimeSpans(text string, ref time.Time) []Span {
 	if w == 0 {
 		return nil
 	}
+	out, s := absoluteSpans(s, w)
+	if ref.IsZero() {
+		return out
+	}
+	ref = ref.UTC()
+	today := utcDay(ref.Year(), ref.Month(), ref.Day())
+	out = bareMonthSpans(out, s, w, ref)
+	out = dayWordSpans(out, s, w, today)
+	out = agoSpans(out, s, w, today)
+	out = pastSpans(out, s, w, today)
+	out = lastSpans(out, s, w, ref, today)
+	out = thisSpans(out, s, w, ref, today)
+	for _, m := range submatchIf(w&twSeason != 0, seasonRe, s) {
+		from, to := season(m[1], today, false)
+		out = append(out, Span{from, to})
+	}
+	return out
+}
+
+func utcDay(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+
+// absoluteSpans resolves the dates that need no reference: full dates,
+// month and year, bare years. It returns s with the full dates and the
+// months-with-year blanked, so a shorter pattern does not match them again.
+func absoluteSpans(s string, w int) ([]Span, string) {
 	var out []Span
-	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
-	// blank removes a match so a shorter pattern does not match it again.
 	blank := func(loc []int) { s = s[:loc[0]] + strings.Repeat(" ", loc[1]-loc[0]) + s[loc[1]:] }
 	hasMonth, hasYear := w&twMonth != 0, w&twYear != 0
 	for _, re := range []*regexp.Regexp{dayMonthYearRe, monthDayYearRe} {
@@ -83,7 +106,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 			}
 			y, _ = strconv.Atoi(g(3))
 			if d >= 1 && d <= 31 && m != 0 {
-				t := day(y, m, d)
+				t := utcDay(y, m, d)
 				out = append(out, Span{t, t.AddDate(0, 0, 1)})
 			}
 		}
@@ -94,7 +117,7 @@ func TimeSpans(text string, ref time.Time) []Span {
 	for _, loc := range matchIf(hasMonth && hasYear, monthYearRe, s) {
 		m := monthNames[s[loc[2]:loc[3]]]
 		y, _ := strconv.Atoi(s[loc[4]:loc[5]])
-		t := day(y, m, 1)
+		t := utcDay(y, m, 1)
 		out = append(out, Span{t, t.AddDate(0, 1, 0)})
 	}
 	if hasMonth && hasYear {
@@ -104,23 +127,29 @@ func TimeSpans(text string, ref time.Time) []Span {
 	}
 	for _, m := range submatchIf(hasYear, yearRe, s) {
 		y, _ := strconv.Atoi(m[1])
-		t := day(y, 1, 1)
+		t := utcDay(y, 1, 1)
 		out = append(out, Span{t, t.AddDate(1, 0, 0)})
 	}
-	if ref.IsZero() {
-		return out
-	}
-	ref = ref.UTC()
-	today := day(ref.Year(), ref.Month(), ref.Day())
-	for _, m := range submatchIf(hasMonth, bareMonthRe, s) {
+	return out, s
+}
+
+// bareMonthSpans: "in April" is the last April up to ref's month ("last
+// April" in ref's month is a year back).
+func bareMonthSpans(out []Span, s string, w int, ref time.Time) []Span {
+	for _, m := range submatchIf(w&twMonth != 0, bareMonthRe, s) {
 		mo := monthNames[m[1]]
 		y := ref.Year()
 		if mo > ref.Month() || mo == ref.Month() && strings.HasPrefix(m[0], "last") {
 			y--
 		}
-		t := day(y, mo, 1)
+		t := utcDay(y, mo, 1)
 		out = append(out, Span{t, t.AddDate(0, 1, 0)})
 	}
+	return out
+}
+
+// dayWordSpans: yesterday, today, tonight.
+func dayWordSpans(out []Span, s string, w int, today time.Time) []Span {
 	for _, m := range submatchIf(w&twDay != 0, dayWordRe, s) {
 		t := today
 		if m[1] == "yesterday" {
@@ -128,6 +157,12 @@ func TimeSpans(text string, ref time.Time) []Span {
 		}
 		out = append(out, Span{t, t.AddDate(0, 0, 1)})
 	}
+	return out
+}
+
+// agoSpans: "three weeks ago", a window around the point that widens with
+// the unit.
+func agoSpans(out []Span, s string, w int, today time.Time) []Span {
 	for _, m := range submatchIf(w&twAgo != 0, agoRe, s) {
 		n := count(m[1])
 		switch m[2] {
@@ -145,6 +180,11 @@ func TimeSpans(text string, ref time.Time) []Span {
 			out = append(out, Span{t.AddDate(0, -6, 0), t.AddDate(0, 6, 0)})
 		}
 	}
+	return out
+}
+
+// pastSpans: "the past two weeks", from then up to today.
+func pastSpans(out []Span, s string, w int, today time.Time) []Span {
 	for _, m := range submatchIf(w&(twPast|twLast) != 0, pastRe, s) {
 		n := count(m[1])
 		from := today
@@ -160,6 +200,12 @@ func TimeSpans(text string, ref time.Time) []Span {
 		}
 		out = append(out, Span{from, today.AddDate(0, 0, 1)})
 	}
+	return out
+}
+
+// lastSpans: "last week", "last weekend", "last Friday", "last summer":
+// the previous calendar unit, weeks starting on Monday.
+func lastSpans(out []Span, s string, w int, ref, today time.Time) []Span {
 	monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
 	for _, m := range submatchIf(w&twLast != 0, lastRe, s) {
 		switch w := m[1]; w {
@@ -172,10 +218,10 @@ func TimeSpans(text string, ref time.Time) []Span {
 			sat := monday.AddDate(0, 0, -2)
 			out = append(out, Span{sat, monday})
 		case "month":
-			first := day(ref.Year(), ref.Month(), 1)
+			first := utcDay(ref.Year(), ref.Month(), 1)
 			out = append(out, Span{first.AddDate(0, -1, 0), first})
 		case "year":
-			out = append(out, Span{day(ref.Year()-1, 1, 1), day(ref.Year(), 1, 1)})
+			out = append(out, Span{utcDay(ref.Year()-1, 1, 1), utcDay(ref.Year(), 1, 1)})
 		case "spring", "summer", "fall", "autumn", "winter":
 			from, to := season(w, today, true)
 			out = append(out, Span{from, to})
@@ -189,21 +235,23 @@ func TimeSpans(text string, ref time.Time) []Span {
 			out = append(out, Span{t, t.AddDate(0, 0, 1)})
 		}
 	}
+	return out
+}
+
+// thisSpans: "this week/month/year" up to today; "this morning" is today.
+func thisSpans(out []Span, s string, w int, ref, today time.Time) []Span {
+	monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
 	for _, m := range submatchIf(w&twThis != 0, thisRe, s) {
 		switch m[1] {
 		case "week":
 			out = append(out, Span{monday, today.AddDate(0, 0, 1)})
 		case "month":
-			out = append(out, Span{day(ref.Year(), ref.Month(), 1), today.AddDate(0, 0, 1)})
+			out = append(out, Span{utcDay(ref.Year(), ref.Month(), 1), today.AddDate(0, 0, 1)})
 		case "year":
-			out = append(out, Span{day(ref.Year(), 1, 1), today.AddDate(0, 0, 1)})
+			out = append(out, Span{utcDay(ref.Year(), 1, 1), today.AddDate(0, 0, 1)})
 		default:
 			out = append(out, Span{today, today.AddDate(0, 0, 1)})
 		}
-	}
-	for _, m := range submatchIf(w&twSeason != 0, seasonRe, s) {
-		from, to := season(m[1], today, false)
-		out = append(out, Span{from, to})
 	}
 	return out
 }
