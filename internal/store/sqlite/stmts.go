@@ -122,7 +122,10 @@ var stmtSQL = [numStmts]string{
 	stSetCredential:   `UPDATE principals SET token_hash = ?, revoked_at = NULL WHERE workspace_id = ? AND id = ?`,
 
 	stInsertRecord:  `INSERT INTO records (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
-	stInsertVersion: `INSERT INTO record_versions (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
+	// The version row is a copy of the head row just written: SQLite
+	// copies it, rather than binding the 38 values a second time.
+	stInsertVersion: `INSERT INTO record_versions (workspace_id, ` + recordSelect + `) SELECT workspace_id, ` + recordSelect +
+		` FROM records WHERE workspace_id = ? AND id = ?`,
 	// ?1 is the workspace, ?2 the id, ?(numRecordArgs+1) the expected version.
 	stUpdateRecord: `UPDATE records SET ` + assignments(recordCols[1:], 3) +
 		` WHERE workspace_id = ?1 AND id = ?2 AND version = ?` + strconv.Itoa(numRecordArgs+1),
