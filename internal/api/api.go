@@ -91,14 +91,27 @@ type Route struct {
 	handle  func(w http.ResponseWriter, r *http.Request, p memory.Principal) error
 }
 
-// Routes is the whole route table. The OpenAPI document is checked
-// against it by a test.
+// Routes is the whole route table, by capability. The OpenAPI document
+// is checked against it by a test.
 func (s *Server) Routes() []Route {
+	return slices.Concat(s.serviceRoutes(), s.recordRoutes(), s.adminRoutes(), s.gatewayRoutes(), s.graphRoutes(),
+		s.fileRoutes(), s.operationsRoutes(), s.mem0Routes(), s.laterRoutes())
+}
+
+// serviceRoutes are the service's own: liveness, readiness, the API
+// document.
+func (s *Server) serviceRoutes() []Route {
 	return []Route{
 		{"GET", "/healthz", public, "Liveness", s.healthz},
 		{"GET", "/readyz", public, "Readiness: database reachable, writes not failing, and audit chains verified", s.readyz},
 		{"GET", "/openapi.json", public, "This API's OpenAPI 3.1 document", s.openapi},
+	}
+}
 
+// recordRoutes are the memory itself: records, sessions, search and
+// context.
+func (s *Server) recordRoutes() []Route {
+	return []Route{
 		{"GET", "/v1/whoami", anyToken, "The authenticated principal", s.whoami},
 		{"POST", "/v1/records", anyToken, "Write a record through the gate", s.createRecord},
 		{"GET", "/v1/records", anyToken, "List records with filters and cursor pagination", s.listRecords},
@@ -113,7 +126,13 @@ func (s *Server) Routes() []Route {
 		{"POST", "/v1/search", anyToken, "Hybrid search: lexical, dense and graph signals fused, filtered, explained, cited", s.search},
 		{"POST", "/v1/context", anyToken, "Assemble one bounded, sectioned context for a task: constraints, procedures, knowledge, graph facts, recent activity", s.assembleContext},
 		{"GET", "/v1/index", anyToken, "Search index sizes and embedding progress", s.indexStatus},
+	}
+}
 
+// adminRoutes are the operator's: agents, the approval queue, gateway
+// users and jobs.
+func (s *Server) adminRoutes() []Route {
+	return []Route{
 		{"POST", "/v1/agents", operator, "Create an agent; its token is shown once", s.createAgent},
 		{"GET", "/v1/agents", operator, "List agents", s.listAgents},
 		{"DELETE", "/v1/agents/{id}", operator, "Revoke an agent's token", s.revokeAgent},
@@ -128,7 +147,12 @@ func (s *Server) Routes() []Route {
 		{"DELETE", "/users/{user_id}", operator, "Revoke a gateway user's key", s.revokeUser},
 		{"POST", "/users/{user_id}/rotate-key", operator, "Give a gateway user a new key (shown once); the old one stops working, a revoked user is reinstated", s.rotateUserKey},
 		{"GET", "/v1/jobs/{id}", operator, "A durable job's status", s.getJob},
+	}
+}
 
+// gatewayRoutes are the Memory Gateway's.
+func (s *Server) gatewayRoutes() []Route {
+	return []Route{
 		{"POST", "/memories/search", userKey, "Memory Gateway: recall memories for a model run", s.gatewaySearch},
 		{"POST", "/memories/add", userKey, "Memory Gateway: store a finished turn's messages", s.gatewayAdd},
 		{"POST", "/memories/flush", userKey, "Memory Gateway: queue extraction of the messages added since the last flush", s.gatewayFlush},
@@ -136,7 +160,13 @@ func (s *Server) Routes() []Route {
 		{"POST", "/memories/update", userKey, "Memory Gateway: override a memory's text (a new version)", s.gatewayUpdate},
 		{"POST", "/memories/delete", userKey, "Memory Gateway: delete a memory (a tombstone remains)", s.gatewayDelete},
 		{"POST", "/memories/resources", userKey, "Memory Gateway: upload a text or Markdown document as resource chunks", s.gatewayResource},
+	}
+}
 
+// graphRoutes are the memory graph's, then export and import of the
+// workspace.
+func (s *Server) graphRoutes() []Route {
+	return []Route{
 		{"POST", "/v1/graph/nodes", anyToken, "Create or update a node by label and natural key (upsert_node)", s.upsertNode},
 		{"GET", "/v1/graph/nodes", anyToken, "Nodes with any of the given labels (query_by_labels)", s.listNodes},
 		{"GET", "/v1/graph/nodes/{ref}", anyToken, "A node by id or label:key (get_node)", s.getNode},
@@ -150,7 +180,13 @@ func (s *Server) Routes() []Route {
 
 		{"GET", "/v1/export", operator, "Export the workspace as canonical NDJSON (export_all); the same bytes as memgate export", s.exportWorkspace},
 		{"POST", importPath, operator, "Import an export into this workspace, which must hold only operators (import_all); atomic", s.importWorkspace},
+	}
+}
 
+// fileRoutes are memory files', the memory stores API's and the Claude
+// memory tool's.
+func (s *Server) fileRoutes() []Route {
+	return []Route{
 		{"POST", "/v1/files", anyToken, "Create a memory file through the gate", s.createFile},
 		{"GET", "/v1/files", anyToken, "List memory files by path prefix (or one by exact path)", s.listFiles},
 		{"GET", "/v1/files/{id}", anyToken, "A memory file, or one of its versions", s.getFile},
@@ -173,7 +209,13 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/memory_stores/{store}/memory_versions/{version}", anyToken, "Memory stores API: a version", s.getMemoryVersion},
 		{"POST", "/v1/memory_stores/{store}/memory_versions/{version}/redact", anyToken, "Memory stores API: redact a version's content", s.redactMemoryVersion},
 		{"POST", "/v1/memory-tool", anyToken, "Run a Claude memory tool call (memory_20250818) and return its tool_result", s.memoryTool},
+	}
+}
 
+// operationsRoutes are audit, decisions, backups, discovery, events and
+// webhooks.
+func (s *Server) operationsRoutes() []Route {
+	return []Route{
 		{"GET", "/v1/audit", operator, "Page through the audit log", s.listAudit},
 		{"GET", "/v1/audit/verify", operator, "Verify the workspace's audit chain", s.verifyAudit},
 		{"GET", "/v1/decisions", operator, "Gate and extraction decisions with their reasons, filtered and paged (why was this not remembered?)", s.listDecisions},
@@ -187,7 +229,13 @@ func (s *Server) Routes() []Route {
 		{"GET", "/v1/webhooks", operator, "List webhook endpoints (never their secrets)", s.listWebhooks},
 		{"DELETE", "/v1/webhooks/{id}", operator, "Remove a webhook endpoint and its delivery log", s.deleteWebhook},
 		{"GET", "/v1/webhooks/deliveries", operator, "The webhook delivery log, newest first", s.listDeliveries},
-		// mem0-compatible API (internal/mem0compat, docs/mem0.md)
+	}
+}
+
+// mem0Routes are the mem0-compatible API's (internal/mem0compat,
+// docs/mem0.md).
+func (s *Server) mem0Routes() []Route {
+	return []Route{
 		{"GET", "/v1/ping/", mem0Key, "mem0 API: check the key (a memgate token)", s.mem0Ping},
 		{"POST", "/v3/memories/add/", mem0Key, "mem0 API: add memories from messages (infer queues extraction)", s.mem0Add},
 		{"POST", "/v3/memories/search/", mem0Key, "mem0 API: search memories by meaning", s.mem0Search},
@@ -198,7 +246,13 @@ func (s *Server) Routes() []Route {
 		{"DELETE", "/v1/memories/", mem0Key, "mem0 API: delete every memory of the given entity ids", s.mem0DeleteAll},
 		{"GET", "/v1/memories/{memory_id}/history/", mem0Key, "mem0 API: a memory's changes", s.mem0History},
 		{"GET", "/v1/event/{event_id}/", mem0Key, "mem0 API: an add's queued extraction", s.mem0Event},
+	}
+}
 
+// laterRoutes are the routes of the capabilities added since; a new
+// capability adds its block at the end.
+func (s *Server) laterRoutes() []Route {
+	return []Route{
 		// Knowledge: documents, code and PDFs as cited resource chunks (docs/knowledge.md).
 		{"POST", resourcesPath, anyToken, "Ingest a document (JSON text or base64, or a multipart upload) as resource chunks through the gate; a changed document gets new versions of its changed chunks only", s.ingestResource},
 		{"GET", resourcesPath, anyToken, "Ingested documents the caller can read", s.listResources},

@@ -88,55 +88,68 @@ func RunLatency(ctx context.Context, ds *Dataset, o LatencyOptions) (*LatencyRes
 		return nil, err
 	}
 
-	// 4. Search phase: the service as opened, and a second engine with
-	// the other vector index over the same store behind a second service.
-	services := map[string]*core.Service{}
-	services[res.VectorIndex] = prim.Service
-	if emb != nil {
-		alt, err := latAltService(ctx, prim.Service, emb, o, res)
-		if err != nil {
-			return nil, err
-		}
-		services[res.AltIndex] = alt
-	}
-	if stop, err = profile(o.ProfileDir, "search.pprof"); err != nil {
-		return nil, err
-	}
-	if err := latSearch(ctx, services, emb != nil, corpus, o, res); err != nil {
-		stop()
-		return nil, err
-	}
-	if err := stop(); err != nil {
+	// 4. Search phase.
+	if err := latSearchPhase(ctx, prim.Service, emb, corpus, o, res); err != nil {
 		return nil, err
 	}
 
-	// 5. Cold start.
-	services = nil
+	// 5. Cold start, with the memory of the run so far handed back.
 	closed = true
 	if err := prim.Close(); err != nil {
 		return nil, fmt.Errorf("bench: closing: %w", err)
 	}
 	prim = nil
 	corpus = nil
+	if err := latColdStarts(ctx, o, res); err != nil {
+		return nil, err
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// latSearchPhase times the searches of the service as opened, and of a
+// second engine with the other vector index over the same store behind a
+// second service.
+func latSearchPhase(ctx context.Context, prim *core.Service, emb embed.Embedder, corpus *latCorpus, o LatencyOptions, res *LatencyResult) error {
+	services := map[string]*core.Service{}
+	services[res.VectorIndex] = prim
+	if emb != nil {
+		alt, err := latAltService(ctx, prim, emb, o, res)
+		if err != nil {
+			return err
+		}
+		services[res.AltIndex] = alt
+	}
+	stop, err := profile(o.ProfileDir, "search.pprof")
+	if err != nil {
+		return err
+	}
+	if err := latSearch(ctx, services, emb != nil, corpus, o, res); err != nil {
+		stop()
+		return err
+	}
+	return stop()
+}
+
+// latColdStarts times a cold start in each vector mode, from a process
+// holding nothing of the run but its results.
+func latColdStarts(ctx context.Context, o LatencyOptions, res *LatencyResult) error {
 	runtime.GC()
 	debug.FreeOSMemory()
 	res.BaseRSSMiB = procStatusMiB("VmRSS")
-	if stop, err = profile(o.ProfileDir, "load.pprof"); err != nil {
-		return nil, err
+	stop, err := profile(o.ProfileDir, "load.pprof")
+	if err != nil {
+		return err
 	}
 	for _, mode := range []retrieve.VectorMode{retrieve.VectorExact, retrieve.VectorApprox} {
 		cs, err := latColdStart(ctx, o, mode, res)
 		if err != nil {
 			stop()
-			return nil, err
+			return err
 		}
 		res.Cold = append(res.Cold, cs)
 	}
-	if err := stop(); err != nil {
-		return nil, err
-	}
-	res.Wall = time.Since(start)
-	return res, nil
+	return stop()
 }
 
 // defaults fills RunLatency's unset options and checks the required ones.
@@ -320,17 +333,7 @@ type writeJob struct {
 func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOptions, res *LatencyResult) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan writeJob, 256)
-	go func() {
-		defer close(jobs)
-		for i := range o.Records {
-			select {
-			case jobs <- writeJob{i, c.text(i)}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	jobs := latWriteJobs(ctx, c, o.Records)
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -364,30 +367,13 @@ func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOpt
 					flush()
 				}
 				mu.Lock()
-				if err != nil {
-					fe := fault.As(err)
-					if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
-						if firstErr == nil {
-							firstErr = fmt.Errorf("bench: writing record %d: %w", j.i, err)
-							cancel()
-						}
-						mu.Unlock()
-						return
+				if fatal := tallyWrite(res, wr, err); fatal {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("bench: writing record %d: %w", j.i, err)
+						cancel()
 					}
-					reason, _ := fe.Details["reason"].(string)
-					if reason == "" {
-						reason = string(fe.Code)
-					}
-					res.Decisions[memory.DecisionRejected]++
-					res.Reasons[memory.DecisionRejected+"/"+reason]++
-				} else {
-					res.Decisions[wr.Decision]++
-					if wr.Decision != memory.DecisionAccepted {
-						res.Reasons[wr.Decision+"/"+wr.Reason]++
-					}
-					if wr.Record.Status == memory.Quarantined {
-						res.Quarantined++
-					}
+					mu.Unlock()
+					return
 				}
 				res.Types[string(typ)]++
 				done++
@@ -410,6 +396,58 @@ func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOpt
 	res.WriteWall = time.Since(start)
 	res.WriteLat = summarise(lats)
 	res.WriteOverall = float64(o.Records) / res.WriteWall.Seconds()
+	latWriteRates(res, start, marks)
+	return nil
+}
+
+// latWriteJobs feeds the texts of records 0..n-1 to the writers until ctx
+// ends.
+func latWriteJobs(ctx context.Context, c *latCorpus, n int) <-chan writeJob {
+	jobs := make(chan writeJob, 256)
+	go func() {
+		defer close(jobs)
+		for i := range n {
+			select {
+			case jobs <- writeJob{i, c.text(i)}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return jobs
+}
+
+// tallyWrite counts the outcome of one write in res: the gate's decision
+// and reason, or the rejection's. fatal is an error that ends the run (the
+// store failing, not the gate refusing). The caller holds res's lock.
+func tallyWrite(res *LatencyResult, wr core.WriteResult, err error) (fatal bool) {
+	if err != nil {
+		fe := fault.As(err)
+		if fe.Code == fault.Internal || fe.Code == fault.Unavailable {
+			return true
+		}
+		reason, _ := fe.Details["reason"].(string)
+		if reason == "" {
+			reason = string(fe.Code)
+		}
+		res.Decisions[memory.DecisionRejected]++
+		res.Reasons[memory.DecisionRejected+"/"+reason]++
+		return false
+	}
+	res.Decisions[wr.Decision]++
+	if wr.Decision != memory.DecisionAccepted {
+		res.Reasons[wr.Decision+"/"+wr.Reason]++
+	}
+	if wr.Record.Status == memory.Quarantined {
+		res.Quarantined++
+	}
+	return false
+}
+
+// latWriteRates sets the write rate of res: the median of the rates of
+// the latChunk-write chunks that ended at marks (the overall rate when
+// the run was shorter than a chunk).
+func latWriteRates(res *LatencyResult, start time.Time, marks []time.Time) {
 	var rates []float64
 	prev := start
 	for _, m := range marks {
@@ -429,13 +467,58 @@ func latWrite(ctx context.Context, svc *core.Service, c *latCorpus, o LatencyOpt
 			res.WritePerS = (rates[len(rates)/2-1] + rates[len(rates)/2]) / 2
 		}
 	}
-	return nil
 }
 
 type latMode struct {
 	name    string
 	index   string // vector index of the service it runs on
 	signals []string
+}
+
+// latModes are the search modes timed: lexical, and dense and hybrid on
+// each vector index when there is an embedder (else hybrid on vectorIndex,
+// lexical only).
+func latModes(dense bool, vectorIndex string) []latMode {
+	modes := []latMode{{"lexical", vectorIndex, []string{retrieve.SignalLexical}}}
+	if dense {
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"dense_" + ix, ix, []string{retrieve.SignalDense}})
+		}
+		for _, ix := range []string{"exact", "hnsw"} {
+			modes = append(modes, latMode{"hybrid_" + ix, ix, nil})
+		}
+	} else {
+		modes = append(modes, latMode{"hybrid", vectorIndex, nil}) // lexical only: no embedder
+	}
+	return modes
+}
+
+// latSearcher runs one search of a mode, timed.
+type latSearcher struct {
+	services map[string]*core.Service
+	o        LatencyOptions
+}
+
+func (ls latSearcher) search(ctx context.Context, m latMode, q latQuery) (core.SearchResponse, time.Duration, error) {
+	req := core.SearchRequest{Query: q.text, K: ls.o.K, Signals: m.signals}
+	if q.project != "" {
+		req.Scope = memory.Scope{AppID: AppID, ProjectID: q.project}
+	}
+	var sr core.SearchResponse
+	var err error
+	t0 := time.Now()
+	pprof.Do(ctx, pprof.Labels("mode", m.name), func(ctx context.Context) {
+		sr, err = ls.services[m.index].Search(ctx, ls.o.Principal, req)
+	})
+	return sr, time.Since(t0), err
+}
+
+// latTimings are the measurements of the timed rounds, per mode.
+type latTimings struct {
+	lats             [][][]time.Duration // mode → round → query
+	scoped, unscoped [][]time.Duration   // mode → pooled over rounds
+	ids              [][][]string        // mode → query → result ids; first round only
+	hits             []int
 }
 
 // latSearch times every mode over the same queries, single-threaded. The
@@ -451,66 +534,66 @@ func latSearch(ctx context.Context, services map[string]*core.Service, dense boo
 			res.FromTurns++
 		}
 	}
-	modes := []latMode{{"lexical", res.VectorIndex, []string{retrieve.SignalLexical}}}
-	if dense {
-		for _, ix := range []string{"exact", "hnsw"} {
-			modes = append(modes, latMode{"dense_" + ix, ix, []string{retrieve.SignalDense}})
-		}
-		for _, ix := range []string{"exact", "hnsw"} {
-			modes = append(modes, latMode{"hybrid_" + ix, ix, nil})
-		}
-	} else {
-		modes = append(modes, latMode{"hybrid", res.VectorIndex, nil}) // lexical only: no embedder
-	}
-	search := func(m latMode, q latQuery) (core.SearchResponse, time.Duration, error) {
-		req := core.SearchRequest{Query: q.text, K: o.K, Signals: m.signals}
-		if q.project != "" {
-			req.Scope = memory.Scope{AppID: AppID, ProjectID: q.project}
-		}
-		var sr core.SearchResponse
-		var err error
-		t0 := time.Now()
-		pprof.Do(ctx, pprof.Labels("mode", m.name), func(ctx context.Context) {
-			sr, err = services[m.index].Search(ctx, o.Principal, req)
-		})
-		return sr, time.Since(t0), err
-	}
+	modes := latModes(dense, res.VectorIndex)
+	ls := latSearcher{services, o}
 	// Warm-up: each mode's first queries, untimed.
 	for _, m := range modes {
 		for i := range min(o.Warmup, len(qs)) {
-			if _, _, err := search(m, qs[i]); err != nil && ctx.Err() != nil {
+			if _, _, err := ls.search(ctx, m, qs[i]); err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
 		}
 	}
-	// Rounds: every query in every mode, R times; a mode's figures are
-	// the medians of its per-round figures.
-	lats := make([][][]time.Duration, len(modes)) // mode → round → query
-	var scoped, unscoped [][]time.Duration        // mode → pooled over rounds
-	scoped, unscoped = make([][]time.Duration, len(modes)), make([][]time.Duration, len(modes))
-	ids := make([][][]string, len(modes)) // first round only
-	hits := make([]int, len(modes))
 	res.Modes = make([]ModeResult, len(modes))
 	res.Rounds = o.Rounds
+	t, err := latRounds(ctx, ls, modes, qs, o, res)
+	if err != nil {
+		return err
+	}
+	for i, m := range modes {
+		mr := &res.Modes[i]
+		mr.Name, mr.Signals = m.name, m.signals
+		var per []Percentiles
+		for _, l := range t.lats[i] {
+			per = append(per, summarise(l))
+		}
+		mr.Lat = medianPercentiles(per)
+		mr.Scoped, mr.Unscoped = summarise(t.scoped[i]), summarise(t.unscoped[i])
+		if len(qs) > 0 {
+			mr.Hits = float64(t.hits[i]) / float64(len(qs))
+		}
+	}
+	res.Recall10, res.RecallN = topOverlap(modes, t.ids, "dense_exact", "dense_hnsw")
+	res.Overlap10, _ = topOverlap(modes, t.ids, "hybrid_exact", "hybrid_hnsw")
+	return nil
+}
+
+// latRounds runs every query in every mode, o.Rounds times; a mode's
+// figures are the medians of its per-round figures. The first round's
+// errors go into res.Modes.
+func latRounds(ctx context.Context, ls latSearcher, modes []latMode, qs []latQuery, o LatencyOptions, res *LatencyResult) (*latTimings, error) {
+	t := &latTimings{lats: make([][][]time.Duration, len(modes)),
+		scoped: make([][]time.Duration, len(modes)), unscoped: make([][]time.Duration, len(modes)),
+		ids: make([][][]string, len(modes)), hits: make([]int, len(modes))}
 	bar := startProgress(o.Progress, o.ProgressLines, "search", o.Rounds*len(qs)*len(modes))
 	for round := range o.Rounds {
 		for mi := range modes {
-			lats[mi] = append(lats[mi], make([]time.Duration, 0, len(qs)))
+			t.lats[mi] = append(t.lats[mi], make([]time.Duration, 0, len(qs)))
 		}
 		for qi, q := range qs {
 			for r := range modes {
 				mi := (qi + r + round) % len(modes)
 				m := modes[mi]
-				sr, d, err := search(m, q)
+				sr, d, err := ls.search(ctx, m, q)
 				if ctx.Err() != nil {
 					bar.finish()
-					return ctx.Err()
+					return nil, ctx.Err()
 				}
-				lats[mi][round] = append(lats[mi][round], d)
+				t.lats[mi][round] = append(t.lats[mi][round], d)
 				if q.project != "" {
-					scoped[mi] = append(scoped[mi], d)
+					t.scoped[mi] = append(t.scoped[mi], d)
 				} else {
-					unscoped[mi] = append(unscoped[mi], d)
+					t.unscoped[mi] = append(t.unscoped[mi], d)
 				}
 				bar.add(1)
 				if round > 0 {
@@ -523,53 +606,42 @@ func latSearch(ctx context.Context, services map[string]*core.Service, dense boo
 				for _, h := range sr.Results {
 					got = append(got, h.Record.ID)
 				}
-				ids[mi] = append(ids[mi], got)
-				hits[mi] += len(got)
+				t.ids[mi] = append(t.ids[mi], got)
+				t.hits[mi] += len(got)
 			}
 		}
 	}
 	bar.finish()
-	for i, m := range modes {
-		mr := &res.Modes[i]
-		mr.Name, mr.Signals = m.name, m.signals
-		var per []Percentiles
-		for _, l := range lats[i] {
-			per = append(per, summarise(l))
-		}
-		mr.Lat = medianPercentiles(per)
-		mr.Scoped, mr.Unscoped = summarise(scoped[i]), summarise(unscoped[i])
-		if len(qs) > 0 {
-			mr.Hits = float64(hits[i]) / float64(len(qs))
-		}
+	return t, nil
+}
+
+// topOverlap is the mean fraction of mode exact's top 10 that mode approx
+// also found, over the queries exact found something for, and how many
+// those were.
+func topOverlap(modes []latMode, ids [][][]string, exact, approx string) (float64, int) {
+	ei := slices.IndexFunc(modes, func(m latMode) bool { return m.name == exact })
+	ai := slices.IndexFunc(modes, func(m latMode) bool { return m.name == approx })
+	if ei < 0 || ai < 0 {
+		return 0, 0
 	}
-	overlap := func(exact, approx string) (float64, int) {
-		ei := slices.IndexFunc(modes, func(m latMode) bool { return m.name == exact })
-		ai := slices.IndexFunc(modes, func(m latMode) bool { return m.name == approx })
-		if ei < 0 || ai < 0 {
-			return 0, 0
+	sum, n := 0.0, 0
+	for q := range ids[ei] {
+		e := ids[ei][q][:min(10, len(ids[ei][q]))]
+		if len(e) == 0 {
+			continue
 		}
-		sum, n := 0.0, 0
-		for q := range ids[ei] {
-			e := ids[ei][q][:min(10, len(ids[ei][q]))]
-			if len(e) == 0 {
-				continue
+		a := ids[ai][q][:min(10, len(ids[ai][q]))]
+		found := 0
+		for _, id := range e {
+			if slices.Contains(a, id) {
+				found++
 			}
-			a := ids[ai][q][:min(10, len(ids[ai][q]))]
-			found := 0
-			for _, id := range e {
-				if slices.Contains(a, id) {
-					found++
-				}
-			}
-			sum += float64(found) / float64(len(e))
-			n++
 		}
-		if n == 0 {
-			return 0, 0
-		}
-		return sum / float64(n), n
+		sum += float64(found) / float64(len(e))
+		n++
 	}
-	res.Recall10, res.RecallN = overlap("dense_exact", "dense_hnsw")
-	res.Overlap10, _ = overlap("hybrid_exact", "hybrid_hnsw")
-	return nil
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
 }

@@ -138,6 +138,24 @@ func Render(w io.Writer, sum *Summary, res *Result, ro RenderOptions) error {
 }
 
 func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
+	renderRun(w, sum, res, ro)
+	renderDecisions(w, res)
+	label, tables, overallName := "category", locomoTables, "OVERALL (cat 1-4)"
+	if res.Bench == LongMemEval {
+		label, tables, overallName = "question type", longMemEvalTables, "OVERALL (non-abstention)"
+	}
+	for _, t := range tables {
+		renderTable(w, t, sum, label, overallName)
+	}
+	if sum.AbstentionN > 0 {
+		fmt.Fprintf(w, "\nrelevance: AUC %.3f of the top hit's relevance, answerable vs %d abstention questions\n",
+			sum.AbstentionAUC, sum.AbstentionN)
+	}
+	renderTimings(w, sum, res, ro)
+}
+
+// renderRun is the head of the text report: the data, corpus and signals.
+func renderRun(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	req := "all available"
 	if len(res.SignalsRequested) > 0 {
 		req = strings.Join(res.SignalsRequested, ",")
@@ -156,7 +174,10 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	if res.BadDates > 0 {
 		fmt.Fprintf(w, "  %d session dates could not be parsed (turns written without valid_from)\n", res.BadDates)
 	}
+}
 
+// renderDecisions is what the gate decided about the turns written.
+func renderDecisions(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "\nwrite decisions:")
 	for _, k := range slices.Sorted(maps.Keys(res.Decisions)) {
 		fmt.Fprintf(w, " %s %d", k, res.Decisions[k])
@@ -172,89 +193,86 @@ func renderText(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	for _, s := range res.RejectSamples {
 		fmt.Fprintf(w, "  rejected: %s\n", s)
 	}
+}
 
-	label := "category"
-	if res.Bench == LongMemEval {
-		label = "question type"
+// recallTable is one table of the text report: a recall figure per k,
+// per question group.
+type recallTable struct {
+	title string
+	pick  func(*Stats) map[int]float64
+	// mrr adds an MRR column.
+	mrr func(*Stats) float64
+}
+
+func turnMRR(s *Stats) float64 { return s.MRR }
+
+// The tables of each benchmark, in the order printed.
+var (
+	longMemEvalTables = []recallTable{
+		{"session recall@k (published protocol): questions with a top-k result inside an evidence session; MRR of the first",
+			func(s *Stats) map[int]float64 { return s.SessHit }, func(s *Stats) float64 { return s.SessMRR }},
+		{"session evidence recall@k: mean fraction of evidence sessions holding a top-k result",
+			func(s *Stats) map[int]float64 { return s.SessRecall }, nil},
+		{"session recall_all@k (LongMemEval paper, turn retrieval): every evidence session among the first k distinct sessions",
+			func(s *Stats) map[int]float64 { return s.SessAllDistinct }, nil},
+		{"recall_any@k: questions with at least one evidence turn in the top k; MRR of the first",
+			func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+		{"evidence recall@k: mean fraction of evidence turns in the top k",
+			func(s *Stats) map[int]float64 { return s.Recall }, nil},
+		{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 	}
-	type table struct {
-		title string
-		pick  func(*Stats) map[int]float64
-		// mrr adds an MRR column.
-		mrr func(*Stats) float64
+	locomoTables = []recallTable{
+		{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }, nil},
+		{"hit@k: questions with at least one evidence turn in the top k; MRR of the first",
+			func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
+		{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
 	}
-	var tables []table
-	turnMRR := func(s *Stats) float64 { return s.MRR }
-	if res.Bench == LongMemEval {
-		tables = []table{
-			{"session recall@k (published protocol): questions with a top-k result inside an evidence session; MRR of the first",
-				func(s *Stats) map[int]float64 { return s.SessHit }, func(s *Stats) float64 { return s.SessMRR }},
-			{"session evidence recall@k: mean fraction of evidence sessions holding a top-k result",
-				func(s *Stats) map[int]float64 { return s.SessRecall }, nil},
-			{"session recall_all@k (LongMemEval paper, turn retrieval): every evidence session among the first k distinct sessions",
-				func(s *Stats) map[int]float64 { return s.SessAllDistinct }, nil},
-			{"recall_any@k: questions with at least one evidence turn in the top k; MRR of the first",
-				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
-			{"evidence recall@k: mean fraction of evidence turns in the top k",
-				func(s *Stats) map[int]float64 { return s.Recall }, nil},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
-		}
-	} else {
-		tables = []table{
-			{"recall@k: mean fraction of evidence turns in the top k", func(s *Stats) map[int]float64 { return s.Recall }, nil},
-			{"hit@k: questions with at least one evidence turn in the top k; MRR of the first",
-				func(s *Stats) map[int]float64 { return s.Any }, turnMRR},
-			{"recall_all@k: questions with every evidence turn in the top k", func(s *Stats) map[int]float64 { return s.All }, nil},
-		}
+)
+
+// renderTable prints table t: the headline groups, their overall row,
+// then the groups scored separately.
+func renderTable(w io.Writer, t recallTable, sum *Summary, label, overallName string) {
+	fmt.Fprintf(w, "\n%s\n", t.title)
+	fmt.Fprintf(w, "  %-26s %5s %5s", label, "n", "skip")
+	for _, k := range sum.Ks {
+		fmt.Fprintf(w, " %7s", fmt.Sprintf("@%d", k))
 	}
-	overallName := "OVERALL (cat 1-4)"
-	if res.Bench == LongMemEval {
-		overallName = "OVERALL (non-abstention)"
+	if t.mrr != nil {
+		fmt.Fprintf(w, " %7s", "MRR")
 	}
-	for _, t := range tables {
-		fmt.Fprintf(w, "\n%s\n", t.title)
-		fmt.Fprintf(w, "  %-26s %5s %5s", label, "n", "skip")
+	fmt.Fprintln(w)
+	row := func(name string, s *Stats, skipped int) {
+		fmt.Fprintf(w, "  %-26s %5d %5d", name, s.N, skipped)
+		m := t.pick(s)
 		for _, k := range sum.Ks {
-			fmt.Fprintf(w, " %7s", fmt.Sprintf("@%d", k))
+			if s.N == 0 {
+				fmt.Fprintf(w, " %7s", "-")
+			} else {
+				fmt.Fprintf(w, " %7.3f", m[k])
+			}
 		}
-		if t.mrr != nil {
-			fmt.Fprintf(w, " %7s", "MRR")
+		if t.mrr != nil && s.N > 0 {
+			fmt.Fprintf(w, " %7.3f", t.mrr(s))
 		}
 		fmt.Fprintln(w)
-		row := func(name string, s *Stats, skipped int) {
-			fmt.Fprintf(w, "  %-26s %5d %5d", name, s.N, skipped)
-			m := t.pick(s)
-			for _, k := range sum.Ks {
-				if s.N == 0 {
-					fmt.Fprintf(w, " %7s", "-")
-				} else {
-					fmt.Fprintf(w, " %7.3f", m[k])
-				}
-			}
-			if t.mrr != nil && s.N > 0 {
-				fmt.Fprintf(w, " %7.3f", t.mrr(s))
-			}
-			fmt.Fprintln(w)
-		}
-		headSkipped := 0
-		for _, g := range sum.Groups {
-			if g.Headline {
-				row(g.Name, g.Stats, g.Skipped)
-				headSkipped += g.Skipped
-			}
-		}
-		row(overallName, sum.Overall, headSkipped)
-		for _, g := range sum.Groups {
-			if !g.Headline {
-				row(g.Name+" (separate)", g.Stats, g.Skipped)
-			}
+	}
+	headSkipped := 0
+	for _, g := range sum.Groups {
+		if g.Headline {
+			row(g.Name, g.Stats, g.Skipped)
+			headSkipped += g.Skipped
 		}
 	}
+	row(overallName, sum.Overall, headSkipped)
+	for _, g := range sum.Groups {
+		if !g.Headline {
+			row(g.Name+" (separate)", g.Stats, g.Skipped)
+		}
+	}
+}
 
-	if sum.AbstentionN > 0 {
-		fmt.Fprintf(w, "\nrelevance: AUC %.3f of the top hit's relevance, answerable vs %d abstention questions\n",
-			sum.AbstentionAUC, sum.AbstentionN)
-	}
+// renderTimings is the tail of the text report: where the time went.
+func renderTimings(w io.Writer, sum *Summary, res *Result, ro RenderOptions) {
 	fmt.Fprintf(w, "\ntimings:\n")
 	fmt.Fprintf(w, "  ingest %8.2fs  (%.0f turns/s)\n", res.Ingest.Seconds(), perSec(res.Turns, res.Ingest))
 	if res.Embed > 0 || res.Embedded > 0 {

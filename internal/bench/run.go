@@ -432,96 +432,33 @@ func admissible(sess []Turn) (turns []Turn, refused []string) {
 // ingestAll writes every conversation through the gateway, waits for
 // extraction and, with o.Embed, embeds everything before returning.
 func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convState, res *Result, o Options) error {
-	start := time.Now()
-	var mu sync.Mutex
-	var firstErr error
-	written := 0
-	var flushes []string
-	lastProgress := time.Now()
 	if o.Gateway == nil {
 		return fmt.Errorf("bench: no gateway to ingest through")
 	}
-	ingest := func(i int) error {
-		c := convs[i]
-		st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
-		states[i] = st
-		for _, sess := range sessionTurns(c) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			turns, refused := admissible(sess)
-			mu.Lock()
-			for _, reason := range refused {
-				res.Decisions[memory.DecisionRejected]++
-				res.Reasons[memory.DecisionRejected+"/"+reason]++
-			}
-			mu.Unlock()
-			for from := 0; from < len(turns); from += core.MaxAddMessages {
-				part := turns[from:min(len(turns), from+core.MaxAddMessages)]
-				ar, err := o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
-				if err != nil {
-					return fmt.Errorf("bench: adding session %s of %s: %w", part[0].Session, c.ID, err)
-				}
-				if len(ar.MemoryIDs) != len(part) {
-					return fmt.Errorf("bench: add answered %d ids for %d messages", len(ar.MemoryIDs), len(part))
-				}
-				mu.Lock()
-				for d, n := range ar.Decisions {
-					res.Decisions[d] += n
-					if d == memory.DecisionQuarantined {
-						res.Quarantined += n
-					}
-				}
-				res.Decisions[memory.DecisionDuplicate] += ar.Duplicates
-				written += len(part)
-				if o.Progress != nil && time.Since(lastProgress) > 10*time.Second {
-					lastProgress = time.Now()
-					fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", written, res.Turns,
-						float64(written)/time.Since(start).Seconds())
-				}
-				mu.Unlock()
-				for i, id := range ar.MemoryIDs {
-					t := part[i]
-					if !slices.Contains(st.recTurns[id], t.ID) {
-						st.recTurns[id] = append(st.recTurns[id], t.ID)
-					}
-					if _, ok := st.content[id]; !ok {
-						st.content[id] = t.Content
-					}
-				}
-			}
-			if len(turns) == 0 {
-				continue
-			}
-			fr, err := o.Gateway.Flush(ctx, AppID, c.ID, turns[0].Session)
-			if err != nil {
-				return fmt.Errorf("bench: flushing session %s of %s: %w", turns[0].Session, c.ID, err)
-			}
-			mu.Lock()
-			flushes = append(flushes, fr.JobID)
-			mu.Unlock()
-		}
-		return nil
-	}
+	in := &ingester{res: res, o: o, start: time.Now()}
+	in.lastProgress = in.start
+	var firstErr error
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range min(o.IngestWorkers, max(1, len(convs))) {
 		wg.Go(func() {
 			for i := range jobs {
-				if err := ingest(i); err != nil {
-					mu.Lock()
+				st := &convState{recTurns: map[string][]string{}, content: map[string]string{}}
+				states[i] = st
+				if err := in.conv(ctx, convs[i], st); err != nil {
+					in.mu.Lock()
 					if firstErr == nil {
 						firstErr = err
 					}
-					mu.Unlock()
+					in.mu.Unlock()
 				}
 			}
 		})
 	}
 	for i := range convs {
-		mu.Lock()
+		in.mu.Lock()
 		failed := firstErr != nil
-		mu.Unlock()
+		in.mu.Unlock()
 		if failed {
 			break
 		}
@@ -532,12 +469,98 @@ func ingestAll(ctx context.Context, svc Service, convs []Conv, states []*convSta
 	if firstErr != nil {
 		return firstErr
 	}
-	res.Ingest = time.Since(start)
-	if err := waitFlushes(ctx, flushes, res, o); err != nil {
+	res.Ingest = time.Since(in.start)
+	if err := waitFlushes(ctx, in.flushes, res, o); err != nil {
 		return err
 	}
 	if o.Embed {
 		return embedAll(ctx, svc, res)
+	}
+	return nil
+}
+
+// ingester is the state the ingestion workers share; mu guards it and
+// res.
+type ingester struct {
+	res          *Result
+	o            Options
+	start        time.Time
+	mu           sync.Mutex
+	written      int
+	flushes      []string // job ids
+	lastProgress time.Time
+}
+
+// conv ingests conversation c session by session: its admissible turns
+// added in parts of at most core.MaxAddMessages, then a flush. st learns
+// which turns each memory holds.
+func (in *ingester) conv(ctx context.Context, c Conv, st *convState) error {
+	res := in.res
+	for _, sess := range sessionTurns(c) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		turns, refused := admissible(sess)
+		in.mu.Lock()
+		for _, reason := range refused {
+			res.Decisions[memory.DecisionRejected]++
+			res.Reasons[memory.DecisionRejected+"/"+reason]++
+		}
+		in.mu.Unlock()
+		for from := 0; from < len(turns); from += core.MaxAddMessages {
+			part := turns[from:min(len(turns), from+core.MaxAddMessages)]
+			if err := in.add(ctx, c, part, st); err != nil {
+				return err
+			}
+		}
+		if len(turns) == 0 {
+			continue
+		}
+		fr, err := in.o.Gateway.Flush(ctx, AppID, c.ID, turns[0].Session)
+		if err != nil {
+			return fmt.Errorf("bench: flushing session %s of %s: %w", turns[0].Session, c.ID, err)
+		}
+		in.mu.Lock()
+		in.flushes = append(in.flushes, fr.JobID)
+		in.mu.Unlock()
+	}
+	return nil
+}
+
+// add sends part, turns of one session of c, in one add and counts the
+// gate's decisions.
+func (in *ingester) add(ctx context.Context, c Conv, part []Turn, st *convState) error {
+	res, o := in.res, in.o
+	ar, err := o.Gateway.Add(ctx, AppID, c.ID, part[0].Session, messages(part))
+	if err != nil {
+		return fmt.Errorf("bench: adding session %s of %s: %w", part[0].Session, c.ID, err)
+	}
+	if len(ar.MemoryIDs) != len(part) {
+		return fmt.Errorf("bench: add answered %d ids for %d messages", len(ar.MemoryIDs), len(part))
+	}
+	in.mu.Lock()
+	for d, n := range ar.Decisions {
+		res.Decisions[d] += n
+		if d == memory.DecisionQuarantined {
+			res.Quarantined += n
+		}
+	}
+	res.Decisions[memory.DecisionDuplicate] += ar.Duplicates
+	in.written += len(part)
+	if o.Progress != nil && time.Since(in.lastProgress) > 10*time.Second {
+		in.lastProgress = time.Now()
+		fmt.Fprintf(o.Progress, "bench: ingested %d/%d turns (%.0f/s)\n", in.written, res.Turns,
+			float64(in.written)/time.Since(in.start).Seconds())
+	}
+	in.mu.Unlock()
+	for i, id := range ar.MemoryIDs {
+		t := part[i]
+		if !slices.Contains(st.recTurns[id], t.ID) {
+			st.recTurns[id] = append(st.recTurns[id], t.ID)
+		}
+		if _, ok := st.content[id]; !ok {
+			st.content[id] = t.Content
+		}
 	}
 	return nil
 }

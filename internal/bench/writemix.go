@@ -61,111 +61,126 @@ func RunWriteMix(ctx context.Context, o WriteMixOptions) (WriteMixResult, error)
 		IdleConnTimeout: time.Minute}, Timeout: time.Minute}
 	defer hc.CloseIdleConnections()
 	run := memoryRunID()
-	var (
-		mu       sync.Mutex
-		lat      []time.Duration
-		res      = WriteMixResult{Clients: o.Clients}
-		failures []string
-		patches  atomic.Int64
-	)
+	t := &mixTally{}
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range o.Clients {
 		c := o.FirstClient + i
-		wg.Go(func() {
-			var mine []time.Duration
-			failed := 0
-			type written struct {
-				id      string
-				version int
-			}
-			var last []written
-			for n := 0; ctx.Err() == nil && (o.Requests <= 0 || n < o.Requests); n++ {
-				var (
-					method, url string
-					body        map[string]any
-				)
-				patch := o.PatchEvery > 0 && n%o.PatchEvery == o.PatchEvery-1 && len(last) > 0
-				if patch {
-					w := last[n%len(last)]
-					method, url = http.MethodPatch, o.URL+"/v1/records/"+w.id
-					body = map[string]any{"expected_version": w.version,
-						"content":  fmt.Sprintf("%s: client %d revised note %d, the %s rollout is now at stage %d", run, c, n, mixWords[n%len(mixWords)], 2+n%5),
-						"metadata": map[string]any{"source": "bench-writes", "client": c, "n": n, "revised": true}}
-				} else {
-					method, url = http.MethodPost, o.URL+"/v1/records"
-					body = map[string]any{"type": "belief", "category": "engineering",
-						"content": fmt.Sprintf("%s: client %d note %d — the %s service %s",
-							run, c, n, mixWords[n%len(mixWords)], mixPhrase(c, n)),
-						"metadata": map[string]any{"source": "bench-writes", "client": c, "n": n, "ticket": fmt.Sprintf("OPS-%d", 1000+n)},
-						"entities": []string{fmt.Sprintf("service:%s", mixWords[n%len(mixWords)]), fmt.Sprintf("person:owner-%d", (c*31+n)%200)},
-						"scope":    map[string]any{"user_id": fmt.Sprintf("user-%d", c%8), "project_id": "bench-writes"}}
-				}
-				raw, _ := json.Marshal(body)
-				t0 := time.Now()
-				status, out, err := mixDo(ctx, hc, method, url, o.Token, raw)
-				if ctx.Err() != nil && err != nil {
-					break // the run ended mid-request: not counted
-				}
-				d := time.Since(t0)
-				if err != nil || status/100 != 2 {
-					failed++
-					mu.Lock()
-					if len(failures) < 5 {
-						failures = append(failures, fmt.Sprintf("%s %d %v %.200s", method, status, err, out))
-					}
-					mu.Unlock()
-					continue
-				}
-				mine = append(mine, d)
-				if patch {
-					patches.Add(1)
-				}
-				var ack struct {
-					Record struct {
-						ID      string `json:"id"`
-						Version int    `json:"version"`
-					} `json:"record"`
-				}
-				if json.Unmarshal(out, &ack) == nil && ack.Record.ID != "" {
-					w := written{ack.Record.ID, ack.Record.Version}
-					if patch {
-						last[n%len(last)] = w
-					} else if len(last) < 32 {
-						last = append(last, w)
-					} else {
-						last[n%32] = w
-					}
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			res.Failed += failed
-			mu.Unlock()
-		})
+		wg.Go(func() { mixClient(ctx, hc, o, run, c, t) })
 	}
 	wg.Wait()
 	el := time.Since(start)
+	res := WriteMixResult{Clients: o.Clients, Failed: t.failed}
 	res.Seconds = el.Seconds()
-	res.Writes = len(lat)
-	res.Patches = int(patches.Load())
+	res.Writes = len(t.lat)
+	res.Patches = int(t.patches.Load())
 	res.WritesPerSec = float64(res.Writes) / el.Seconds()
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		i := max(0, min(len(lat)-1, int(float64(len(lat))*p+0.999999)-1))
-		return float64(lat[i]) / float64(time.Millisecond)
-	}
-	res.P50MS, res.P95MS, res.P99MS = pct(0.5), pct(0.95), pct(0.99)
-	res.FirstFailures = failures
+	slices.Sort(t.lat)
+	res.P50MS, res.P95MS, res.P99MS = mixPercentile(t.lat, 0.5), mixPercentile(t.lat, 0.95), mixPercentile(t.lat, 0.99)
+	res.FirstFailures = t.failures
 	if res.Writes == 0 {
-		return res, fmt.Errorf("bench writes: no write was acknowledged (first failures: %v)", failures)
+		return res, fmt.Errorf("bench writes: no write was acknowledged (first failures: %v)", t.failures)
 	}
 	return res, nil
+}
+
+// mixTally gathers the clients' figures.
+type mixTally struct {
+	mu       sync.Mutex
+	lat      []time.Duration // acknowledged writes
+	failed   int
+	failures []string // the first few
+	patches  atomic.Int64
+}
+
+// mixWritten is a record a client wrote, which a later PATCH revises.
+type mixWritten struct {
+	id      string
+	version int
+}
+
+// mixClient is client c of the mix: it writes until ctx ends or it has
+// made o.Requests requests, every o.PatchEvery-th a PATCH of one of its
+// recent records.
+func mixClient(ctx context.Context, hc *http.Client, o WriteMixOptions, run string, c int, t *mixTally) {
+	var mine []time.Duration
+	failed := 0
+	var last []mixWritten
+	for n := 0; ctx.Err() == nil && (o.Requests <= 0 || n < o.Requests); n++ {
+		patch := o.PatchEvery > 0 && n%o.PatchEvery == o.PatchEvery-1 && len(last) > 0
+		var revise *mixWritten
+		if patch {
+			revise = &last[n%len(last)]
+		}
+		method, url, body := mixRequest(o.URL, run, c, n, revise)
+		raw, _ := json.Marshal(body)
+		t0 := time.Now()
+		status, out, err := mixDo(ctx, hc, method, url, o.Token, raw)
+		if ctx.Err() != nil && err != nil {
+			break // the run ended mid-request: not counted
+		}
+		d := time.Since(t0)
+		if err != nil || status/100 != 2 {
+			failed++
+			t.mu.Lock()
+			if len(t.failures) < 5 {
+				t.failures = append(t.failures, fmt.Sprintf("%s %d %v %.200s", method, status, err, out))
+			}
+			t.mu.Unlock()
+			continue
+		}
+		mine = append(mine, d)
+		if patch {
+			t.patches.Add(1)
+		}
+		var ack struct {
+			Record struct {
+				ID      string `json:"id"`
+				Version int    `json:"version"`
+			} `json:"record"`
+		}
+		if json.Unmarshal(out, &ack) == nil && ack.Record.ID != "" {
+			w := mixWritten{ack.Record.ID, ack.Record.Version}
+			if patch {
+				last[n%len(last)] = w
+			} else if len(last) < 32 {
+				last = append(last, w)
+			} else {
+				last[n%32] = w
+			}
+		}
+	}
+	t.mu.Lock()
+	t.lat = append(t.lat, mine...)
+	t.failed += failed
+	t.mu.Unlock()
+}
+
+// mixRequest is request n of client c: a PATCH of revise when given, else
+// a POST of a new note.
+func mixRequest(base, run string, c, n int, revise *mixWritten) (method, url string, body map[string]any) {
+	if revise != nil {
+		return http.MethodPatch, base + "/v1/records/" + revise.id, map[string]any{"expected_version": revise.version,
+			"content":  fmt.Sprintf("%s: client %d revised note %d, the %s rollout is now at stage %d", run, c, n, mixWords[n%len(mixWords)], 2+n%5),
+			"metadata": map[string]any{"source": "bench-writes", "client": c, "n": n, "revised": true}}
+	}
+	return http.MethodPost, base + "/v1/records", map[string]any{"type": "belief", "category": "engineering",
+		"content": fmt.Sprintf("%s: client %d note %d — the %s service %s",
+			run, c, n, mixWords[n%len(mixWords)], mixPhrase(c, n)),
+		"metadata": map[string]any{"source": "bench-writes", "client": c, "n": n, "ticket": fmt.Sprintf("OPS-%d", 1000+n)},
+		"entities": []string{fmt.Sprintf("service:%s", mixWords[n%len(mixWords)]), fmt.Sprintf("person:owner-%d", (c*31+n)%200)},
+		"scope":    map[string]any{"user_id": fmt.Sprintf("user-%d", c%8), "project_id": "bench-writes"}}
+}
+
+// mixPercentile is the p-th percentile of the sorted lat, in milliseconds.
+func mixPercentile(lat []time.Duration, p float64) float64 {
+	if len(lat) == 0 {
+		return 0
+	}
+	i := max(0, min(len(lat)-1, int(float64(len(lat))*p+0.999999)-1))
+	return float64(lat[i]) / float64(time.Millisecond)
 }
 
 var mixWords = []string{"billing", "search", "checkout", "ingest", "payments", "notifications", "auth", "reporting"}

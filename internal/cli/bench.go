@@ -18,65 +18,128 @@ import (
 	"github.com/memgate/memgate/internal/retrieve"
 )
 
-// runBench runs a retrieval benchmark: `memgate bench locomo|longmemeval
-// --data FILE`, or the latency benchmark: `memgate bench latency`. Unless
-// --data-dir is given it works in a fresh temporary data directory,
-// removed afterwards, so it never touches the user's data.
-func runBench(env Env, args []string) error {
-	if len(args) > 0 && args[0] == bench.Latency {
-		return runBenchLatency(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "gateway" {
-		return runBenchGateway(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "backup" {
-		return runBenchBackup(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "writes" {
-		return runBenchWrites(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "visibility" {
-		return runBenchVisibility(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "search" {
-		return runBenchSearch(env, args[1:])
-	}
-	if len(args) > 0 && args[0] == "code" {
-		return runBenchCode(env, args[1:])
-	}
-	start := time.Now()
-	fs, cfg := flags(env, "bench", false)
-	var (
-		data, signals, report string
-		kmax, limit, workers  int
-		ingestWorkers         int
-		jsonOnly, reuse       bool
-	)
-	fs.StringVar(&data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
-	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
-	fs.StringVar(&signals, "signals", "", "comma-separated signals to use: lexical,dense,graph,keys (default all available)")
-	fs.IntVar(&kmax, "k-max", 50, "results asked per question (1-100)")
-	fs.IntVar(&limit, "limit", 0, "only the first N conversations or instances (0: all)")
-	fs.IntVar(&workers, "workers", 0, "concurrent questions (default GOMAXPROCS)")
-	fs.IntVar(&ingestWorkers, "ingest-workers", 1, "conversations ingested concurrently")
-	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line")
-	weightDense := fs.Float64("weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
-	weightLexical := fs.Float64("weight-lexical", -1, "fusion weight of the lexical signal")
-	weightKeys := fs.Float64("weight-keys", -1, "fusion weight of the derived category keys of turns (0 disables)")
-	contextSpread := fs.Float64("context", -1, "score fraction spread to neighbouring turns (default: the search default)")
-	feedback := fs.Float64("feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
-	speaker := fs.Float64("speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
-	session := fs.Float64("session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
-	timeBoost := fs.Float64("time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
-	fs.StringVar(&report, "report", "", "write per-question results as JSON lines to this file")
-	features := fs.String("features", "", "write every hit's signals and evidence per question as JSON lines to this file (to train the ranker: internal/retrieve/rankgen)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
+// benchSubcommands are the benchmarks `memgate bench NAME` runs with
+// flags of their own; the retrieval benchmarks (locomo, longmemeval) are
+// runBench's.
+var benchSubcommands = map[string]func(Env, []string) error{
+	bench.Latency: runBenchLatency,
+	"gateway":     runBenchGateway,
+	"backup":      runBenchBackup,
+	"writes":      runBenchWrites,
+	"visibility":  runBenchVisibility,
+	"search":      runBenchSearch,
+	"code":        runBenchCode,
+}
+
+// retrievalBenchFlags are the flags of `memgate bench locomo|longmemeval`.
+// A negative weight or boost means "the search default".
+type retrievalBenchFlags struct {
+	data, signals, report, features, cpuProfile string
+	kmax, limit, workers, ingestWorkers         int
+	jsonOnly, reuse                             bool
+	weightDense, weightLexical, weightKeys      float64
+	contextSpread, feedback, speaker, session   float64
+	timeBoost                                   float64
+}
+
+func (bf *retrievalBenchFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&bf.data, "data", "", "benchmark file (LoCoMo or LongMemEval JSON), required")
+	fs.BoolVar(&bf.reuse, "reuse", false, "with --data-dir: skip ingestion and ask the questions of the store an earlier run with the same --data ingested there")
+	fs.StringVar(&bf.signals, "signals", "", "comma-separated signals to use: lexical,dense,graph,keys (default all available)")
+	fs.IntVar(&bf.kmax, "k-max", 50, "results asked per question (1-100)")
+	fs.IntVar(&bf.limit, "limit", 0, "only the first N conversations or instances (0: all)")
+	fs.IntVar(&bf.workers, "workers", 0, "concurrent questions (default GOMAXPROCS)")
+	fs.IntVar(&bf.ingestWorkers, "ingest-workers", 1, "conversations ingested concurrently")
+	fs.BoolVar(&bf.jsonOnly, "json-only", false, "print only the JSON summary line")
+	fs.Float64Var(&bf.weightDense, "weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
+	fs.Float64Var(&bf.weightLexical, "weight-lexical", -1, "fusion weight of the lexical signal")
+	fs.Float64Var(&bf.weightKeys, "weight-keys", -1, "fusion weight of the derived category keys of turns (0 disables)")
+	fs.Float64Var(&bf.contextSpread, "context", -1, "score fraction spread to neighbouring turns (default: the search default)")
+	fs.Float64Var(&bf.feedback, "feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
+	fs.Float64Var(&bf.speaker, "speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
+	fs.Float64Var(&bf.session, "session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
+	fs.Float64Var(&bf.timeBoost, "time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
+	fs.StringVar(&bf.report, "report", "", "write per-question results as JSON lines to this file")
+	fs.StringVar(&bf.features, "features", "", "write every hit's signals and evidence per question as JSON lines to this file (to train the ranker: internal/retrieve/rankgen)")
+	fs.StringVar(&bf.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (ingestion and questions) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: memgate bench locomo|longmemeval --data FILE [flags]\n"+
 			"       memgate bench latency --records N [flags]   (see memgate bench latency -h)\n"+
 			"       memgate bench gateway|writes|visibility|search [flags]   (see memgate bench writes -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
+}
+
+// check validates the flags of benchmark name and returns the signals
+// asked for (nil: all available).
+func (bf *retrievalBenchFlags) check(name string, cfg *config.Config) ([]string, error) {
+	if name == bench.Latency {
+		return nil, usagef("bench: name latency first: memgate bench latency --records N [flags]")
+	}
+	if name != bench.LoCoMo && name != bench.LongMemEval {
+		return nil, usagef("bench: name a benchmark: memgate bench locomo|longmemeval --data FILE, or memgate bench latency --records N")
+	}
+	if bf.data == "" {
+		return nil, usagef("bench: --data FILE is required")
+	}
+	if bf.kmax < 1 || bf.kmax > core.MaxK {
+		return nil, usagef("bench: --k-max must be between 1 and %d", core.MaxK)
+	}
+	if bf.limit < 0 {
+		return nil, usagef("bench: --limit must not be negative")
+	}
+	var sigs []string
+	for s := range strings.SplitSeq(bf.signals, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph && s != retrieve.SignalKeys {
+			return nil, usagef("bench: --signals must be among lexical, dense, graph, keys")
+		}
+		sigs = append(sigs, s)
+	}
+	if len(sigs) == 1 && sigs[0] == retrieve.SignalDense && cfg.Embedder == "none" {
+		return nil, usagef("bench: --signals dense needs an embedder (--embedder local --embedder-path FILE)")
+	}
+	return sigs, nil
+}
+
+// tuning is the search tuning the flags set: the weights and boosts given
+// (not negative) go into o, the rest stay the search defaults.
+func (bf *retrievalBenchFlags) tuning(o *bench.Options) {
+	for sig, w := range map[string]float64{"dense": bf.weightDense, "lexical": bf.weightLexical, "keys": bf.weightKeys} {
+		if w >= 0 {
+			if o.Weights == nil {
+				o.Weights = map[string]float64{}
+			}
+			o.Weights[sig] = w
+		}
+	}
+	given := func(v *float64) *float64 {
+		if *v >= 0 {
+			return v
+		}
+		return nil
+	}
+	o.Feedback, o.Speaker, o.Session = given(&bf.feedback), given(&bf.speaker), given(&bf.session)
+	o.Time, o.Context = given(&bf.timeBoost), given(&bf.contextSpread)
+}
+
+// runBench runs a retrieval benchmark: `memgate bench locomo|longmemeval
+// --data FILE`, or the latency benchmark: `memgate bench latency`. Unless
+// --data-dir is given it works in a fresh temporary data directory,
+// removed afterwards, so it never touches the user's data.
+func runBench(env Env, args []string) error {
+	if len(args) > 0 {
+		if sub, ok := benchSubcommands[args[0]]; ok {
+			return sub(env, args[1:])
+		}
+	}
+	start := time.Now()
+	fs, cfg := flags(env, "bench", false)
+	var bf retrievalBenchFlags
+	bf.define(fs)
 	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -89,73 +152,30 @@ func runBench(env Env, args []string) error {
 	} else if fs.NArg() > 0 {
 		return usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
-	if name == bench.Latency {
-		return usagef("bench: name latency first: memgate bench latency --records N [flags]")
-	}
-	if name != bench.LoCoMo && name != bench.LongMemEval {
-		return usagef("bench: name a benchmark: memgate bench locomo|longmemeval --data FILE, or memgate bench latency --records N")
-	}
-	if data == "" {
-		return usagef("bench: --data FILE is required")
-	}
-	if kmax < 1 || kmax > core.MaxK {
-		return usagef("bench: --k-max must be between 1 and %d", core.MaxK)
-	}
-	if limit < 0 {
-		return usagef("bench: --limit must not be negative")
-	}
-	var sigs []string
-	for s := range strings.SplitSeq(signals, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		if s != retrieve.SignalLexical && s != retrieve.SignalDense && s != retrieve.SignalGraph && s != retrieve.SignalKeys {
-			return usagef("bench: --signals must be among lexical, dense, graph, keys")
-		}
-		sigs = append(sigs, s)
-	}
-	if len(sigs) == 1 && sigs[0] == retrieve.SignalDense && cfg.Embedder == "none" {
-		return usagef("bench: --signals dense needs an embedder (--embedder local --embedder-path FILE)")
+	sigs, err := bf.check(name, cfg)
+	if err != nil {
+		return err
 	}
 
 	// The data directory: the user's only when named on the command line.
 	dirGiven := false
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
+	stateFile, cleanup, err := retrievalDataDir(cfg, name, bf.reuse, dirGiven)
+	if err != nil {
+		return err
+	}
 	openEnv := env
-	stateFile := ""
-	if dirGiven {
-		stateFile = filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json")
-	}
-	if reuse && !dirGiven {
-		return usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
-	}
-	if !dirGiven {
-		cleanup, err := benchTempDir(cfg, "")
-		if err != nil {
-			return err
-		}
+	if cleanup != nil {
 		defer cleanup()
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
 	if err := unlimitedUserPolicy(cfg); err != nil {
 		return err
 	}
-
-	f, err := os.Open(data)
+	ds, err := loadRetrievalDataset(name, bf.data)
 	if err != nil {
-		return usagef("bench: %v", err)
-	}
-	var ds *bench.Dataset
-	if name == bench.LoCoMo {
-		ds, err = bench.LoadLoCoMo(f)
-	} else {
-		ds, err = bench.LoadLongMemEval(f)
-	}
-	f.Close()
-	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 
 	// Interrupting a long run still removes the temporary data directory.
@@ -170,40 +190,7 @@ func runBench(env Env, args []string) error {
 	if emb := a.index.Embedder(); emb != nil {
 		embedder = emb.Model()
 	}
-	var progress io.Writer
-	if !jsonOnly {
-		progress = env.Stderr
-	}
-	var weights map[string]float64
-	for sig, w := range map[string]float64{"dense": *weightDense, "lexical": *weightLexical, "keys": *weightKeys} {
-		if w >= 0 {
-			if weights == nil {
-				weights = map[string]float64{}
-			}
-			weights[sig] = w
-		}
-	}
-	var fb *float64
-	if *feedback >= 0 {
-		fb = feedback
-	}
-	var spk *float64
-	if *speaker >= 0 {
-		spk = speaker
-	}
-	var sess *float64
-	if *session >= 0 {
-		sess = session
-	}
-	var tb *float64
-	if *timeBoost >= 0 {
-		tb = timeBoost
-	}
-	var ctxSpread *float64
-	if *contextSpread >= 0 {
-		ctxSpread = contextSpread
-	}
-	stopProfile, err := bench.StartCPUProfile(*cpuProfile)
+	stopProfile, err := bench.StartCPUProfile(bf.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -213,49 +200,175 @@ func runBench(env Env, args []string) error {
 		return err
 	}
 	defer stopGW()
-	res, err := bench.Run(ctx, a.svc, ds, bench.Options{Gateway: gw,
-		Weights: weights, Context: ctxSpread, Feedback: fb, Speaker: spk, Session: sess, Time: tb,
-		Principal: a.operator(), KMax: kmax, Signals: sigs, Limit: limit, Workers: workers,
-		IngestWorkers: ingestWorkers, Embed: embedder != "none", Progress: progress,
-		StateFile: stateFile, Reuse: reuse, Evidence: *features != "",
-	})
+	o := bench.Options{Gateway: gw, Principal: a.operator(), KMax: bf.kmax, Signals: sigs, Limit: bf.limit, Workers: bf.workers,
+		IngestWorkers: bf.ingestWorkers, Embed: embedder != "none",
+		StateFile: stateFile, Reuse: bf.reuse, Evidence: bf.features != "",
+	}
+	if !bf.jsonOnly {
+		o.Progress = env.Stderr
+	}
+	bf.tuning(&o)
+	res, err := bench.Run(ctx, a.svc, ds, o)
 	if err != nil {
 		return err
 	}
-	if *features != "" {
-		ff, err := os.Create(*features)
-		if err != nil {
-			return fmt.Errorf("bench: features: %w", err)
-		}
-		if err := bench.WriteFeatures(ff, res); err != nil {
-			ff.Close()
-			return fmt.Errorf("bench: features: %w", err)
-		}
-		if err := ff.Close(); err != nil {
-			return fmt.Errorf("bench: features: %w", err)
-		}
+	if err := writeBenchFile(bf.features, "features", res, bench.WriteFeatures); err != nil {
+		return err
 	}
-	if report != "" {
-		rf, err := os.Create(report)
-		if err != nil {
-			return fmt.Errorf("bench: report: %w", err)
-		}
-		if err := bench.WriteReport(rf, res); err != nil {
-			rf.Close()
-			return fmt.Errorf("bench: report: %w", err)
-		}
-		if err := rf.Close(); err != nil {
-			return fmt.Errorf("bench: report: %w", err)
-		}
+	if err := writeBenchFile(bf.report, "report", res, bench.WriteReport); err != nil {
+		return err
 	}
 	sum := bench.Summarize(ds, res)
-	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: data, Embedder: embedder,
-		Wall: time.Since(start), JSONOnly: jsonOnly, Command: "memgate bench " + strings.Join(args, " ")})
+	return bench.Render(env.Stdout, sum, res, bench.RenderOptions{Data: bf.data, Embedder: embedder,
+		Wall: time.Since(start), JSONOnly: bf.jsonOnly, Command: "memgate bench " + strings.Join(args, " ")})
+}
+
+// retrievalDataDir is the data directory of a retrieval benchmark: the
+// one named, where the ingested turns are kept in stateFile for --reuse,
+// else a temporary one, which cleanup removes.
+func retrievalDataDir(cfg *config.Config, name string, reuse, dirGiven bool) (stateFile string, cleanup func(), err error) {
+	if dirGiven {
+		return filepath.Join(cfg.DataDir, "bench-"+name+"-turns.json"), nil, nil
+	}
+	if reuse {
+		return "", nil, usagef("bench: --reuse needs --data-dir, the directory of an earlier run")
+	}
+	cleanup, err = benchTempDir(cfg, "")
+	return "", cleanup, err
+}
+
+// loadRetrievalDataset reads the LoCoMo or LongMemEval file at path.
+func loadRetrievalDataset(name, path string) (*bench.Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("bench: %v", err)
+	}
+	defer f.Close()
+	var ds *bench.Dataset
+	if name == bench.LoCoMo {
+		ds, err = bench.LoadLoCoMo(f)
+	} else {
+		ds, err = bench.LoadLongMemEval(f)
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return ds, nil
+}
+
+// writeBenchFile writes res to the file at path with write, when a path
+// is given; what names the flag in errors.
+func writeBenchFile[R any](path, what string, res R, write func(io.Writer, R) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench: %s: %w", what, err)
+	}
+	if err := write(f, res); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: %s: %w", what, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("bench: %s: %w", what, err)
+	}
+	return nil
 }
 
 // defaultLatencyData is the corpus of `memgate bench latency` when --data
 // is not given: the development copy of LongMemEval beside the project.
 const defaultLatencyData = "../shared/bench/longmemeval_s-dev60.json"
+
+// latencyBenchFlags are the flags of `memgate bench latency`.
+type latencyBenchFlags struct {
+	data, profileDir, memProfileDir   string
+	records, queries, writers, warmup int
+	k, rounds                         int
+	jsonOnly, keepSnapshot, reuse     bool
+	pgURL                             string
+}
+
+func (lf *latencyBenchFlags) define(fs *flag.FlagSet) {
+	fs.IntVar(&lf.records, "records", 10_000, "records to write (1 to 10,000,000)")
+	fs.StringVar(&lf.data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
+	fs.IntVar(&lf.queries, "queries", 300, "timed queries per search mode")
+	fs.IntVar(&lf.warmup, "warmup", 20, "untimed warm-up queries per search mode")
+	fs.IntVar(&lf.rounds, "rounds", 3, "times the timed queries are repeated; figures are medians over rounds")
+	fs.IntVar(&lf.k, "k", 10, "results asked per search (1-100)")
+	fs.IntVar(&lf.writers, "writers", 3, "concurrent writers (1-16)")
+	fs.StringVar(&lf.profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
+	fs.StringVar(&lf.memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
+	fs.BoolVar(&lf.keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
+	fs.BoolVar(&lf.reuse, "reuse", false, "with --data-dir: skip writing, the directory holds the records of an earlier run with the same --records and --data")
+	fs.BoolVar(&lf.jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
+	fs.StringVar(&lf.pgURL, "postgres", "", "run on this PostgreSQL database (empty, or with --reuse the one an earlier run filled) instead of the embedded one; the data directory then holds only the index snapshot")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
+			"Writes N records made from real conversation turns through the write path, embeds them, times\n"+
+			"searches (lexical, dense, hybrid; exact and HNSW vector index) and a cold start. Works in a fresh\n"+
+			"temporary data directory unless --data-dir names a new or empty one.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+}
+
+func (lf *latencyBenchFlags) check() error {
+	switch {
+	case lf.records < 1 || lf.records > 10_000_000:
+		return usagef("bench latency: --records must be between 1 and 10000000")
+	case lf.queries < 1 || lf.queries > 100_000:
+		return usagef("bench latency: --queries must be between 1 and 100000")
+	case lf.warmup < 0:
+		return usagef("bench latency: --warmup must not be negative")
+	case lf.rounds < 1 || lf.rounds > 100:
+		return usagef("bench latency: --rounds must be between 1 and 100")
+	case lf.k < 1 || lf.k > core.MaxK:
+		return usagef("bench latency: --k must be between 1 and %d", core.MaxK)
+	case lf.writers < 1 || lf.writers > 16:
+		return usagef("bench latency: --writers must be between 1 and 16")
+	}
+	return nil
+}
+
+// latencyDataDir checks or sets up the data directory of a latency run:
+// a named one must be new or empty (or, with --reuse, hold an earlier
+// run's database); else a temporary one, which cleanup removes.
+func latencyDataDir(cfg *config.Config, lf *latencyBenchFlags, dirGiven bool) (cleanup func(), err error) {
+	if lf.reuse && !dirGiven && lf.pgURL == "" {
+		return nil, usagef("bench latency: --reuse needs --data-dir, the directory of an earlier run")
+	}
+	if !dirGiven {
+		return benchTempDir(cfg, "latency")
+	}
+	if lf.pgURL == "" {
+		_, err := os.Stat(cfg.DBPath())
+		if err == nil && !lf.reuse {
+			return nil, usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
+		}
+		if err != nil && lf.reuse {
+			return nil, usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
+		}
+	}
+	return nil, nil
+}
+
+// latencyOpener opens the app on cfg the way a latency run's cold start
+// does, in vector mode mode (empty: cfg's), noting how long loading the
+// index took.
+func latencyOpener(openEnv Env, cfg *config.Config) func(context.Context, retrieve.VectorMode) (*bench.Opened, error) {
+	return func(ctx context.Context, mode retrieve.VectorMode) (*bench.Opened, error) {
+		c := *cfg
+		if mode != "" {
+			c.VectorIndex = string(mode)
+		}
+		lh := &loadTook{}
+		a, err := openWith(ctx, openEnv, &c, slog.New(lh), nil, true)
+		if err != nil {
+			return nil, err
+		}
+		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took, Restored: lh.restored}, nil
+	}
+}
 
 // runBenchLatency runs `memgate bench latency`: N records made from the
 // turns of a LongMemEval file written through the write path, embedded,
@@ -264,59 +377,24 @@ const defaultLatencyData = "../shared/bench/longmemeval_s-dev60.json"
 func runBenchLatency(env Env, args []string) error {
 	start := time.Now()
 	fs, cfg := flags(env, "bench latency", false)
-	var (
-		data, profileDir, memProfileDir   string
-		records, queries, writers, warmup int
-		k, rounds                         int
-		jsonOnly, keepSnapshot, reuse     bool
-	)
-	fs.IntVar(&records, "records", 10_000, "records to write (1 to 10,000,000)")
-	fs.StringVar(&data, "data", "", "LongMemEval JSON file whose turns make the records (default "+defaultLatencyData+")")
-	fs.IntVar(&queries, "queries", 300, "timed queries per search mode")
-	fs.IntVar(&warmup, "warmup", 20, "untimed warm-up queries per search mode")
-	fs.IntVar(&rounds, "rounds", 3, "times the timed queries are repeated; figures are medians over rounds")
-	fs.IntVar(&k, "k", 10, "results asked per search (1-100)")
-	fs.IntVar(&writers, "writers", 3, "concurrent writers (1-16)")
-	fs.StringVar(&profileDir, "profile-dir", "", "write CPU profiles of the phases (write, embed, search, load .pprof) to this directory")
-	fs.StringVar(&memProfileDir, "memprofile", "", "write heap profiles (after writing and embedding, and after each cold start) to this directory")
-	fs.BoolVar(&keepSnapshot, "keep-snapshot", false, "with --data-dir: leave the HNSW index snapshot of the last cold start in the data directory")
-	fs.BoolVar(&reuse, "reuse", false, "with --data-dir: skip writing, the directory holds the records of an earlier run with the same --records and --data")
-	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
-	pgURL := fs.String("postgres", "", "run on this PostgreSQL database (empty, or with --reuse the one an earlier run filled) instead of the embedded one; the data directory then holds only the index snapshot")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: memgate bench latency --records N [--data FILE] [--queries Q] [--embedder local --embedder-path FILE] [flags]\n\n"+
-			"Writes N records made from real conversation turns through the write path, embeds them, times\n"+
-			"searches (lexical, dense, hybrid; exact and HNSW vector index) and a cold start. Works in a fresh\n"+
-			"temporary data directory unless --data-dir names a new or empty one.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	var lf latencyBenchFlags
+	lf.define(fs)
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("bench latency: unexpected argument %q", fs.Arg(0))
 	}
-	switch {
-	case records < 1 || records > 10_000_000:
-		return usagef("bench latency: --records must be between 1 and 10000000")
-	case queries < 1 || queries > 100_000:
-		return usagef("bench latency: --queries must be between 1 and 100000")
-	case warmup < 0:
-		return usagef("bench latency: --warmup must not be negative")
-	case rounds < 1 || rounds > 100:
-		return usagef("bench latency: --rounds must be between 1 and 100")
-	case k < 1 || k > core.MaxK:
-		return usagef("bench latency: --k must be between 1 and %d", core.MaxK)
-	case writers < 1 || writers > 16:
-		return usagef("bench latency: --writers must be between 1 and 16")
+	if err := lf.check(); err != nil {
+		return err
 	}
-	if data == "" {
-		data = defaultLatencyData
-		if _, err := os.Stat(data); err != nil {
-			return usagef("bench latency: no --data given and the default %s is not there: pass --data FILE, a LongMemEval JSON file", data)
+	if lf.data == "" {
+		lf.data = defaultLatencyData
+		if _, err := os.Stat(lf.data); err != nil {
+			return usagef("bench latency: no --data given and the default %s is not there: pass --data FILE, a LongMemEval JSON file", lf.data)
 		}
 	}
-	f, err := os.Open(data)
+	f, err := os.Open(lf.data)
 	if err != nil {
 		return usagef("bench latency: %v", err)
 	}
@@ -331,28 +409,17 @@ func runBenchLatency(env Env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { dirGiven = dirGiven || f.Name == "data-dir" })
 	// Benchmarks never run on a configured database: PostgreSQL only when
 	// named for the bench itself.
-	cfg.DatabaseURL = *pgURL
+	cfg.DatabaseURL = lf.pgURL
 	openEnv := env
-	if reuse && !dirGiven && *pgURL == "" {
-		return usagef("bench latency: --reuse needs --data-dir, the directory of an earlier run")
+	cleanup, err := latencyDataDir(cfg, &lf, dirGiven)
+	if err != nil {
+		return err
 	}
-	if dirGiven && *pgURL == "" {
-		_, err := os.Stat(cfg.DBPath())
-		if err == nil && !reuse {
-			return usagef("bench latency: %s already holds a database; name a new or empty --data-dir", cfg.DataDir)
-		}
-		if err != nil && reuse {
-			return usagef("bench latency: --reuse: %s holds no database", cfg.DataDir)
-		}
-	} else if !dirGiven {
-		cleanup, err := benchTempDir(cfg, "latency")
-		if err != nil {
-			return err
-		}
+	if cleanup != nil {
 		defer cleanup()
 		openEnv.Stderr = io.Discard // the throwaway operator token
 	}
-	for _, dir := range []string{profileDir, memProfileDir} {
+	for _, dir := range []string{lf.profileDir, lf.memProfileDir} {
 		if dir != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("bench: profile directory: %w", err)
@@ -362,30 +429,18 @@ func runBenchLatency(env Env, args []string) error {
 
 	ctx, stop := env.runContext()
 	defer stop()
-	open := func(ctx context.Context, mode retrieve.VectorMode) (*bench.Opened, error) {
-		c := *cfg
-		if mode != "" {
-			c.VectorIndex = string(mode)
-		}
-		lh := &loadTook{}
-		a, err := openWith(ctx, openEnv, &c, slog.New(lh), nil, true)
-		if err != nil {
-			return nil, err
-		}
-		return &bench.Opened{Service: a.svc, Index: a.index, Close: a.Close, IndexLoad: lh.took, Restored: lh.restored}, nil
-	}
-	o := bench.LatencyOptions{Records: records, Queries: queries, Warmup: warmup, Rounds: rounds, K: k, Writers: writers,
-		Principal: core.LocalOperator(cfg.Workspace), Open: open, DataDir: cfg.DataDir, ProfileDir: profileDir, MemProfileDir: memProfileDir,
-		KeepSnapshot: keepSnapshot && dirGiven, Reuse: reuse,
+	o := bench.LatencyOptions{Records: lf.records, Queries: lf.queries, Warmup: lf.warmup, Rounds: lf.rounds, K: lf.k, Writers: lf.writers,
+		Principal: core.LocalOperator(cfg.Workspace), Open: latencyOpener(openEnv, cfg), DataDir: cfg.DataDir,
+		ProfileDir: lf.profileDir, MemProfileDir: lf.memProfileDir, KeepSnapshot: lf.keepSnapshot && dirGiven, Reuse: lf.reuse,
 		// The snapshot serve saves, where openWith restores it from.
 		Snapshot: func(ix *retrieve.Engine) (string, error) {
 			path := indexSnapshot(cfg)
 			return path, ix.SaveSnapshot(path)
 		}}
-	if warmup == 0 {
+	if lf.warmup == 0 {
 		o.Warmup = -1 // none
 	}
-	if !jsonOnly {
+	if !lf.jsonOnly {
 		o.Progress, o.ProgressLines = env.Stderr, !isTerminal(env.Stderr)
 	}
 	res, err := bench.RunLatency(ctx, ds, o)
@@ -393,7 +448,7 @@ func runBenchLatency(env Env, args []string) error {
 		return err
 	}
 	res.Wall = time.Since(start)
-	return bench.RenderLatency(env.Stdout, res, bench.LatencyRender{Data: data, JSONOnly: jsonOnly,
+	return bench.RenderLatency(env.Stdout, res, bench.LatencyRender{Data: lf.data, JSONOnly: lf.jsonOnly,
 		Command: "memgate bench latency " + strings.Join(args, " ")})
 }
 

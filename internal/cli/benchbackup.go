@@ -162,92 +162,37 @@ func benchBackup(ctx context.Context, dir string, records, writers int, baseline
 	srv := &http.Server{Handler: api.New(svc, nil, nil, version()).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
-	url := "http://" + ln.Addr().String() + "/v1/records"
+	ws := startBackupWriters(ctx, "http://"+ln.Addr().String()+"/v1/records", agent.Token, writers)
+	defer ws.cancel()
 
-	// The writers run from now to the end; each latency is tagged with
-	// the phase it started in.
-	var (
-		phase    atomic.Int32 // 0 warm-up, 1 baseline, 2 backup, 3 done
-		mu       sync.Mutex
-		lat      = map[int32][]time.Duration{}
-		failed   atomic.Int64
-		wg       sync.WaitGroup
-		wctx, cw = context.WithCancel(ctx)
-	)
-	defer cw()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: writers}, Timeout: 2 * time.Minute}
-	var seq atomic.Int64
-	for w := range writers {
-		wg.Go(func() {
-			for wctx.Err() == nil {
-				n := seq.Add(1)
-				body, _ := json.Marshal(map[string]any{"type": "belief", "content": fmt.Sprintf(
-					"Client %d reports that deploy %d of the billing service %d finished on runner r%d after %d retries.", w, n, n%211, n%17, n%5)})
-				p := phase.Load()
-				t0 := time.Now()
-				req, _ := http.NewRequestWithContext(wctx, "POST", url, bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+agent.Token)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := client.Do(req)
-				if err != nil {
-					if wctx.Err() == nil {
-						failed.Add(1)
-					}
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				d := time.Since(t0)
-				if resp.StatusCode >= 300 {
-					failed.Add(1)
-					continue
-				}
-				mu.Lock()
-				lat[p] = append(lat[p], d)
-				mu.Unlock()
-			}
-		})
-	}
-	wait := func(d time.Duration) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 	say("warming up the writers")
-	if err := wait(2 * time.Second); err != nil {
+	if err := sleepCtx(ctx, 2*time.Second); err != nil {
 		return res, err
 	}
-	phase.Store(1)
+	ws.phase.Store(phaseBaseline)
 	say("measuring %d writers without a backup for %s", writers, baseline)
 	t0 := time.Now()
-	if err := wait(baseline); err != nil {
+	if err := sleepCtx(ctx, baseline); err != nil {
 		return res, err
 	}
 	baseWall := time.Since(t0)
-	phase.Store(2)
+	ws.phase.Store(phaseBackup)
 	say("backing up while they write")
 	p := newStageProgress(progressTo, "bench backup")
 	t0 = time.Now()
 	m, err := svc.Backup(ctx, op, filepath.Join(dir, "backup"), p.report)
 	res.BackupTook = time.Since(t0)
 	p.finish()
-	phase.Store(3)
-	cw()
-	wg.Wait()
+	ws.stop()
 	if err != nil {
 		return res, err
 	}
 	for _, f := range m.Files {
 		res.BackupBytes += f.Bytes
 	}
-	res.FailedWrites = failed.Load()
-	res.Baseline = statsOf(lat[1], baseWall)
-	res.DuringBackup = statsOf(lat[2], res.BackupTook)
+	res.FailedWrites = ws.failed.Load()
+	res.Baseline = statsOf(ws.lat[phaseBaseline], baseWall)
+	res.DuringBackup = statsOf(ws.lat[phaseBackup], res.BackupTook)
 	if res.Baseline.P95 > 0 {
 		res.P95Ratio = float64(res.DuringBackup.P95) / float64(res.Baseline.P95)
 	}
@@ -257,6 +202,86 @@ func benchBackup(ctx context.Context, dir string, records, writers int, baseline
 	}
 	res.RestoreChecked = true
 	return res, nil
+}
+
+// The phases of the backup benchmark a write can start in.
+const (
+	phaseWarmUp int32 = iota
+	phaseBaseline
+	phaseBackup
+	phaseDone
+)
+
+// backupWriters are the benchmark's HTTP writers. They run from their
+// start to stop; each latency is tagged with the phase it started in.
+type backupWriters struct {
+	phase  atomic.Int32
+	mu     sync.Mutex
+	lat    map[int32][]time.Duration // by phase
+	failed atomic.Int64
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// startBackupWriters starts writers posting records to url as the agent
+// with token, in phase phaseWarmUp.
+func startBackupWriters(ctx context.Context, url, token string, writers int) *backupWriters {
+	ws := &backupWriters{lat: map[int32][]time.Duration{}}
+	wctx, cancel := context.WithCancel(ctx)
+	ws.cancel = cancel
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: writers}, Timeout: 2 * time.Minute}
+	var seq atomic.Int64
+	for w := range writers {
+		ws.wg.Go(func() {
+			for wctx.Err() == nil {
+				n := seq.Add(1)
+				body, _ := json.Marshal(map[string]any{"type": "belief", "content": fmt.Sprintf(
+					"Client %d reports that deploy %d of the billing service %d finished on runner r%d after %d retries.", w, n, n%211, n%17, n%5)})
+				p := ws.phase.Load()
+				t0 := time.Now()
+				req, _ := http.NewRequestWithContext(wctx, "POST", url, bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					if wctx.Err() == nil {
+						ws.failed.Add(1)
+					}
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				d := time.Since(t0)
+				if resp.StatusCode >= 300 {
+					ws.failed.Add(1)
+					continue
+				}
+				ws.mu.Lock()
+				ws.lat[p] = append(ws.lat[p], d)
+				ws.mu.Unlock()
+			}
+		})
+	}
+	return ws
+}
+
+// stop ends the writers and waits for them.
+func (ws *backupWriters) stop() {
+	ws.phase.Store(phaseDone)
+	ws.cancel()
+	ws.wg.Wait()
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func statsOf(l []time.Duration, wall time.Duration) writerStats {

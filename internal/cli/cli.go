@@ -332,54 +332,10 @@ func openAppLocked(ctx context.Context, env Env, cfg *config.Config, log *slog.L
 	}
 	var ix *retrieve.Engine
 	if withIndex {
-		emb, err := resolveEmbedder(ctx, env, cfg, st, log)
-		if err != nil {
+		if ix, err = openIndex(ctx, env, cfg, st, log); err != nil {
 			st.Close()
 			return nil, err
 		}
-		opts := retrieve.Options{Embedder: emb, Vectors: retrieve.VectorMode(cfg.VectorIndex), Logger: log}
-		// The snapshot serve keeps, plus the change log since, restores the
-		// index in a fraction of a rebuild. It is derived data: on any
-		// problem, rebuild from the database.
-		snap := indexSnapshot(cfg)
-		ix = retrieve.New(opts)
-		rs, err := ix.Restore(ctx, st, snap)
-		switch {
-		case err == nil:
-			log.Info("search index restored from snapshot", "records", rs.Records, "vectors", rs.Vectors,
-				"changes_applied", rs.Applied, "vectors_filled", rs.VectorsFilled, "took", rs.Total.String())
-			if rs.Forgotten > 0 {
-				// The file still holds derived data of records forgotten
-				// since it was written: delete it now (serve writes a new
-				// one at once; other commands never write one).
-				invalidateSnapshot(snap, log)
-			}
-		default:
-			if errors.Is(err, fs.ErrNotExist) {
-				log.Info("no search index snapshot; loading the index from the database")
-			} else {
-				log.Warn("search index snapshot not usable; loading the index from the database", "path", snap, "err", err)
-			}
-			if errors.Is(err, retrieve.ErrSnapshotCorrupt) || errors.Is(err, retrieve.ErrSnapshotForeign) {
-				os.Remove(snap) // never usable; serve writes a new one
-			}
-			ix = retrieve.New(opts)
-			stats, err := ix.Load(ctx, st)
-			if err != nil {
-				st.Close()
-				return nil, fault.Wrap(fault.Unavailable, err, "cannot load the search index")
-			}
-			log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
-		}
-		// Unless the operator tuned the collector, pace it to the index
-		// (gcpace.go).
-		if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-			startGCPacer()
-		}
-		// Restoring or loading the index allocates several times what it
-		// keeps (snapshot sections, decode buffers, rows): hand that back
-		// to the system now rather than when the runtime gets round to it.
-		debug.FreeOSMemory()
 	}
 	ext, err := newExtraction(cfg, env.Getenv)
 	if err != nil {
@@ -430,6 +386,59 @@ func openAppLocked(ctx context.Context, env Env, cfg *config.Config, log *slog.L
 		return nil, err
 	}
 	return &app{cfg: cfg, store: st, svc: svc, log: log, index: ix, op: op, stopTracing: stopTracing}, nil
+}
+
+// openIndex builds the search index of st: restored from the snapshot
+// serve keeps when that is usable, else loaded from the database. The
+// caller closes st on error.
+func openIndex(ctx context.Context, env Env, cfg *config.Config, st store.Store, log *slog.Logger) (*retrieve.Engine, error) {
+	emb, err := resolveEmbedder(ctx, env, cfg, st, log)
+	if err != nil {
+		return nil, err
+	}
+	opts := retrieve.Options{Embedder: emb, Vectors: retrieve.VectorMode(cfg.VectorIndex), Logger: log}
+	// The snapshot serve keeps, plus the change log since, restores the
+	// index in a fraction of a rebuild. It is derived data: on any
+	// problem, rebuild from the database.
+	snap := indexSnapshot(cfg)
+	ix := retrieve.New(opts)
+	rs, err := ix.Restore(ctx, st, snap)
+	switch {
+	case err == nil:
+		log.Info("search index restored from snapshot", "records", rs.Records, "vectors", rs.Vectors,
+			"changes_applied", rs.Applied, "vectors_filled", rs.VectorsFilled, "took", rs.Total.String())
+		if rs.Forgotten > 0 {
+			// The file still holds derived data of records forgotten
+			// since it was written: delete it now (serve writes a new
+			// one at once; other commands never write one).
+			invalidateSnapshot(snap, log)
+		}
+	default:
+		if errors.Is(err, fs.ErrNotExist) {
+			log.Info("no search index snapshot; loading the index from the database")
+		} else {
+			log.Warn("search index snapshot not usable; loading the index from the database", "path", snap, "err", err)
+		}
+		if errors.Is(err, retrieve.ErrSnapshotCorrupt) || errors.Is(err, retrieve.ErrSnapshotForeign) {
+			os.Remove(snap) // never usable; serve writes a new one
+		}
+		ix = retrieve.New(opts)
+		stats, err := ix.Load(ctx, st)
+		if err != nil {
+			return nil, fault.Wrap(fault.Unavailable, err, "cannot load the search index")
+		}
+		log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
+	}
+	// Unless the operator tuned the collector, pace it to the index
+	// (gcpace.go).
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		startGCPacer()
+	}
+	// Restoring or loading the index allocates several times what it
+	// keeps (snapshot sections, decode buffers, rows): hand that back
+	// to the system now rather than when the runtime gets round to it.
+	debug.FreeOSMemory()
+	return ix, nil
 }
 
 // databaseOf is the configured database: the PostgreSQL URL, or the

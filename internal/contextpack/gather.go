@@ -27,13 +27,49 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 	base := req.Scope
 	base.SessionID = "" // knowledge and rules are not confined to one session
 	seen := map[string]bool{}
+	if err := a.gatherConstraints(ctx, p, req.Scope, base, seen, &c); err != nil {
+		return c, err
+	}
+	if err := a.gatherProcedures(ctx, p, req, base, seen, &c); err != nil {
+		return c, err
+	}
+	entities, err := a.gatherKnowledge(ctx, p, req, base, seen, &c)
+	if err != nil {
+		return c, err
+	}
 
-	// Constraints: pinned files first (in the source's order), then hard
-	// rules, oldest first (ids are time-ordered).
-	if a.pinned != nil {
-		files, err := a.pinned.Pinned(ctx, p, req.Scope)
+	// Graph facts about the entities of the knowledge found, through the
+	// principal's graph reads.
+	facts, err := a.facts(ctx, p, entities, req.MaxFacts)
+	if err != nil {
+		c.degraded = append(c.degraded, "graph")
+	}
+	c.facts = facts
+
+	// Recent activity: the session's newest records.
+	if req.Scope.SessionID != "" {
+		lr, err := a.r.List(ctx, p, core.ListRequest{Scope: req.Scope, Statuses: []memory.Status{memory.Active},
+			Limit: req.MaxRecent})
 		if err != nil {
 			return c, err
+		}
+		for _, r := range lr.Records {
+			c.recent = append(c.recent, recordItem(KindActivity, r, 0))
+		}
+	}
+	slices.Sort(c.degraded)
+	c.degraded = slices.Compact(c.degraded)
+	return c, nil
+}
+
+// gatherConstraints gathers the constraints: pinned files of scope first
+// (in the source's order), then the hard rules of base, oldest first (ids
+// are time-ordered).
+func (a *Assembler) gatherConstraints(ctx context.Context, p memory.Principal, scope, base memory.Scope, seen map[string]bool, c *candidates) error {
+	if a.pinned != nil {
+		files, err := a.pinned.Pinned(ctx, p, scope)
+		if err != nil {
+			return err
 		}
 		for _, f := range files {
 			c.constraints = append(c.constraints, Item{Kind: KindPinned, Path: f.Path, Content: f.Content, Citation: f.Citation})
@@ -41,19 +77,22 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 	}
 	rules, err := a.rules(ctx, p, base)
 	if err != nil {
-		return c, err
+		return err
 	}
 	for _, r := range rules {
 		seen[r.ID] = true
 		c.constraints = append(c.constraints, recordItem(KindRule, r, 0))
 	}
+	return nil
+}
 
-	// Procedures: skills matching the task, best expected outcome first so
-	// failing procedures sink.
+// gatherProcedures gathers the procedures: skills matching the task, best
+// expected outcome first so failing procedures sink.
+func (a *Assembler) gatherProcedures(ctx context.Context, p memory.Principal, req Request, base memory.Scope, seen map[string]bool, c *candidates) error {
 	sr, err := a.r.Search(ctx, p, core.SearchRequest{Query: req.Query, K: min(core.MaxK, 2*req.MaxProcedures),
 		Types: []memory.Type{memory.Skill}, Scope: base})
 	if err != nil {
-		return c, err
+		return err
 	}
 	c.degraded = append(c.degraded, sr.Degraded...)
 	for _, h := range sr.Results {
@@ -68,12 +107,17 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 	slices.SortStableFunc(c.procedures, func(x, y Item) int {
 		return cmp.Or(cmp.Compare(expected(y), expected(x)), cmp.Compare(x.ID, y.ID))
 	})
+	return nil
+}
 
-	// Knowledge: every other type, by fused score (ties by id).
+// gatherKnowledge gathers the knowledge: every other type, by fused score
+// (ties by id), noting the best dense similarity. It returns the entities
+// the knowledge found mentions, in order of first mention.
+func (a *Assembler) gatherKnowledge(ctx context.Context, p memory.Principal, req Request, base memory.Scope, seen map[string]bool, c *candidates) ([]string, error) {
 	kr, err := a.r.Search(ctx, p, core.SearchRequest{Query: req.Query, K: min(core.MaxK, 2*req.MaxChunks),
 		Types: knowledgeTypes, Scope: base, Explain: true})
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	c.degraded = append(c.degraded, kr.Degraded...)
 	var entities []string
@@ -101,29 +145,7 @@ func (a *Assembler) gather(ctx context.Context, p memory.Principal, req Request)
 	slices.SortStableFunc(c.knowledge, func(x, y Item) int {
 		return cmp.Or(cmp.Compare(y.Score, x.Score), cmp.Compare(x.ID, y.ID))
 	})
-
-	// Graph facts about the entities of the knowledge found, through the
-	// principal's graph reads.
-	facts, err := a.facts(ctx, p, entities, req.MaxFacts)
-	if err != nil {
-		c.degraded = append(c.degraded, "graph")
-	}
-	c.facts = facts
-
-	// Recent activity: the session's newest records.
-	if req.Scope.SessionID != "" {
-		lr, err := a.r.List(ctx, p, core.ListRequest{Scope: req.Scope, Statuses: []memory.Status{memory.Active},
-			Limit: req.MaxRecent})
-		if err != nil {
-			return c, err
-		}
-		for _, r := range lr.Records {
-			c.recent = append(c.recent, recordItem(KindActivity, r, 0))
-		}
-	}
-	slices.Sort(c.degraded)
-	c.degraded = slices.Compact(c.degraded)
-	return c, nil
+	return entities, nil
 }
 
 // knowledgeTypes are the types searched for knowledge: all but skills,

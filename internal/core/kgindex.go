@@ -47,6 +47,10 @@ type kgSpace struct {
 	refOb map[string][]*kgOb // by entity reference, by record id
 	edges map[string]*kgEdge // live edges by id
 	adj   map[string][]*kgEdge
+	grams kgGrams // trigrams of the nodes' blobs (kggrams.go)
+	// loading defers the trigram index to the end of kgLoad, which then
+	// builds it in one pass.
+	loading bool
 }
 
 // kgNode is an indexed node.
@@ -61,6 +65,7 @@ type kgNode struct {
 	// blob is the lowercased name, type and every observation, joined by
 	// NUL: one substring test tells whether the node can match a query.
 	blob string
+	slot uint32 // in the trigram index; 0 before it is listed
 }
 
 // kgOb is an indexed observation record.
@@ -85,7 +90,8 @@ type kgEdge struct {
 
 func newKGSpace() *kgSpace {
 	return &kgSpace{nodes: map[string]*kgNode{}, byRef: map[string]*kgNode{}, obs: map[string]*kgOb{},
-		refOb: map[string][]*kgOb{}, edges: map[string]*kgEdge{}, adj: map[string][]*kgEdge{}}
+		refOb: map[string][]*kgOb{}, edges: map[string]*kgEdge{}, adj: map[string][]*kgEdge{},
+		grams: newKGGrams()}
 }
 
 // kgIndexed reports whether a record belongs in the index: a live
@@ -158,6 +164,7 @@ func (s *Service) kgSpace(ctx context.Context, ws string) (*kgSpace, error) {
 // called with x.syncMu held, at or after the change positions applied.
 func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 	sp := newKGSpace()
+	sp.loading = true
 	nq := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
 		Limit: store.MaxLimit}
 	for {
@@ -206,9 +213,11 @@ func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 		}
 		eq.After = page[len(page)-1].ID
 	}
+	sp.loading = false
 	for _, n := range sp.nodes {
-		sp.reblob(n)
+		sp.reblob(n) // each new slot is the highest: the lists only append
 	}
+	sp.grams.compact()
 	return sp, nil
 }
 
@@ -320,12 +329,18 @@ func kgCompareNodes(a, b *kgNode) int {
 }
 
 func (sp *kgSpace) putNode(n memory.Node) {
-	if old := sp.nodes[n.ID]; old != nil {
-		sp.unlist(old)
-	}
 	k := &kgNode{n: n, ref: n.EntityKey(), name: KGEntityName(n.NaturalKey), typ: kgEntityType(n), order: kgOrder(n),
 		live: kgLive(n) && (n.Status == memory.NodeProvisional || n.Status == memory.NodeActive), placeholder: kgIsPlaceholder(n)}
 	k.lname, k.ltyp = jsLower(k.name), jsLower(k.typ)
+	if old := sp.nodes[n.ID]; old != nil {
+		sp.unlist(old)
+		// The new node takes the old one's place in the trigram index;
+		// reblob then lists its text's changes.
+		k.slot, k.blob = old.slot, old.blob
+		if k.slot != 0 {
+			sp.grams.slots[k.slot-1] = k
+		}
+	}
 	sp.nodes[n.ID] = k
 	sp.byRef[k.ref] = k
 	if k.live && !k.placeholder {
@@ -347,6 +362,7 @@ func (sp *kgSpace) dropNode(id string) {
 		return
 	}
 	sp.unlist(k)
+	sp.grams.drop(k)
 	delete(sp.nodes, id)
 	if sp.byRef[k.ref] == k {
 		delete(sp.byRef, k.ref)
@@ -355,7 +371,7 @@ func (sp *kgSpace) dropNode(id string) {
 
 // reblob recomputes a node's search text.
 func (sp *kgSpace) reblob(k *kgNode) {
-	if k == nil {
+	if k == nil || sp.loading {
 		return
 	}
 	var b strings.Builder
@@ -366,7 +382,9 @@ func (sp *kgSpace) reblob(k *kgNode) {
 		b.WriteByte(0)
 		b.WriteString(o.ltext(k.ref))
 	}
+	old := k.blob
 	k.blob = b.String()
+	sp.grams.update(k, old)
 }
 
 func (sp *kgSpace) putRecord(r memory.Record) {

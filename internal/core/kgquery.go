@@ -4,10 +4,10 @@ package core
 // knowledge-graph index (kgindex.go).
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -147,7 +147,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	}
 	var hits []hit
 	find := newKGFinder(q)
-	for _, k := range sp.ents {
+	for _, k := range sp.matchCandidates(q) {
 		if !nul && !find.contains(k.blob) {
 			continue
 		}
@@ -174,12 +174,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 			hits = append(hits, h)
 		}
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].tier != hits[j].tier {
-			return hits[i].tier > hits[j].tier
-		}
-		return hits[i].count > hits[j].count
-	})
+	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Or(b.tier-a.tier, b.count-a.count) })
 	found := len(hits)
 	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
 	if limit > 0 && len(hits) > limit {
@@ -192,6 +187,47 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	}
 	g.Relations = sp.relationsOf(p, matched, false)
 	return g, found
+}
+
+// kgPickRatio: candidates fewer than one entity in kgPickRatio are
+// sorted; more are picked out of the ordered entity list. A variable so
+// tests take both ways on small corpora.
+var kgPickRatio = 64
+
+// matchCandidates returns, in the reference's order, the live entities
+// whose text may contain the lowercased query q: those the trigram index
+// lists for it, or every entity when q has no trigram to go by or only
+// common ones.
+func (sp *kgSpace) matchCandidates(q string) []*kgNode {
+	if !kgUsesGrams(q) {
+		return sp.ents
+	}
+	slots, ok := sp.grams.candidates(q)
+	if !ok {
+		return sp.ents
+	}
+	out := make([]*kgNode, 0, len(slots))
+	if len(slots)*kgPickRatio < len(sp.ents) {
+		for _, slot := range slots {
+			if k := sp.grams.slots[slot-1]; k != nil && k.live && !k.placeholder {
+				out = append(out, k)
+			}
+		}
+		slices.SortFunc(out, kgCompareNodes)
+		return out
+	}
+	// Many candidates: picking them out of the ordered list costs less
+	// than sorting them.
+	in := make([]bool, len(sp.grams.slots)+1)
+	for _, slot := range slots {
+		in[slot] = true
+	}
+	for _, k := range sp.ents {
+		if in[k.slot] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // kgRankedSearch answers a query no entity contains with the entities of

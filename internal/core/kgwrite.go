@@ -62,21 +62,41 @@ func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx st
 	return nil
 }
 
+// kgFound is a node lookup's answer: the node of a name with its grants,
+// or exists false when the name has none.
+type kgFound struct {
+	n      memory.Node
+	exists bool
+}
+
+// lookup returns the node of name, whatever its status and whoever may
+// see it.
+func (k *kgRun) lookup(ctx context.Context, tx store.Tx, name string) (kgFound, error) {
+	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return kgFound{}, nil
+	case err != nil:
+		return kgFound{}, err
+	}
+	if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
+		return kgFound{}, err
+	}
+	return kgFound{n: n, exists: true}, nil
+}
+
+// live reports whether the node found is live (not archived) and the
+// principal may see it.
+func (k *kgRun) live(f kgFound) bool {
+	return f.exists && f.n.Status != memory.NodeArchived && nodeVisible(k.p, f.n)
+}
+
 // node returns the live (not archived) node of name, an entity's or a
 // placeholder's (kgIsPlaceholder tells which), or found false;
 // a node the principal may not see is not found.
 func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
-	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return memory.Node{}, false, nil
-	case err != nil:
-		return memory.Node{}, false, err
-	}
-	if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
-		return memory.Node{}, false, err
-	}
-	return n, n.Status != memory.NodeArchived && nodeVisible(k.p, n), nil
+	f, err := k.lookup(ctx, tx, name)
+	return f.n, err == nil && k.live(f), err
 }
 
 // errKGTaken: the name belongs to an entity the principal may not see;
@@ -120,26 +140,29 @@ func kgOrder(n memory.Node) string {
 }
 
 // createNode creates the entity's node, or revives its archived node (or
-// turns its placeholder into an entity) with the new type.
-func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType string) (memory.Node, error) {
+// turns its placeholder into an entity) with the new type; prior is what
+// a lookup of the name in this transaction found.
+func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType string, prior kgFound) (memory.Node, error) {
 	props, _ := json.Marshal(map[string]string{"name": name, "entity_type": entityType, kgSeq: memory.NewID()})
-	return k.putNode(ctx, tx, name, props)
+	return k.putNode(ctx, tx, name, props, prior)
 }
 
-// placeholderNode makes sure a node exists for a name a relation names.
-func (k *kgRun) placeholderNode(ctx context.Context, tx store.Tx, name string) (memory.Node, error) {
+// placeholderNode makes sure a node exists for a name a relation names;
+// prior is what a lookup of the name in this transaction found.
+func (k *kgRun) placeholderNode(ctx context.Context, tx store.Tx, name string, prior kgFound) (memory.Node, error) {
 	props, _ := json.Marshal(map[string]any{"name": name, kgPlaceholder: true})
-	return k.putNode(ctx, tx, name, props)
+	return k.putNode(ctx, tx, name, props, prior)
 }
 
-func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props json.RawMessage) (memory.Node, error) {
+func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props json.RawMessage, prior kgFound) (memory.Node, error) {
 	prov, status := k.s.nodeOrigin(k.p, "")
 	if k.p.Kind == memory.KindAgent && k.p.Trust == memory.Trusted {
 		status = memory.NodeActive
 	}
-	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
+	n := prior.n
 	created := false
-	if errors.Is(err, store.ErrNotFound) {
+	var err error
+	if !prior.exists {
 		var gs []memory.Grant
 		if gs, err = recordGrants(ctx, tx, k.p.Workspace, kgEntityRef(name)); err != nil {
 			return memory.Node{}, err
@@ -149,15 +172,15 @@ func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props jso
 		n, created, err = tx.EnsureNode(ctx, k.p.Workspace, memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name),
 			Properties: props, Provenance: prov, Status: status, Access: memory.Public, Writer: ownerKey(k.p), Grants: gs,
 			CreatedAt: k.now, UpdatedAt: k.now})
+		if err == nil && !created {
+			n, err = withGrants(ctx, tx, k.p.Workspace, n)
+		}
 	}
 	switch {
 	case created:
 	case err != nil:
 		return memory.Node{}, err
 	default:
-		if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
-			return memory.Node{}, err
-		}
 		if !nodeVisible(k.p, n) {
 			return memory.Node{}, errKGTaken
 		}
@@ -240,13 +263,14 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 				continue
 			}
 			seen[e.Name] = true
-			if _, live, err := k.entity(ctx, tx, e.Name); err != nil || live {
-				if err != nil {
-					return err
-				}
-				continue
+			f, err := k.lookup(ctx, tx, e.Name)
+			if err != nil {
+				return err
 			}
-			n, err := k.createNode(ctx, tx, e.Name, e.EntityType)
+			if k.live(f) && !kgIsPlaceholder(f.n) {
+				continue // the entity exists
+			}
+			n, err := k.createNode(ctx, tx, e.Name, e.EntityType, f)
 			if errors.Is(err, errKGTaken) {
 				continue
 			} else if err != nil {
@@ -304,11 +328,11 @@ func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rel
 	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
 		out = []KGRelation{}
 		end := func(name string) (memory.Node, error) {
-			n, ok, err := k.node(ctx, tx, name)
-			if err != nil || ok {
-				return n, err
+			f, err := k.lookup(ctx, tx, name)
+			if err != nil || k.live(f) {
+				return f.n, err
 			}
-			return k.placeholderNode(ctx, tx, name)
+			return k.placeholderNode(ctx, tx, name, f)
 		}
 		for i, r := range rels {
 			from, err := end(r.From)

@@ -354,27 +354,8 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 		p := 1 / (float64(rank) + zipfShift) / z
 		w := a / (a + p)
 		sw := math.Sqrt(p) * w
-		k := 0
-		for {
-			for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-				rest = rest[1:]
-			}
-			if len(rest) == 0 {
-				break
-			}
-			if k == dim {
-				return nil, fmt.Errorf("line %d: word %q has more than %d values", lr.n, clip(word), dim)
-			}
-			f, n, ok := parseFloat32(rest)
-			if !ok {
-				return nil, fmt.Errorf("line %d: value %d of word %q is not a finite number: %q", lr.n, k+1, clip(word), clip(rest[:n]))
-			}
-			rest = rest[n:]
-			s.vecs = append(s.vecs, f)
-			k++
-		}
-		if k != dim {
-			return nil, fmt.Errorf("line %d: word %q has %d values, want %d", lr.n, clip(word), k, dim)
+		if s.vecs, err = appendValues(s.vecs, rest, dim, lr.n, word); err != nil {
+			return nil, err
 		}
 		s.weight = append(s.weight, float32(w))
 		if row < componentWords {
@@ -394,6 +375,43 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 	}
 	addGram(cov, xt, dim, gramBlock, inBlock)
 
+	s.indexWords(words, wordEnds)
+	s.u = topEigenvector(cov, dim)
+	return s, nil
+}
+
+// appendValues appends the dim values of word's vector, the rest of line
+// n after the word, to vecs.
+func appendValues(vecs []float32, rest []byte, dim, n int, word []byte) ([]float32, error) {
+	k := 0
+	for {
+		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			break
+		}
+		if k == dim {
+			return nil, fmt.Errorf("line %d: word %q has more than %d values", n, clip(word), dim)
+		}
+		f, m, ok := parseFloat32(rest)
+		if !ok {
+			return nil, fmt.Errorf("line %d: value %d of word %q is not a finite number: %q", n, k+1, clip(word), clip(rest[:m]))
+		}
+		rest = rest[m:]
+		vecs = append(vecs, f)
+		k++
+	}
+	if k != dim {
+		return nil, fmt.Errorf("line %d: word %q has %d values, want %d", n, clip(word), k, dim)
+	}
+	return vecs, nil
+}
+
+// indexWords indexes the words, lowercased back to back in words and
+// ending at wordEnds, by row; a word listed twice keeps its first (most
+// frequent) row. The words share one string.
+func (s *SIF) indexWords(words []byte, wordEnds []int) {
 	all := string(words)
 	from := 0
 	for row, end := range wordEnds {
@@ -403,8 +421,6 @@ func parseWordVectors(r io.Reader, a float64) (*SIF, error) {
 			s.index[w] = int32(row)
 		}
 	}
-	s.u = topEigenvector(cov, dim)
-	return s, nil
 }
 
 // gramBlock is the number of words whose outer products addGram adds at

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -601,37 +600,57 @@ func (w useWeights) has(name string) bool { _, ok := w[name]; return ok }
 // buildUSELite assembles the model from its weights.
 func buildUSELite(w useWeights, tok *useTokenizer) (*USELite, error) {
 	m := &USELite{tok: tok}
-	var err error
-	fail := func(e error) bool {
-		if err == nil && e != nil {
-			err = e
-		}
-		return err != nil
-	}
-
-	emb, e := w.floats("module/Embeddings_en", -1, -1)
-	if fail(e) {
+	if err := m.buildInput(w); err != nil {
 		return nil, err
+	}
+	eps, err := w.scalar(useApply + "Encode/TransformerStack/Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x")
+	if err != nil {
+		return nil, err
+	}
+	m.lnEps = float32(eps)
+	heads, err := w.scalar(useApply + "Encode/TransformerStack/Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2")
+	if err != nil {
+		return nil, err
+	}
+	if err := m.buildLayers(w, int(heads)); err != nil {
+		return nil, err
+	}
+	if err := m.buildOutput(w); err != nil {
+		return nil, err
+	}
+	if m.maxD > len(useZeroBias) || m.maxFF > len(useZeroBias) {
+		return nil, fmt.Errorf("layer widths up to %d are not supported", max(m.maxD, m.maxFF))
+	}
+	m.cutOK = cutsAtSpaces(tok)
+	return m, nil
+}
+
+// buildInput sets up what comes before the layers: the piece
+// embeddings, the maximum length and the timing signal.
+func (m *USELite) buildInput(w useWeights) error {
+	emb, err := w.floats("module/Embeddings_en", -1, -1)
+	if err != nil {
+		return err
 	}
 	m.emb = emb
 	m.embRows, m.dIn = w["module/Embeddings_en"].shape[0], w["module/Embeddings_en"].shape[1]
-	if len(tok.scores) > m.embRows {
-		return nil, fmt.Errorf("vocabulary has %d pieces, embeddings only %d rows", len(tok.scores), m.embRows)
+	if len(m.tok.scores) > m.embRows {
+		return fmt.Errorf("vocabulary has %d pieces, embeddings only %d rows", len(m.tok.scores), m.embRows)
 	}
 	if m.dIn%2 != 0 || m.dIn == 0 {
-		return nil, fmt.Errorf("embedding width %d is not even", m.dIn)
+		return fmt.Errorf("embedding width %d is not even", m.dIn)
 	}
-	maxLen, e := w.scalar(useApply + "ClipToMaxLength/Less/y")
-	if fail(e) {
-		return nil, err
+	maxLen, err := w.scalar(useApply + "ClipToMaxLength/Less/y")
+	if err != nil {
+		return err
 	}
 	if maxLen < 1 || maxLen > 4096 {
-		return nil, fmt.Errorf("maximum length %v out of range", maxLen)
+		return fmt.Errorf("maximum length %v out of range", maxLen)
 	}
 	m.maxLen = int(maxLen)
-	freqs, e := w.floats(useApply+"Encode/TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, m.dIn/2)
-	if fail(e) {
-		return nil, err
+	freqs, err := w.floats(useApply+"Encode/TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, m.dIn/2)
+	if err != nil {
+		return err
 	}
 	m.timing = make([]float32, m.maxLen*m.dIn)
 	for t := range m.maxLen {
@@ -642,21 +661,18 @@ func buildUSELite(w useWeights, tok *useTokenizer) (*USELite, error) {
 			row[i+len(freqs)] = float32(math.Cos(float64(a)))
 		}
 	}
-	eps, e := w.scalar(useApply + "Encode/TransformerStack/Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x")
-	if fail(e) {
-		return nil, err
-	}
-	m.lnEps = float32(eps)
-	heads, e := w.scalar(useApply + "Encode/TransformerStack/Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2")
-	if fail(e) {
-		return nil, err
-	}
+	return nil
+}
 
+// buildLayers builds the transformer layers, as many as the weights hold,
+// and notes the widest of their buffers; m.dim is the last one's output
+// width.
+func (m *USELite) buildLayers(w useWeights, heads int) error {
 	din := m.dIn
 	for l := 0; w.has(fmt.Sprintf(useVars+"Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", l)); l++ {
-		L, e := buildUSELayer(w, l, din, int(heads))
-		if fail(e) {
-			return nil, fmt.Errorf("layer %d: %w", l, err)
+		L, err := buildUSELayer(w, l, din, heads)
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", l, err)
 		}
 		m.layers = append(m.layers, L)
 		m.maxD = max(m.maxD, L.din, L.dout)
@@ -666,40 +682,32 @@ func buildUSELite(w useWeights, tok *useTokenizer) (*USELite, error) {
 		din = L.dout
 	}
 	if len(m.layers) == 0 {
-		return nil, errors.New("no transformer layers")
+		return errors.New("no transformer layers")
 	}
 	m.dim = din
-	dw, e := w.floats("module/Encoder_en/hidden_layers/tanh_layer_0/weights", m.dim, m.dim)
-	fail(e)
-	m.denseB, e = w.floats("module/Encoder_en/hidden_layers/tanh_layer_0/bias", m.dim)
-	fail(e)
-	l2, e := w.scalar("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y")
-	if fail(e) {
-		return nil, err
+	return nil
+}
+
+// buildOutput sets up what comes after the layers: the tanh layer and the
+// L2 normalisation.
+func (m *USELite) buildOutput(w useWeights) error {
+	dw, err := w.floats("module/Encoder_en/hidden_layers/tanh_layer_0/weights", m.dim, m.dim)
+	if err != nil {
+		return err
+	}
+	if m.denseB, err = w.floats("module/Encoder_en/hidden_layers/tanh_layer_0/bias", m.dim); err != nil {
+		return err
+	}
+	l2, err := w.scalar("module_apply_default/Encoder_en/hidden_layers/l2_normalize/Maximum/y")
+	if err != nil {
+		return err
 	}
 	if m.dim%usePanel != 0 {
-		return nil, fmt.Errorf("output width %d is not a multiple of %d", m.dim, usePanel)
+		return fmt.Errorf("output width %d is not a multiple of %d", m.dim, usePanel)
 	}
 	m.dense = newUSEMat(dw, m.dim, m.dim)
 	m.l2Eps = l2
-	if m.maxD > len(useZeroBias) || m.maxFF > len(useZeroBias) {
-		return nil, fmt.Errorf("layer widths up to %d are not supported", max(m.maxD, m.maxFF))
-	}
-
-	// The text may be cut at its maxLen-th space when "▁" is a piece, no
-	// piece has "▁" after its first character, and every piece steps back
-	// by its own length (no surrogate pairs).
-	_, sepPiece := tok.pieces[useSeparator]
-	m.cutOK = sepPiece
-	for p, id := range tok.pieces {
-		_, first := utf8.DecodeRuneInString(p)
-		if strings.Contains(p[first:], useSeparator) ||
-			int(tok.stepBack[id]) != utf8.RuneCountInString(p) {
-			m.cutOK = false
-			break
-		}
-	}
-	return m, nil
+	return nil
 }
 
 func buildUSELayer(w useWeights, l, din, heads int) (useLayer, error) {

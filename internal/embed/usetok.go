@@ -196,3 +196,20 @@ func useGrow[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// cutsAtSpaces reports whether the text may be cut at its maxLen-th space:
+// when "▁" is a piece, no piece has "▁" after its first character, and
+// every piece steps back by its own length (no surrogate pairs).
+func cutsAtSpaces(tok *useTokenizer) bool {
+	if _, sepPiece := tok.pieces[useSeparator]; !sepPiece {
+		return false
+	}
+	for p, id := range tok.pieces {
+		_, first := utf8.DecodeRuneInString(p)
+		if strings.Contains(p[first:], useSeparator) ||
+			int(tok.stepBack[id]) != utf8.RuneCountInString(p) {
+			return false
+		}
+	}
+	return true
+}

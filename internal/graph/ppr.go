@@ -56,23 +56,7 @@ const (
 // residual left when the push stops (threshold, Iterations or MaxNodes).
 // The cost depends on Epsilon, Alpha and MaxNodes, not on the graph's size.
 func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[string]float64 {
-	alpha := opt.Alpha
-	if !(alpha > 0 && alpha < 1) {
-		alpha = DefaultPPRAlpha
-	}
-	iters := opt.Iterations
-	if iters <= 0 {
-		iters = DefaultPPRIterations
-	}
-	eps := opt.Epsilon
-	if !(eps > 0) {
-		eps = DefaultPPREpsilon
-	}
-	maxNodes := opt.MaxNodes
-	if maxNodes <= 0 {
-		maxNodes = DefaultPPRMaxNodes
-	}
-
+	opt = opt.withDefaults()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	g := x.ws[ws]
@@ -105,47 +89,11 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 		queue = append(queue, o)
 	}
 
-	for sweep := 0; sweep < iters && len(queue) > 0 && (sweep == 0 || len(touched) < maxNodes); sweep++ {
+	for sweep := 0; sweep < opt.Iterations && len(queue) > 0 && (sweep == 0 || len(touched) < opt.MaxNodes); sweep++ {
 		next = next[:0]
 		for _, u := range queue {
-			s.inq[u] = false
-			ru := s.r[u]
-			if ru == 0 {
-				continue
-			}
-			wsum := g.weightedDegree(u, opt.Viewer)
-			if wsum == 0 {
-				// A lazy walk from a node without traversable edges
-				// never leaves it.
-				s.p[u] += ru
-				s.r[u] = 0
-				continue
-			}
-			s.p[u] += alpha * ru
-			s.r[u] = (1 - alpha) * ru / 2
-			share := (1 - alpha) * ru / 2 / wsum
-			for _, list := range [2][]adj{g.nodes[u].out, g.nodes[u].in} {
-				for _, a := range list {
-					h := g.hot[a.edge]
-					v := a.nbr
-					if h.invalid || !g.usable(v, false) || !g.visible(v, opt.Viewer) || !g.crossable(a.edge, opt.Viewer) {
-						continue
-					}
-					if s.r[v] == 0 && s.p[v] == 0 {
-						touched = append(touched, v)
-					}
-					s.r[v] += share * float64(h.weight)
-					if !s.inq[v] && s.r[v] >= g.pushThreshold(v, eps) {
-						s.inq[v] = true
-						next = append(next, v)
-					}
-				}
-			}
-			if !s.inq[u] && s.r[u] >= g.pushThreshold(u, eps) {
-				s.inq[u] = true
-				next = append(next, u)
-			}
-			if len(touched) >= maxNodes {
+			touched, next = g.push(s, u, opt, touched, next)
+			if len(touched) >= opt.MaxNodes {
 				break
 			}
 		}
@@ -164,6 +112,70 @@ func (x *Index) PPR(ws string, seeds map[string]float64, opt PPROptions) map[str
 	}
 	s.touch, s.queue, s.next = touched[:0], queue[:0], next[:0]
 	return scores
+}
+
+// withDefaults is o with the defaults in place of unset or out-of-range
+// values.
+func (o PPROptions) withDefaults() PPROptions {
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		o.Alpha = DefaultPPRAlpha
+	}
+	if o.Iterations <= 0 {
+		o.Iterations = DefaultPPRIterations
+	}
+	if !(o.Epsilon > 0) {
+		o.Epsilon = DefaultPPREpsilon
+	}
+	if o.MaxNodes <= 0 {
+		o.MaxNodes = DefaultPPRMaxNodes
+	}
+	return o
+}
+
+// push pushes node u (dequeued): Alpha of its residual goes to its score,
+// half the rest stays, half spreads over its traversable edges. Nodes
+// first reached are appended to touched, nodes whose residual crosses the
+// push threshold (u included) to next.
+func (g *wsGraph) push(s *scratch, u int32, opt PPROptions, touched, next []int32) ([]int32, []int32) {
+	alpha, eps := opt.Alpha, opt.Epsilon
+	s.inq[u] = false
+	ru := s.r[u]
+	if ru == 0 {
+		return touched, next
+	}
+	wsum := g.weightedDegree(u, opt.Viewer)
+	if wsum == 0 {
+		// A lazy walk from a node without traversable edges
+		// never leaves it.
+		s.p[u] += ru
+		s.r[u] = 0
+		return touched, next
+	}
+	s.p[u] += alpha * ru
+	s.r[u] = (1 - alpha) * ru / 2
+	share := (1 - alpha) * ru / 2 / wsum
+	for _, list := range [2][]adj{g.nodes[u].out, g.nodes[u].in} {
+		for _, a := range list {
+			h := g.hot[a.edge]
+			v := a.nbr
+			if h.invalid || !g.usable(v, false) || !g.visible(v, opt.Viewer) || !g.crossable(a.edge, opt.Viewer) {
+				continue
+			}
+			if s.r[v] == 0 && s.p[v] == 0 {
+				touched = append(touched, v)
+			}
+			s.r[v] += share * float64(h.weight)
+			if !s.inq[v] && s.r[v] >= g.pushThreshold(v, eps) {
+				s.inq[v] = true
+				next = append(next, v)
+			}
+		}
+	}
+	if !s.inq[u] && s.r[u] >= g.pushThreshold(u, eps) {
+		s.inq[u] = true
+		next = append(next, u)
+	}
+	return touched, next
 }
 
 // weightedDegree sums the weights of o's traversable edges.

@@ -100,21 +100,8 @@ func skip(reason string) error {
 // get a new version, chunks gone are retired, the rest are not touched; an
 // unchanged document writes nothing.
 func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) (Result, error) {
-	if doc.URI == "" {
-		return Result{}, fault.Field("uri", "is required")
-	}
-	if len(doc.URI) > 2048 || !utf8.ValidString(doc.URI) || strings.ContainsAny(doc.URI, "\x00\n\r") {
-		return Result{}, fault.Field("uri", "must be valid UTF-8 of at most 2048 bytes, on one line")
-	}
-	mt := MediaTypeFor(doc.URI, doc.MediaType)
-	if !Known(mt) {
-		return Result{}, fault.Field("media_type", "must be one of text/markdown, text/plain, text/html, application/pdf or a source code type (docs/knowledge.md)")
-	}
-	if len(doc.Content) > s.maxBytes {
-		return Result{}, (&fault.Error{Code: fault.TooLarge, Message: "content: exceeds the document limit of " + strconv.Itoa(s.maxBytes) + " bytes",
-			Details: map[string]any{"field": "content", "limit": s.maxBytes, "reason": "too large"}})
-	}
-	if err := s.core.CheckResourceWrite(p, doc.Scope, doc.Access); err != nil {
+	mt, err := s.checkDocument(p, doc)
+	if err != nil {
 		return Result{}, err
 	}
 	docSHA := sha(string(doc.Content))
@@ -149,20 +136,71 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 	if err != nil {
 		return Result{}, err
 	}
-	nlines := len(splitLines(text))
 	version := 1
-	prev := map[string]chunkEntry{}
 	if old != nil {
 		version = oldVersion + 1
-		for _, c := range oldLive {
-			prev[c.key] = c
+	}
+	base := chunkMeta{ResourceID: rid, SourceURI: doc.URI, MediaType: mt, DocSHA256: docSHA, DocVersion: version, DocLines: len(splitLines(text))}
+	changes := diffChunks(base, chunks, oldLive, &res)
+	if len(changes) == 0 {
+		res.Version, res.Outcome = oldVersion, Unchanged
+		return res, nil
+	}
+	outs, err := s.core.ApplyResource(ctx, p, core.ResourceChanges{Lock: rid, Scope: doc.Scope, Access: doc.Access, Changes: changes})
+	if err != nil {
+		if fault.CodeOf(err) == fault.VersionConflict {
+			s.mu.Lock()
+			s.follow.Invalidate() // another process changed the document: rebuild the index
+			s.mu.Unlock()
 		}
+		return Result{}, err
+	}
+	res.Version, res.Outcome = version, Created
+	if old != nil {
+		res.Outcome = Updated
+	}
+	s.applied(p, changes, outs, &res)
+	return res, nil
+}
+
+// checkDocument checks doc and p's right to write it, and returns its
+// media type.
+func (s *Service) checkDocument(p memory.Principal, doc Document) (string, error) {
+	if doc.URI == "" {
+		return "", fault.Field("uri", "is required")
+	}
+	if len(doc.URI) > 2048 || !utf8.ValidString(doc.URI) || strings.ContainsAny(doc.URI, "\x00\n\r") {
+		return "", fault.Field("uri", "must be valid UTF-8 of at most 2048 bytes, on one line")
+	}
+	mt := MediaTypeFor(doc.URI, doc.MediaType)
+	if !Known(mt) {
+		return "", fault.Field("media_type", "must be one of text/markdown, text/plain, text/html, application/pdf or a source code type (docs/knowledge.md)")
+	}
+	if len(doc.Content) > s.maxBytes {
+		return "", (&fault.Error{Code: fault.TooLarge, Message: "content: exceeds the document limit of " + strconv.Itoa(s.maxBytes) + " bytes",
+			Details: map[string]any{"field": "content", "limit": s.maxBytes, "reason": "too large"}})
+	}
+	if err := s.core.CheckResourceWrite(p, doc.Scope, doc.Access); err != nil {
+		return "", err
+	}
+	return mt, nil
+}
+
+// diffChunks compares the new chunks with the live chunks of the
+// document's previous version, counting in res: a new version for each
+// chunk whose text or place changed, a new record for each new chunk, a
+// retirement for each chunk gone (in document order); chunks unchanged
+// are left alone. base holds the new version's document-level metadata.
+func diffChunks(base chunkMeta, chunks []Chunk, oldLive []chunkEntry, res *Result) []core.ChunkChange {
+	prev := map[string]chunkEntry{}
+	for _, c := range oldLive {
+		prev[c.key] = c
 	}
 	var changes []core.ChunkChange
 	for _, c := range chunks {
-		m := chunkMeta{ResourceID: rid, SourceURI: doc.URI, MediaType: mt, DocSHA256: docSHA, DocVersion: version, DocLines: nlines,
-			Key: c.Key, Heading: c.Heading, Page: c.Page, LineStart: c.Start, LineEnd: c.End, SpanStart: c.SpanStart, SpanEnd: c.SpanEnd,
-			ChunkSHA256: sha(c.Text)}
+		m := base
+		m.Key, m.Heading, m.Page, m.LineStart, m.LineEnd, m.SpanStart, m.SpanEnd = c.Key, c.Heading, c.Page, c.Start, c.End, c.SpanStart, c.SpanEnd
+		m.ChunkSHA256 = sha(c.Text)
 		raw, _ := json.Marshal(m)
 		if o, ok := prev[c.Key]; ok {
 			delete(prev, c.Key)
@@ -184,30 +222,19 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 	sort.Slice(gone, func(i, j int) bool { return gone[i].meta.SpanStart < gone[j].meta.SpanStart })
 	for _, c := range gone {
 		m := c.meta
-		m.DocSHA256, m.DocVersion, m.DocLines = docSHA, version, nlines
+		m.DocSHA256, m.DocVersion, m.DocLines = base.DocSHA256, base.DocVersion, base.DocLines
 		raw, _ := json.Marshal(m)
 		changes = append(changes, core.ChunkChange{ID: c.id, Version: c.version, Metadata: raw, Retire: true})
 		res.RetiredN++
 	}
-	if len(changes) == 0 {
-		res.Version, res.Outcome = oldVersion, Unchanged
-		return res, nil
-	}
-	outs, err := s.core.ApplyResource(ctx, p, core.ResourceChanges{Lock: rid, Scope: doc.Scope, Access: doc.Access, Changes: changes})
-	if err != nil {
-		if fault.CodeOf(err) == fault.VersionConflict {
-			s.mu.Lock()
-			s.follow.Invalidate() // another process changed the document: rebuild the index
-			s.mu.Unlock()
-		}
-		return Result{}, err
-	}
+	return changes
+}
+
+// applied indexes the records written for changes and adds each chunk's
+// outcome to res.
+func (s *Service) applied(p memory.Principal, changes []core.ChunkChange, outs []core.ChunkOutcome, res *Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res.Version, res.Outcome = version, Created
-	if old != nil {
-		res.Outcome = Updated
-	}
 	for i, o := range outs {
 		s.index(p.Workspace, o.Record)
 		cr := ChunkResult{ID: o.Record.ID, Version: o.Record.Version, Citation: o.Record.Citation(), Decision: o.Decision, Reason: o.Reason,
@@ -223,7 +250,6 @@ func (s *Service) Ingest(ctx context.Context, p memory.Principal, doc Document) 
 		}
 		res.Chunks = append(res.Chunks, cr)
 	}
-	return res, nil
 }
 
 // Retire retires every live chunk of the resource at uri in scope (its

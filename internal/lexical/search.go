@@ -171,16 +171,27 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 			post = nil // not a subset of ix: walk ix's own postings
 		}
 	}
+	sc := scratchPool.Get().(*scratch)
+	qs, allow := ix.resolve(q, allow, bits, scopedDocs, sc, post)
+	a := ix.accumulate(qs, k, allow, sc, &st)
+	ix.mu.RUnlock()
+
+	out := a.top(k, sc)
+	sc.release(a.touched)
+	return out, st
+}
+
+// resolve looks the query terms q up, weighs them (BM25 idf over the
+// scope's documents in a scoped search), drops the negligible ones and
+// orders them. Held under ix.mu. In a scoped search (allow given and
+// scopedDocs below the index's documents) the terms are copies in sc of
+// only the admitted postings, and the allow returned is nil. With post
+// (see searchTermsBits), a term's postings are post's.
+func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int, sc *scratch, post *Index) ([]qterm, Allow) {
 	n := float64(ix.n)
-	avgLen := float64(ix.total) / n
 	scoped := allow != nil && scopedDocs > 0 && scopedDocs < ix.n
 	if scoped {
 		n = float64(scopedDocs)
-	}
-	k1, b := ix.k1, ix.b
-	sc := scratchPool.Get().(*scratch)
-	qs := make([]qterm, 0, len(q))
-	if scoped {
 		// The admitted postings of every term, copied in one pass that
 		// also counts them; the search then needs no allow.
 		keys, tfs, fts := sc.keys[:0], sc.tfs[:0], sc.terms[:0]
@@ -194,6 +205,8 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		sc.keys, sc.tfs, sc.terms = keys, tfs, fts
 		allow = nil
 	}
+	k1 := ix.k1
+	qs := make([]qterm, 0, len(q))
 	j := 0
 	for _, name := range q {
 		id, ok := ix.dict[name]
@@ -236,6 +249,13 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		}
 		return strings.Compare(a.name, b.name)
 	})
+	return qs, allow
+}
+
+// accumulate adds the terms qs up into the scores of sc: each term's
+// postings scanned while new documents could still make the top k, the
+// remaining terms then applied to the candidates only. Held under ix.mu.
+func (ix *Index) accumulate(qs []qterm, k int, allow Allow, sc *scratch, st *searchStats) accumulator {
 	// rest[i]: bound on what terms i.. can add to a document; postings[i]:
 	// postings those terms would scan.
 	rest := make([]float64, len(qs)+1)
@@ -245,6 +265,8 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		postings[i] = postings[i+1] + len(qs[i].t.keys)
 	}
 
+	k1, b := ix.k1, ix.b
+	avgLen := float64(ix.total) / float64(ix.n)
 	nkeys := len(ix.docLen)
 	if len(sc.scores) < nkeys {
 		sc.scores = make([]float32, nkeys+nkeys/8)
@@ -290,9 +312,13 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		}
 		sc.cands = cands[:0]
 	}
-	ix.mu.RUnlock()
+	return a
+}
 
-	// Top k with a bounded min-heap whose root is the worst kept hit.
+// top is the best k of the touched documents, best first, with a bounded
+// min-heap whose root is the worst kept hit. It zeroes the scores it
+// reads, leaving sc's score array clean for the next search.
+func (a *accumulator) top(k int, sc *scratch) []Hit {
 	h := sc.heap[:0]
 	scores := a.scores
 	for _, key := range a.touched {
@@ -321,9 +347,15 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		}
 		return 0
 	})
-
-	sc.touched = a.touched[:0]
 	sc.heap = h[:0]
+	return out
+}
+
+// release returns sc to the pool, keeping the buffers of the search
+// (touched: the accumulator's) unless they grew too large, and no
+// references into the index.
+func (sc *scratch) release(touched []uint32) {
+	sc.touched = touched[:0]
 	if cap(sc.heap) > 1<<16 {
 		sc.heap = nil
 	}
@@ -333,7 +365,6 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		sc.keys, sc.tfs = nil, nil
 	}
 	scratchPool.Put(sc)
-	return out, st
 }
 
 // accumulator adds BM25 contributions into a dense score array.

@@ -172,19 +172,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 // encodeLocked builds the payload (format 2); the caller holds the read
 // lock.
 func (ix *Index) encodeLocked() ([]byte, error) {
-	// Dense ids for the live terms in their current order, so each
-	// document's terms (ascending ids in the arena) stay ascending.
-	newID := make([]uint32, len(ix.terms))
-	nterms, nameBytes := 0, 0
-	for id := range ix.terms {
-		t := &ix.terms[id]
-		newID[id] = absent
-		if t.df() > 0 {
-			newID[id] = uint32(nterms)
-			nterms++
-			nameBytes += len(t.name)
-		}
-	}
+	newID, nterms, nameBytes := ix.liveTermIDs()
 	posts := uint64(0)
 	for _, d := range ix.docs {
 		if d.off != absent {
@@ -215,13 +203,43 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			buf = append(buf, ix.terms[id].name...)
 		}
 	}
-	// The postings, term by term, each list's live postings by key; the
-	// section's length first, so that a reader can decode the documents
-	// beside it. hp and hd hash the (term, key) pairs of either side: they
-	// must agree.
+	// hp and hd hash the (term, key) pairs of the postings and of the
+	// documents: they must agree.
+	buf, hp := ix.appendPostings(buf, newID)
+	buf, hd, err := ix.appendDocs(buf, newID)
+	if err != nil {
+		return nil, err
+	}
+	if hp != hd {
+		return nil, fmt.Errorf("lexical: snapshot: the postings disagree with the documents' terms")
+	}
+	return buf, nil
+}
+
+// liveTermIDs gives the live terms dense ids in their current order, so
+// each document's terms (ascending ids in the arena) stay ascending;
+// newID[id] is absent for a term without postings.
+func (ix *Index) liveTermIDs() (newID []uint32, nterms, nameBytes int) {
+	newID = make([]uint32, len(ix.terms))
+	for id := range ix.terms {
+		t := &ix.terms[id]
+		newID[id] = absent
+		if t.df() > 0 {
+			newID[id] = uint32(nterms)
+			nterms++
+			nameBytes += len(t.name)
+		}
+	}
+	return newID, nterms, nameBytes
+}
+
+// appendPostings appends the postings section: the live terms' lists,
+// each one's live postings by key, the section's length first, so that a
+// reader can decode the documents beside it. hp hashes its (term, key)
+// pairs.
+func (ix *Index) appendPostings(buf []byte, newID []uint32) (_ []byte, hp uint64) {
 	lenAt := len(buf)
 	buf = binary.LittleEndian.AppendUint64(buf, 0)
-	var hp, hd uint64
 	var tail []uint64
 	for id := range ix.terms {
 		t := &ix.terms[id]
@@ -254,8 +272,12 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 		}
 	}
 	binary.LittleEndian.PutUint64(buf[lenAt:], uint64(len(buf)-lenAt-8))
-	// The documents: their term lists as the arena holds them, with the
-	// new ids.
+	return buf, hp
+}
+
+// appendDocs appends the documents section: their term lists as the
+// arena holds them, with the new ids. hd hashes their (term, key) pairs.
+func (ix *Index) appendDocs(buf []byte, newID []uint32) (_ []byte, hd uint64, _ error) {
 	var list []byte
 	for key, d := range ix.docs {
 		if d.off == absent {
@@ -273,17 +295,14 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 			hd += pairHash(old, uint32(key), 0)
 		})
 		if bad {
-			return nil, fmt.Errorf("lexical: snapshot: key %d holds a term without postings", key)
+			return nil, 0, fmt.Errorf("lexical: snapshot: key %d holds a term without postings", key)
 		}
 		buf = binary.AppendUvarint(buf, uint64(d.n)+1)
 		buf = binary.AppendUvarint(buf, uint64(ix.docLen[key]))
 		buf = binary.AppendUvarint(buf, uint64(len(list)))
 		buf = append(buf, list...)
 	}
-	if hp != hd {
-		return nil, fmt.Errorf("lexical: snapshot: the postings disagree with the documents' terms")
-	}
-	return buf, nil
+	return buf, hd, nil
 }
 
 // pairHash hashes a (term id, key) pair with a secret: sums of it over
@@ -473,71 +492,12 @@ func decodeIndex(payload []byte, version uint32) (*Index, error) {
 // the postings lists from them.
 func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
 	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
-	nterms := uint64(len(terms))
 	ix.docs = make([]docRef, nkeys)
 	ix.docLen = make([]uint32, nkeys)
 	ix.lenCode = make([]uint8, nkeys)
-	// The documents' term lists go to the byte arena as they are read
-	// (each takes no more bytes there than in the payload); their term
-	// frequencies, by posting, to tfs until the postings are built.
-	arena := make([]byte, 0, d.Rest())
-	tfs := make([]uint16, nposts)
-	df := make([]uint32, nterms)
-	p := uint32(0)
-	for key := range ix.docs {
-		s := d.Uvarint()
-		if s == 0 {
-			ix.docs[key] = docRef{off: absent}
-			continue
-		}
-		cnt, dl := s-1, d.Uvarint()
-		if cnt > uint64(nposts-p) || dl > math.MaxUint32 {
-			d.Fail("document size")
-		}
-		if d.Err != nil {
-			return nil, d.Err
-		}
-		off := len(arena)
-		prev, sum, clipped := int64(-1), uint64(0), false
-		for j := p; j < p+uint32(cnt); j++ {
-			delta, tf := d.Uvarint(), d.Uvarint()
-			if delta >= nterms || uint64(prev+1)+delta >= nterms || tf == 0 || tf > maxTF {
-				d.Fail("posting")
-				return nil, d.Err
-			}
-			id := prev + 1 + int64(delta)
-			arena = binary.AppendUvarint(arena, uint64(id-max(prev, 0)))
-			tfs[j] = uint16(tf)
-			df[id]++
-			sum += tf
-			clipped = clipped || tf == maxTF
-			prev = id
-		}
-		if d.Err != nil {
-			return nil, d.Err
-		}
-		// docLen counts tokens, the tfs count each distinct one (capped).
-		if sum > dl || (sum != dl && !clipped) {
-			return nil, corrupt("key %d: length %d, term frequencies sum to %d", key, dl, sum)
-		}
-		if len(arena) >= int(absent) {
-			return nil, corrupt("documents too large")
-		}
-		ix.docs[key] = docRef{off: uint32(off), n: uint32(cnt)}
-		ix.docLen[key] = uint32(dl)
-		ix.lenCode[key] = uint8(min(dl, 255))
-		ix.n++
-		ix.total += dl
-		p += uint32(cnt)
-	}
-	if d.Err != nil {
-		return nil, d.Err
-	}
-	if p != nposts {
-		return nil, corrupt("%d postings, header says %d", p, nposts)
-	}
-	if d.Rest() != 0 {
-		return nil, corrupt("%d trailing bytes", d.Rest())
+	arena, tfs, df, err := ix.readDocsV1(d, nposts)
+	if err != nil {
+		return nil, err
 	}
 	// Postings: one slab per column, each list a full slice of it (an
 	// append reallocates rather than spill into the next list), filled by
@@ -561,11 +521,90 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 		arena = slices.Clone(arena)
 	}
 	ix.arena = arena
-	// Fill the lists, documents in key order so that every list comes
-	// out sorted. The writes land all over the slabs, one place per term,
-	// and cost a cache miss each: on a large index two goroutines share
-	// them, each filling the lists of the terms below or above the id
-	// that halves the postings.
+	ix.fillPostingsV1(tfs, next, keySlab, tfSlab, nposts)
+	for id := range terms {
+		t := &terms[id]
+		t.maxKey = t.keys[len(t.keys)-1]
+	}
+	return ix, nil
+}
+
+// readDocsV1 reads the documents of a format 1 snapshot into ix. Their
+// term lists go to the byte arena as they are read (each takes no more
+// bytes there than in the payload); their term frequencies, by posting,
+// to tfs until the postings are built; df counts each term's documents.
+func (ix *Index) readDocsV1(d *snapio.Reader, nposts uint32) (arena []byte, tfs []uint16, df []uint32, _ error) {
+	nterms := uint64(len(ix.terms))
+	arena = make([]byte, 0, d.Rest())
+	tfs = make([]uint16, nposts)
+	df = make([]uint32, nterms)
+	p := uint32(0)
+	for key := range ix.docs {
+		s := d.Uvarint()
+		if s == 0 {
+			ix.docs[key] = docRef{off: absent}
+			continue
+		}
+		cnt, dl := s-1, d.Uvarint()
+		if cnt > uint64(nposts-p) || dl > math.MaxUint32 {
+			d.Fail("document size")
+		}
+		if d.Err != nil {
+			return nil, nil, nil, d.Err
+		}
+		off := len(arena)
+		prev, sum, clipped := int64(-1), uint64(0), false
+		for j := p; j < p+uint32(cnt); j++ {
+			delta, tf := d.Uvarint(), d.Uvarint()
+			if delta >= nterms || uint64(prev+1)+delta >= nterms || tf == 0 || tf > maxTF {
+				d.Fail("posting")
+				return nil, nil, nil, d.Err
+			}
+			id := prev + 1 + int64(delta)
+			arena = binary.AppendUvarint(arena, uint64(id-max(prev, 0)))
+			tfs[j] = uint16(tf)
+			df[id]++
+			sum += tf
+			clipped = clipped || tf == maxTF
+			prev = id
+		}
+		if d.Err != nil {
+			return nil, nil, nil, d.Err
+		}
+		// docLen counts tokens, the tfs count each distinct one (capped).
+		if sum > dl || (sum != dl && !clipped) {
+			return nil, nil, nil, corrupt("key %d: length %d, term frequencies sum to %d", key, dl, sum)
+		}
+		if len(arena) >= int(absent) {
+			return nil, nil, nil, corrupt("documents too large")
+		}
+		ix.docs[key] = docRef{off: uint32(off), n: uint32(cnt)}
+		ix.docLen[key] = uint32(dl)
+		ix.lenCode[key] = uint8(min(dl, 255))
+		ix.n++
+		ix.total += dl
+		p += uint32(cnt)
+	}
+	if d.Err != nil {
+		return nil, nil, nil, d.Err
+	}
+	if p != nposts {
+		return nil, nil, nil, corrupt("%d postings, header says %d", p, nposts)
+	}
+	if d.Rest() != 0 {
+		return nil, nil, nil, corrupt("%d trailing bytes", d.Rest())
+	}
+	return arena, tfs, df, nil
+}
+
+// fillPostingsV1 fills the lists of a format 1 snapshot from the arena,
+// documents in key order so that every list comes out sorted; next[id] is
+// where term id's next posting goes. The writes land all over the slabs,
+// one place per term, and cost a cache miss each: on a large index two
+// goroutines share them, each filling the lists of the terms below or
+// above the id that halves the postings.
+func (ix *Index) fillPostingsV1(tfs []uint16, next, keySlab []uint32, tfSlab []uint16, nposts uint32) {
+	arena, terms := ix.arena, ix.terms
 	fill := func(lo, hi uint32) {
 		j := 0 // posting number, in document order
 		for key, r := range ix.docs {
@@ -585,27 +624,23 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 			}
 		}
 	}
+	nterms := uint32(len(terms))
 	if nposts < parallelFill {
-		fill(0, uint32(nterms))
-	} else {
-		split, acc := uint32(0), uint32(0)
-		for id := range terms {
-			if acc >= nposts/2 {
-				break
-			}
-			acc += uint32(len(terms[id].keys))
-			split = uint32(id) + 1
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() { fill(0, split) })
-		fill(split, uint32(nterms))
-		wg.Wait()
+		fill(0, nterms)
+		return
 	}
+	split, acc := uint32(0), uint32(0)
 	for id := range terms {
-		t := &terms[id]
-		t.maxKey = t.keys[len(t.keys)-1]
+		if acc >= nposts/2 {
+			break
+		}
+		acc += uint32(len(terms[id].keys))
+		split = uint32(id) + 1
 	}
-	return ix, nil
+	var wg sync.WaitGroup
+	wg.Go(func() { fill(0, split) })
+	fill(split, nterms)
+	wg.Wait()
 }
 
 // decodeDocs decodes the postings lists and the documents of a format 2
@@ -619,62 +654,89 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 	}
 	pb := d.Bytes(int(plen))
 	db := d.Bytes(int(d.Rest()))
-	nterms := uint32(len(terms))
 	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
 	ix.docs = make([]docRef, nkeys)
 	ix.docLen = make([]uint32, nkeys)
 	ix.lenCode = make([]uint8, nkeys)
-	keySlab := make([]uint32, nposts)
-	tfSlab := make([]uint16, nposts)
 	secret := rand.Uint64()
 
 	var hp uint64
 	var perr error
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		r := snapio.NewReader(pb, corrupt)
-		o := uint32(0)
-		for id := range terms {
-			df := r.Uvarint()
-			if df == 0 || df > uint64(nposts-o) {
-				r.Fail("document frequency")
-				break
-			}
-			c := uint32(df)
-			t := &terms[id]
-			t.keys, t.tfs, t.sorted = keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c], int(c)
-			prev := int64(-1)
-			for j := range t.keys {
-				delta, tf := r.Uvarint(), r.Uvarint()
-				key := uint64(prev+1) + delta
-				if delta >= uint64(nkeys) || key >= uint64(nkeys) || tf == 0 || tf > maxTF {
-					r.Fail("posting")
-					break
-				}
-				t.keys[j], t.tfs[j] = uint32(key), uint16(tf)
-				hp += pairHash(uint32(id), uint32(key), secret)
-				prev = int64(key)
-			}
-			if r.Err != nil {
-				break
-			}
-			t.maxKey = t.keys[c-1]
-			o += c
-		}
-		switch {
-		case r.Err != nil:
-			perr = r.Err
-		case o != nposts:
-			perr = corrupt("%d postings, header says %d", o, nposts)
-		case r.Rest() != 0:
-			perr = corrupt("%d trailing bytes after the postings", r.Rest())
-		}
-	})
-
-	var hd uint64
+	wg.Go(func() { hp, perr = decodePostings(pb, terms, nkeys, nposts, secret) })
 	r := snapio.NewReader(db, corrupt)
-	arena := make([]byte, 0, len(db))
-	p := uint32(0)
+	arena, p, hd := ix.decodeDocLists(r, nposts, secret)
+	wg.Wait()
+	switch {
+	case perr != nil:
+		return nil, perr
+	case r.Err != nil:
+		return nil, r.Err
+	case p != nposts:
+		return nil, corrupt("%d document terms, header says %d postings", p, nposts)
+	case r.Rest() != 0:
+		return nil, corrupt("%d trailing bytes", r.Rest())
+	case hp != hd:
+		return nil, corrupt("the postings disagree with the documents' terms")
+	}
+	ix.arena = arena
+	return ix, nil
+}
+
+// decodePostings reads the postings section pb of a format 2 snapshot
+// straight into the terms' lists, slices of two slabs of nposts. hp hashes
+// its (term, key) pairs with secret.
+func decodePostings(pb []byte, terms []term, nkeys int, nposts uint32, secret uint64) (hp uint64, _ error) {
+	keySlab := make([]uint32, nposts)
+	tfSlab := make([]uint16, nposts)
+	r := snapio.NewReader(pb, corrupt)
+	o := uint32(0)
+	for id := range terms {
+		df := r.Uvarint()
+		if df == 0 || df > uint64(nposts-o) {
+			r.Fail("document frequency")
+			break
+		}
+		c := uint32(df)
+		t := &terms[id]
+		t.keys, t.tfs, t.sorted = keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c], int(c)
+		prev := int64(-1)
+		for j := range t.keys {
+			delta, tf := r.Uvarint(), r.Uvarint()
+			key := uint64(prev+1) + delta
+			if delta >= uint64(nkeys) || key >= uint64(nkeys) || tf == 0 || tf > maxTF {
+				r.Fail("posting")
+				break
+			}
+			t.keys[j], t.tfs[j] = uint32(key), uint16(tf)
+			hp += pairHash(uint32(id), uint32(key), secret)
+			prev = int64(key)
+		}
+		if r.Err != nil {
+			break
+		}
+		t.maxKey = t.keys[c-1]
+		o += c
+	}
+	switch {
+	case r.Err != nil:
+		return 0, r.Err
+	case o != nposts:
+		return 0, corrupt("%d postings, header says %d", o, nposts)
+	case r.Rest() != 0:
+		return 0, corrupt("%d trailing bytes after the postings", r.Rest())
+	}
+	return hp, nil
+}
+
+// decodeDocLists reads the documents section of a format 2 snapshot from
+// r into ix, each document's term list checked (ascending, known ids,
+// exactly filling its bytes) and copied into the arena. p counts the
+// documents' terms; hd hashes their (term, key) pairs with secret. On an
+// error it stops, leaving it in r.Err.
+func (ix *Index) decodeDocLists(r *snapio.Reader, nposts uint32, secret uint64) (arena []byte, p uint32, hd uint64) {
+	nterms := uint32(len(ix.terms))
+	arena = make([]byte, 0, r.Rest())
 	for key := range ix.docs {
 		s := r.Uvarint()
 		if s == 0 {
@@ -717,19 +779,5 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 		ix.total += dl
 		p += uint32(cnt)
 	}
-	wg.Wait()
-	switch {
-	case perr != nil:
-		return nil, perr
-	case r.Err != nil:
-		return nil, r.Err
-	case p != nposts:
-		return nil, corrupt("%d document terms, header says %d postings", p, nposts)
-	case r.Rest() != 0:
-		return nil, corrupt("%d trailing bytes", r.Rest())
-	case hp != hd:
-		return nil, corrupt("the postings disagree with the documents' terms")
-	}
-	ix.arena = arena
-	return ix, nil
+	return arena, p, hd
 }

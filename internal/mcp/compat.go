@@ -265,7 +265,17 @@ func readHints() *sdk.ToolAnnotations {
 
 const compatNote = " Part of the knowledge-graph tool set (compatible with the reference MCP memory server); observations are stored as governed memgate memories, so memory_query finds them too."
 
+// addCompatTools registers the reference's nine tools: three that add to
+// the graph, three that remove from it, three that read it.
 func (s *server) addCompatTools(srv *sdk.Server) {
+	s.addKGCreateTools(srv)
+	s.addKGDeleteTools(srv)
+	s.addKGReadTools(srv)
+}
+
+// addKGCreateTools registers create_entities, create_relations and
+// add_observations.
+func (s *server) addKGCreateTools(srv *sdk.Server) {
 	addCompat(s, srv, &sdk.Tool{
 		Name:  "create_entities",
 		Title: "Create entities",
@@ -310,7 +320,11 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		got, err := s.svc.KGAddObservations(ctx, p, obs)
 		return addObservationsOut{Results: got}, got, err
 	})
+}
 
+// addKGDeleteTools registers delete_entities, delete_observations and
+// delete_relations.
+func (s *server) addKGDeleteTools(srv *sdk.Server) {
 	addCompat(s, srv, &sdk.Tool{
 		Name:  "delete_entities",
 		Title: "Delete entities",
@@ -349,7 +363,10 @@ func (s *server) addCompatTools(srv *sdk.Server) {
 		const msg = "Relations deleted successfully"
 		return successOut{Success: true, Message: msg}, msg, s.svc.KGDeleteRelations(ctx, p, rels)
 	})
+}
 
+// addKGReadTools registers read_graph, search_nodes and open_nodes.
+func (s *server) addKGReadTools(srv *sdk.Server) {
 	addCompat(s, srv, &sdk.Tool{
 		Name:  "read_graph",
 		Title: "Read graph",

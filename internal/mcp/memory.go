@@ -230,6 +230,8 @@ type forgetOut struct {
 	Subject *core.ForgetReport `json:"subject,omitempty" jsonschema:"counts of what forgetting the subject erased"`
 }
 
+// addMemoryTools registers the memory_* tools; each one's work is the
+// method named after it below.
 func (s *server) addMemoryTools(srv *sdk.Server) {
 	add(srv, &sdk.Tool{
 		Name:  "memory_write",
@@ -242,29 +244,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			scopeDoc,
 		InputSchema: schemaFor[writeIn](true, map[string][]string{"type": recordTypes, "access": accessLevels, "kind": sourceKinds}),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, handler(s, "memory_write", func(ctx context.Context, p memory.Principal, in writeIn) (writeOut, error) {
-		req := core.WriteRequest{Type: memory.Type(in.Type), Category: in.Category, Content: in.Content, Entities: in.Entities,
-			Scope: in.Scope.scope(), Access: memory.Access(in.Access), Supersedes: in.Supersedes}
-		if in.Kind != "" || in.Confidence != nil || len(in.Evidence) > 0 {
-			req.Source = &core.SourceInput{Kind: memory.SourceKind(in.Kind), Confidence: in.Confidence, Evidence: in.Evidence}
-		}
-		var err error
-		if req.ValidFrom, err = parseTime("valid_from", in.ValidFrom); err != nil {
-			return writeOut{}, err
-		}
-		if req.ValidUntil, err = parseTime("valid_until", in.ValidUntil); err != nil {
-			return writeOut{}, err
-		}
-		if req.Metadata, err = rawObject("metadata", in.Metadata); err != nil {
-			return writeOut{}, err
-		}
-		res, err := s.svc.Write(ctx, p, req)
-		if err != nil {
-			return writeOut{}, err
-		}
-		return writeOut{Decision: res.Decision, Reason: res.Reason, Record: viewRecord(res.Record), Citation: res.Citation,
-			ApprovalID: res.ApprovalID, PIIKinds: res.PIIKinds}, nil
-	}))
+	}, handler(s, "memory_write", s.memoryWrite))
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_query",
@@ -274,37 +254,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			"Filter by scope, type, entity or time (as_of: what was true then; known_at: as memgate knew it then). " + scopeDoc + untrustedDoc,
 		InputSchema: schemaFor[queryIn](true, map[string][]string{"types": recordTypes}),
 		Annotations: readHints(),
-	}, handler(s, "memory_query", func(ctx context.Context, p memory.Principal, in queryIn) (queryOut, error) {
-		if strings.TrimSpace(in.Query) == "" {
-			return queryOut{}, fault.Field("query", "must not be empty")
-		}
-		req := core.SearchRequest{Query: in.Query, K: in.K, Scope: in.Scope.scope(), Entity: in.Entity, Category: in.Category,
-			MinConfidence: in.MinConfidence, MinRelevance: in.MinRelevance, IncludeSensitive: in.IncludeSensitive}
-		for _, t := range in.Types {
-			req.Types = append(req.Types, memory.Type(t))
-		}
-		if in.IncludeProvisional {
-			req.Statuses = []memory.Status{memory.Active, memory.Provisional}
-		}
-		var err error
-		if req.AsOf, err = parseTime("as_of", in.AsOf); err != nil {
-			return queryOut{}, err
-		}
-		if req.KnownAt, err = parseTime("known_at", in.KnownAt); err != nil {
-			return queryOut{}, err
-		}
-		req.Explain = true // for each hit's signals
-		res, err := s.svc.Search(ctx, p, req)
-		if err != nil {
-			return queryOut{}, err
-		}
-		out := queryOut{Route: res.Route, Results: make([]hitOut, 0, len(res.Results)), Degraded: res.Degraded}
-		for _, h := range res.Results {
-			out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Relevance: h.Relevance, Citation: h.Citation,
-				Signals: slices.Sorted(maps.Keys(h.Explain))})
-		}
-		return out, nil
-	}))
+	}, handler(s, "memory_query", s.memoryQuery))
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_context",
@@ -315,22 +265,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			scopeDoc + untrustedDoc,
 		InputSchema: schemaFor[contextIn](true, nil),
 		Annotations: readHints(),
-	}, func(ctx context.Context, req *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, contextpack.Envelope, error) {
-		p, err := s.who(ctx, req.Extra)
-		if err != nil {
-			return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
-		}
-		env, err := s.asm.Assemble(ctx, p, contextpack.Request{Query: in.Query, Scope: in.Scope.scope(), BudgetTokens: in.BudgetTokens,
-			MaxProcedures: in.MaxProcedures, MaxChunks: in.MaxChunks, MaxFacts: in.MaxFacts, MaxRecent: in.MaxRecent})
-		if err != nil {
-			return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
-		}
-		text := env.Markdown
-		if text == "" {
-			text = "(memory holds nothing for this task within the budget; sufficiency " + env.Sufficiency + ")"
-		}
-		return textResult(text), env, nil
-	})
+	}, s.memoryContext)
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_get",
@@ -339,20 +274,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			"A memory you may not read answers not_found." + untrustedDoc,
 		InputSchema: schemaFor[getIn](true, nil),
 		Annotations: readHints(),
-	}, handler(s, "memory_get", func(ctx context.Context, p memory.Principal, in getIn) (recordOut, error) {
-		knownAt, err := parseTime("known_at", in.KnownAt)
-		if err != nil {
-			return recordOut{}, err
-		}
-		if in.Version < 0 {
-			return recordOut{}, fault.Field("version", "must be positive")
-		}
-		r, err := s.svc.Get(ctx, p, in.ID, core.GetOptions{Version: in.Version, KnownAt: knownAt})
-		if err != nil {
-			return recordOut{}, err
-		}
-		return viewRecord(r), nil
-	}))
+	}, handler(s, "memory_get", s.memoryGet))
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_history",
@@ -361,17 +283,7 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			untrustedDoc,
 		InputSchema: schemaFor[historyIn](true, nil),
 		Annotations: readHints(),
-	}, handler(s, "memory_history", func(ctx context.Context, p memory.Principal, in historyIn) (historyOut, error) {
-		vs, err := s.svc.History(ctx, p, in.ID, false)
-		if err != nil {
-			return historyOut{}, err
-		}
-		out := historyOut{Versions: make([]recordOut, 0, len(vs))}
-		for _, v := range vs {
-			out.Versions = append(out.Versions, viewRecord(v))
-		}
-		return out, nil
-	}))
+	}, handler(s, "memory_history", s.memoryHistory))
 
 	add(srv, &sdk.Tool{
 		Name:  "memory_forget",
@@ -382,24 +294,133 @@ func (s *server) addMemoryTools(srv *sdk.Server) {
 			"that supersedes it.",
 		InputSchema: schemaFor[forgetIn](true, nil),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, handler(s, "memory_forget", func(ctx context.Context, p memory.Principal, in forgetIn) (forgetOut, error) {
-		switch {
-		case in.ID != "" && in.Subject != "":
-			return forgetOut{}, fault.Field("subject", "give either id or subject, not both")
-		case in.ID != "":
-			r, err := s.svc.Forget(ctx, p, in.ID)
-			if err != nil {
-				return forgetOut{}, err
-			}
-			v := viewRecord(r)
-			return forgetOut{Record: &v}, nil
-		case in.Subject != "":
-			rep, err := s.svc.ForgetSubject(ctx, p, in.Subject)
-			if err != nil {
-				return forgetOut{}, err
-			}
-			return forgetOut{Subject: &rep}, nil
+	}, handler(s, "memory_forget", s.memoryForget))
+}
+
+// memoryWrite stores one memory through the gate.
+func (s *server) memoryWrite(ctx context.Context, p memory.Principal, in writeIn) (writeOut, error) {
+	req := core.WriteRequest{Type: memory.Type(in.Type), Category: in.Category, Content: in.Content, Entities: in.Entities,
+		Scope: in.Scope.scope(), Access: memory.Access(in.Access), Supersedes: in.Supersedes}
+	if in.Kind != "" || in.Confidence != nil || len(in.Evidence) > 0 {
+		req.Source = &core.SourceInput{Kind: memory.SourceKind(in.Kind), Confidence: in.Confidence, Evidence: in.Evidence}
+	}
+	var err error
+	if req.ValidFrom, err = parseTime("valid_from", in.ValidFrom); err != nil {
+		return writeOut{}, err
+	}
+	if req.ValidUntil, err = parseTime("valid_until", in.ValidUntil); err != nil {
+		return writeOut{}, err
+	}
+	if req.Metadata, err = rawObject("metadata", in.Metadata); err != nil {
+		return writeOut{}, err
+	}
+	res, err := s.svc.Write(ctx, p, req)
+	if err != nil {
+		return writeOut{}, err
+	}
+	return writeOut{Decision: res.Decision, Reason: res.Reason, Record: viewRecord(res.Record), Citation: res.Citation,
+		ApprovalID: res.ApprovalID, PIIKinds: res.PIIKinds}, nil
+}
+
+// memoryQuery is hybrid search with each hit's signals.
+func (s *server) memoryQuery(ctx context.Context, p memory.Principal, in queryIn) (queryOut, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return queryOut{}, fault.Field("query", "must not be empty")
+	}
+	req := core.SearchRequest{Query: in.Query, K: in.K, Scope: in.Scope.scope(), Entity: in.Entity, Category: in.Category,
+		MinConfidence: in.MinConfidence, MinRelevance: in.MinRelevance, IncludeSensitive: in.IncludeSensitive}
+	for _, t := range in.Types {
+		req.Types = append(req.Types, memory.Type(t))
+	}
+	if in.IncludeProvisional {
+		req.Statuses = []memory.Status{memory.Active, memory.Provisional}
+	}
+	var err error
+	if req.AsOf, err = parseTime("as_of", in.AsOf); err != nil {
+		return queryOut{}, err
+	}
+	if req.KnownAt, err = parseTime("known_at", in.KnownAt); err != nil {
+		return queryOut{}, err
+	}
+	req.Explain = true // for each hit's signals
+	res, err := s.svc.Search(ctx, p, req)
+	if err != nil {
+		return queryOut{}, err
+	}
+	out := queryOut{Route: res.Route, Results: make([]hitOut, 0, len(res.Results)), Degraded: res.Degraded}
+	for _, h := range res.Results {
+		out.Results = append(out.Results, hitOut{Record: viewRecord(h.Record), Score: h.Score, Relevance: h.Relevance, Citation: h.Citation,
+			Signals: slices.Sorted(maps.Keys(h.Explain))})
+	}
+	return out, nil
+}
+
+// memoryContext assembles the bounded context of a task; its text is the
+// Markdown, its structured content the whole envelope.
+func (s *server) memoryContext(ctx context.Context, req *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, contextpack.Envelope, error) {
+	p, err := s.who(ctx, req.Extra)
+	if err != nil {
+		return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
+	}
+	env, err := s.asm.Assemble(ctx, p, contextpack.Request{Query: in.Query, Scope: in.Scope.scope(), BudgetTokens: in.BudgetTokens,
+		MaxProcedures: in.MaxProcedures, MaxChunks: in.MaxChunks, MaxFacts: in.MaxFacts, MaxRecent: in.MaxRecent})
+	if err != nil {
+		return nil, contextpack.Envelope{}, s.toolError(ctx, "memory_context", err)
+	}
+	text := env.Markdown
+	if text == "" {
+		text = "(memory holds nothing for this task within the budget; sufficiency " + env.Sufficiency + ")"
+	}
+	return textResult(text), env, nil
+}
+
+// memoryGet reads one record, or a past version of it.
+func (s *server) memoryGet(ctx context.Context, p memory.Principal, in getIn) (recordOut, error) {
+	knownAt, err := parseTime("known_at", in.KnownAt)
+	if err != nil {
+		return recordOut{}, err
+	}
+	if in.Version < 0 {
+		return recordOut{}, fault.Field("version", "must be positive")
+	}
+	r, err := s.svc.Get(ctx, p, in.ID, core.GetOptions{Version: in.Version, KnownAt: knownAt})
+	if err != nil {
+		return recordOut{}, err
+	}
+	return viewRecord(r), nil
+}
+
+// memoryHistory lists every version of one record.
+func (s *server) memoryHistory(ctx context.Context, p memory.Principal, in historyIn) (historyOut, error) {
+	vs, err := s.svc.History(ctx, p, in.ID, false)
+	if err != nil {
+		return historyOut{}, err
+	}
+	out := historyOut{Versions: make([]recordOut, 0, len(vs))}
+	for _, v := range vs {
+		out.Versions = append(out.Versions, viewRecord(v))
+	}
+	return out, nil
+}
+
+// memoryForget erases one record, or (operators) everything about a subject.
+func (s *server) memoryForget(ctx context.Context, p memory.Principal, in forgetIn) (forgetOut, error) {
+	switch {
+	case in.ID != "" && in.Subject != "":
+		return forgetOut{}, fault.Field("subject", "give either id or subject, not both")
+	case in.ID != "":
+		r, err := s.svc.Forget(ctx, p, in.ID)
+		if err != nil {
+			return forgetOut{}, err
 		}
-		return forgetOut{}, fault.Field("id", "give the id of a record, or (operators) a subject")
-	}))
+		v := viewRecord(r)
+		return forgetOut{Record: &v}, nil
+	case in.Subject != "":
+		rep, err := s.svc.ForgetSubject(ctx, p, in.Subject)
+		if err != nil {
+			return forgetOut{}, err
+		}
+		return forgetOut{Subject: &rep}, nil
+	}
+	return forgetOut{}, fault.Field("id", "give the id of a record, or (operators) a subject")
 }

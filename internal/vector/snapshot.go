@@ -503,113 +503,157 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 	if err != nil {
 		return nil, err
 	}
-	var hdr [4]uint32
-	if err := f.u32s(hdr[:]); err != nil {
-		return nil, err
-	}
-	dim, m, efC, efS := hdr[0], hdr[1], hdr[2], hdr[3]
-	seed, err := f.u64()
+	hd, err := readHNSWHeader(f)
 	if err != nil {
 		return nil, err
 	}
-	var cnt [4]uint32
-	if err := f.u32s(cnt[:]); err != nil {
-		return nil, err
-	}
-	nodes, nDeleted, entry, maxLevel := cnt[0], cnt[1], cnt[2], cnt[3]
-	rng, err := f.bytes(64)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case dim == 0 || dim > maxDim:
-		return nil, corrupt("dimension %d", dim)
-	case m < 2 || m > maxM:
-		return nil, corrupt("M %d", m)
-	case efC < m || efC > maxEf || efS == 0 || efS > maxEf:
-		return nil, corrupt("beam widths %d/%d", efC, efS)
-	case nodes > math.MaxInt32 || nDeleted > nodes || maxLevel > maxLevelCap:
-		return nil, corrupt("counts")
-	case (nodes == 0) != (entry == noNode) || (entry != noNode && entry >= nodes) || (nodes == 0 && maxLevel != 0):
-		return nil, corrupt("entry point %d of %d nodes", entry, nodes)
-	}
-	h := NewHNSW(int(dim), HNSWConfig{M: int(m), EfConstruction: int(efC), EfSearch: int(efS), Seed: int64(seed)})
-	if err := h.pcg.UnmarshalBinary(rng); err != nil {
+	h := NewHNSW(int(hd.dim), HNSWConfig{M: int(hd.m), EfConstruction: int(hd.efC), EfSearch: int(hd.efS), Seed: int64(hd.seed)})
+	if err := h.pcg.UnmarshalBinary(hd.rng); err != nil {
 		return nil, corrupt("generator state: %v", err)
 	}
-	vec := make([]float32, dim)
-	qv := make([]int16, dim)
-	for i := uint32(0); i < nodes; i++ {
-		key, err := f.u32()
-		if err != nil {
+	vec := make([]float32, hd.dim)
+	qv := make([]int16, hd.dim)
+	for i := uint32(0); i < hd.nodes; i++ {
+		if err := h.readNode(f, version, i, hd.nodes, vec, qv); err != nil {
 			return nil, err
-		}
-		level, err := f.u8()
-		if err != nil {
-			return nil, err
-		}
-		del, err := f.u8()
-		if err != nil {
-			return nil, err
-		}
-		if level > maxLevelCap || del > 1 {
-			return nil, corrupt("node %d: level %d, deleted %d", i, level, del)
-		}
-		var scale float32
-		if version == 1 {
-			if err := f.f32s(vec); err != nil {
-				return nil, err
-			}
-			scale = quantize(vec, qv)
-		} else {
-			bits, err := f.u32()
-			if err != nil {
-				return nil, err
-			}
-			scale = math.Float32frombits(bits)
-			if e := math.Ilogb(float64(scale)); scale <= 0 || math.Ldexp(1, e) != float64(scale) || e < -126 || e > 127 {
-				return nil, corrupt("node %d: scale %v", i, scale)
-			}
-			if err := f.i16s(qv); err != nil {
-				return nil, err
-			}
-		}
-		if i%chunkSize == 0 && nodes-i >= chunkSize {
-			h.fullChunk() // a chunk's worth of nodes is announced: no regrowing
-		}
-		id := h.appendNode(key, int(level), qv, scale, del == 1)
-		if del == 0 {
-			if _, dup := h.ids.get(key); dup || key > maxKey {
-				return nil, corrupt("duplicate or out-of-range key %d", key)
-			}
-			h.ids.set(key, id)
-		}
-		for l := 0; l <= int(level); l++ {
-			b := h.block(id, l)
-			c, err := f.u32()
-			if err != nil {
-				return nil, err
-			}
-			if c > uint32(len(b)-1) {
-				return nil, corrupt("node %d level %d: %d links", i, l, c)
-			}
-			b[0] = c
-			if err := f.u32s(b[1 : 1+c]); err != nil {
-				return nil, err
-			}
-			for _, nb := range b[1 : 1+c] {
-				if nb >= nodes || nb == id {
-					return nil, corrupt("node %d level %d: link to %d", i, l, nb)
-				}
-			}
 		}
 	}
 	if err := f.finish(); err != nil {
 		return nil, err
 	}
-	// Structural checks that need every node: links only to nodes that
-	// exist on that level, and an entry point on the top level.
-	top := 0
+	top, err := h.checkLevels()
+	if err != nil {
+		return nil, err
+	}
+	if uint32(h.nDeleted) != hd.nDeleted {
+		return nil, corrupt("%d tombstones, header says %d", h.nDeleted, hd.nDeleted)
+	}
+	if hd.nodes > 0 && (int(hd.maxLevel) != top || int(h.levels[hd.entry]) != top) {
+		return nil, corrupt("entry point %d not on top level %d", hd.entry, top)
+	}
+	h.entry, h.maxLevel = hd.entry, int(hd.maxLevel)
+	return h, nil
+}
+
+// hnswHeader is the head of an HNSW snapshot: the parameters, the counts
+// and the generator state.
+type hnswHeader struct {
+	dim, m, efC, efS                 uint32
+	seed                             uint64
+	nodes, nDeleted, entry, maxLevel uint32
+	rng                              []byte
+}
+
+// readHNSWHeader reads and checks the head of an HNSW snapshot.
+func readHNSWHeader(f *frameReader) (hnswHeader, error) {
+	var hd hnswHeader
+	var prm [4]uint32
+	if err := f.u32s(prm[:]); err != nil {
+		return hd, err
+	}
+	hd.dim, hd.m, hd.efC, hd.efS = prm[0], prm[1], prm[2], prm[3]
+	var err error
+	if hd.seed, err = f.u64(); err != nil {
+		return hd, err
+	}
+	var cnt [4]uint32
+	if err := f.u32s(cnt[:]); err != nil {
+		return hd, err
+	}
+	hd.nodes, hd.nDeleted, hd.entry, hd.maxLevel = cnt[0], cnt[1], cnt[2], cnt[3]
+	if hd.rng, err = f.bytes(64); err != nil {
+		return hd, err
+	}
+	dim, m, efC, efS := hd.dim, hd.m, hd.efC, hd.efS
+	nodes, entry, maxLevel := hd.nodes, hd.entry, hd.maxLevel
+	switch {
+	case dim == 0 || dim > maxDim:
+		return hd, corrupt("dimension %d", dim)
+	case m < 2 || m > maxM:
+		return hd, corrupt("M %d", m)
+	case efC < m || efC > maxEf || efS == 0 || efS > maxEf:
+		return hd, corrupt("beam widths %d/%d", efC, efS)
+	case nodes > math.MaxInt32 || hd.nDeleted > nodes || maxLevel > maxLevelCap:
+		return hd, corrupt("counts")
+	case (nodes == 0) != (entry == noNode) || (entry != noNode && entry >= nodes) || (nodes == 0 && maxLevel != 0):
+		return hd, corrupt("entry point %d of %d nodes", entry, nodes)
+	}
+	return hd, nil
+}
+
+// readNode reads node i of nodes (its key, level, tombstone, vector and
+// links per level) and appends it to h; vec and qv are scratch of the
+// dimension.
+func (h *HNSW) readNode(f *frameReader, version, i, nodes uint32, vec []float32, qv []int16) error {
+	key, err := f.u32()
+	if err != nil {
+		return err
+	}
+	level, err := f.u8()
+	if err != nil {
+		return err
+	}
+	del, err := f.u8()
+	if err != nil {
+		return err
+	}
+	if level > maxLevelCap || del > 1 {
+		return corrupt("node %d: level %d, deleted %d", i, level, del)
+	}
+	var scale float32
+	if version == 1 {
+		if err := f.f32s(vec); err != nil {
+			return err
+		}
+		scale = quantize(vec, qv)
+	} else {
+		bits, err := f.u32()
+		if err != nil {
+			return err
+		}
+		scale = math.Float32frombits(bits)
+		if e := math.Ilogb(float64(scale)); scale <= 0 || math.Ldexp(1, e) != float64(scale) || e < -126 || e > 127 {
+			return corrupt("node %d: scale %v", i, scale)
+		}
+		if err := f.i16s(qv); err != nil {
+			return err
+		}
+	}
+	if i%chunkSize == 0 && nodes-i >= chunkSize {
+		h.fullChunk() // a chunk's worth of nodes is announced: no regrowing
+	}
+	id := h.appendNode(key, int(level), qv, scale, del == 1)
+	if del == 0 {
+		if _, dup := h.ids.get(key); dup || key > maxKey {
+			return corrupt("duplicate or out-of-range key %d", key)
+		}
+		h.ids.set(key, id)
+	}
+	for l := 0; l <= int(level); l++ {
+		b := h.block(id, l)
+		c, err := f.u32()
+		if err != nil {
+			return err
+		}
+		if c > uint32(len(b)-1) {
+			return corrupt("node %d level %d: %d links", i, l, c)
+		}
+		b[0] = c
+		if err := f.u32s(b[1 : 1+c]); err != nil {
+			return err
+		}
+		for _, nb := range b[1 : 1+c] {
+			if nb >= nodes || nb == id {
+				return corrupt("node %d level %d: link to %d", i, l, nb)
+			}
+		}
+	}
+	return nil
+}
+
+// checkLevels makes the structural checks that need every node: links
+// only to nodes that exist on that level. It returns the top level.
+func (h *HNSW) checkLevels() (top int, _ error) {
 	for i := 0; i < h.n; i++ {
 		id := uint32(i)
 		lv := int(h.levels[id])
@@ -617,17 +661,10 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 		for l := 0; l <= lv; l++ {
 			for _, nb := range h.neighbors(id, l) {
 				if int(h.levels[nb]) < l {
-					return nil, corrupt("node %d level %d: link to node %d of level %d", i, l, nb, h.levels[nb])
+					return 0, corrupt("node %d level %d: link to node %d of level %d", i, l, nb, h.levels[nb])
 				}
 			}
 		}
 	}
-	if uint32(h.nDeleted) != nDeleted {
-		return nil, corrupt("%d tombstones, header says %d", h.nDeleted, nDeleted)
-	}
-	if nodes > 0 && (int(maxLevel) != top || int(h.levels[entry]) != top) {
-		return nil, corrupt("entry point %d not on top level %d", entry, top)
-	}
-	h.entry, h.maxLevel = entry, int(maxLevel)
-	return h, nil
+	return top, nil
 }

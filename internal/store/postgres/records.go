@@ -252,6 +252,20 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	}
 	limit = min(limit, store.MaxLimit+1) // a full page and the one that says more follow
 
+	query, args := listRecordsSQL(ws, q, limit)
+	rows, err := c.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, mapErr("postgres: list records", err)
+	}
+	out, err := scanRecords(rows, min(limit, 64))
+	if err != nil {
+		return nil, mapErr("postgres: list records", err)
+	}
+	return out, nil
+}
+
+// listRecordsSQL is ListRecords' SELECT and its arguments.
+func listRecordsSQL(ws string, q store.RecordQuery, limit int) (string, sqlArgs) {
 	var b strings.Builder
 	b.Grow(1024)
 	args := make(sqlArgs, 0, 24)
@@ -266,8 +280,31 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	} else {
 		b.WriteString(" FROM records WHERE workspace_id = " + args.add(ws))
 	}
+	writeRecordFilters(&b, &args, ws, q)
+	writeAccessFilter(&b, &args, q.Access)
+	if q.AsOf != nil {
+		p := args.add(*q.AsOf)
+		b.WriteString(" AND (valid_from IS NULL OR valid_from <= " + p + ") AND (valid_until IS NULL OR valid_until > " + p + ")")
+	}
+	if !q.IncludeInvalidated {
+		b.WriteString(" AND invalidated_at IS NULL")
+	}
+	if q.MinConfidence > 0 {
+		b.WriteString(" AND source_confidence >= " + args.add(q.MinConfidence))
+	}
+	if q.Before != "" {
+		b.WriteString(" AND id < " + args.add(q.Before))
+	}
+	b.WriteString(" ORDER BY id DESC LIMIT " + args.add(limit))
+	return b.String(), args
+}
 
-	strs := func(vs []string) string { return args.add(vs) + "::text[]" }
+// textArray binds vs as a text[] and returns its placeholder, cast.
+func (a *sqlArgs) textArray(vs []string) string { return a.add(vs) + "::text[]" }
+
+// writeRecordFilters writes q's conditions on what a record is: status,
+// type, category, scope and entity.
+func writeRecordFilters(b *strings.Builder, args *sqlArgs, ws string, q store.RecordQuery) {
 	if len(q.Statuses) == 0 {
 		b.WriteString(" AND status = " + args.add(string(memory.Active)))
 	} else {
@@ -275,14 +312,14 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		for i, s := range q.Statuses {
 			ss[i] = string(s)
 		}
-		b.WriteString(" AND status = ANY(" + strs(ss) + ")")
+		b.WriteString(" AND status = ANY(" + args.textArray(ss) + ")")
 	}
 	if len(q.Types) > 0 {
 		ts := make([]string, len(q.Types))
 		for i, t := range q.Types {
 			ts[i] = string(t)
 		}
-		b.WriteString(" AND type = ANY(" + strs(ts) + ")")
+		b.WriteString(" AND type = ANY(" + args.textArray(ts) + ")")
 	}
 	if q.Category != "" {
 		b.WriteString(" AND category = " + args.add(q.Category))
@@ -308,52 +345,32 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 				" AND entity = " + args.add(q.Entity) + ")")
 		}
 	}
+}
 
+// writeAccessFilter writes the access condition of f: the access levels
+// it admits, or the records of its own agent at the levels an agent
+// reads of its own.
+func writeAccessFilter(b *strings.Builder, args *sqlArgs, f store.AccessFilter) {
 	b.WriteString(" AND (")
-	if len(q.Access.Levels) > 0 {
-		ls := make([]string, len(q.Access.Levels))
-		for i, a := range q.Access.Levels {
+	if len(f.Levels) > 0 {
+		ls := make([]string, len(f.Levels))
+		for i, a := range f.Levels {
 			ls[i] = string(a)
 		}
-		b.WriteString("access = ANY(" + strs(ls) + ")")
-		if q.Access.OwnAgent != "" {
+		b.WriteString("access = ANY(" + args.textArray(ls) + ")")
+		if f.OwnAgent != "" {
 			b.WriteString(" OR ")
 		}
 	}
-	if q.Access.OwnAgent != "" {
-		own := q.Access.OwnLevels()
+	if f.OwnAgent != "" {
+		own := f.OwnLevels()
 		ls := make([]string, len(own))
 		for i, a := range own {
 			ls[i] = string(a)
 		}
-		b.WriteString("(access = ANY(" + strs(ls) + ") AND source_principal_id = " + args.add(q.Access.OwnAgent) + ")")
+		b.WriteString("(access = ANY(" + args.textArray(ls) + ") AND source_principal_id = " + args.add(f.OwnAgent) + ")")
 	}
 	b.WriteString(")")
-
-	if q.AsOf != nil {
-		p := args.add(*q.AsOf)
-		b.WriteString(" AND (valid_from IS NULL OR valid_from <= " + p + ") AND (valid_until IS NULL OR valid_until > " + p + ")")
-	}
-	if !q.IncludeInvalidated {
-		b.WriteString(" AND invalidated_at IS NULL")
-	}
-	if q.MinConfidence > 0 {
-		b.WriteString(" AND source_confidence >= " + args.add(q.MinConfidence))
-	}
-	if q.Before != "" {
-		b.WriteString(" AND id < " + args.add(q.Before))
-	}
-	b.WriteString(" ORDER BY id DESC LIMIT " + args.add(limit))
-
-	rows, err := c.q.Query(ctx, b.String(), args...)
-	if err != nil {
-		return nil, mapErr("postgres: list records", err)
-	}
-	out, err := scanRecords(rows, min(limit, 64))
-	if err != nil {
-		return nil, mapErr("postgres: list records", err)
-	}
-	return out, nil
 }
 
 func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error {

@@ -210,6 +210,20 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	}
 	limit = min(limit, store.MaxLimit+1) // a full page and the one that says more follow
 
+	query, args := listRecordsSQL(ws, q, limit)
+	rows, err := c.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, mapErr("sqlite: list records", err)
+	}
+	out, err := scanRecords(rows, min(limit, 64))
+	if err != nil {
+		return nil, mapErr("sqlite: list records", err)
+	}
+	return out, nil
+}
+
+// listRecordsSQL is ListRecords' SELECT and its arguments.
+func listRecordsSQL(ws string, q store.RecordQuery, limit int) (string, []any) {
 	var b strings.Builder
 	b.Grow(1024)
 	args := make([]any, 0, 24)
@@ -224,7 +238,32 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 		b.WriteString(" FROM records WHERE workspace_id = ?")
 		args = append(args, ws)
 	}
+	args = writeRecordFilters(&b, args, ws, q)
+	args = writeAccessFilter(&b, args, q.Access)
+	if q.AsOf != nil {
+		t := micros(*q.AsOf)
+		b.WriteString(" AND (valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR valid_until > ?)")
+		args = append(args, t, t)
+	}
+	if !q.IncludeInvalidated {
+		b.WriteString(" AND invalidated_at IS NULL")
+	}
+	if q.MinConfidence > 0 {
+		b.WriteString(" AND source_confidence >= ?")
+		args = append(args, q.MinConfidence)
+	}
+	if q.Before != "" {
+		b.WriteString(" AND id < ?")
+		args = append(args, q.Before)
+	}
+	b.WriteString(" ORDER BY id DESC LIMIT ?")
+	args = append(args, limit)
+	return b.String(), args
+}
 
+// writeRecordFilters writes q's conditions on what a record is: status,
+// type, category, scope and entity.
+func writeRecordFilters(b *strings.Builder, args []any, ws string, q store.RecordQuery) []any {
 	if len(q.Statuses) == 0 {
 		b.WriteString(" AND status = ?")
 		args = append(args, string(memory.Active))
@@ -275,57 +314,35 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 			args = append(args, ws, q.Entity)
 		}
 	}
+	return args
+}
 
+// writeAccessFilter writes the access condition of f: the access levels
+// it admits, or the records of its own agent at the levels an agent
+// reads of its own.
+func writeAccessFilter(b *strings.Builder, args []any, f store.AccessFilter) []any {
 	b.WriteString(" AND (")
-	if len(q.Access.Levels) > 0 {
+	if len(f.Levels) > 0 {
 		b.WriteString("access IN (")
-		b.WriteString(placeholders(len(q.Access.Levels)))
+		b.WriteString(placeholders(len(f.Levels)))
 		b.WriteString(")")
-		for _, a := range q.Access.Levels {
+		for _, a := range f.Levels {
 			args = append(args, string(a))
 		}
-		if q.Access.OwnAgent != "" {
+		if f.OwnAgent != "" {
 			b.WriteString(" OR ")
 		}
 	}
-	if q.Access.OwnAgent != "" {
-		own := q.Access.OwnLevels()
+	if f.OwnAgent != "" {
+		own := f.OwnLevels()
 		b.WriteString("(access IN (" + placeholders(len(own)) + ") AND source_principal_id = ?)")
 		for _, a := range own {
 			args = append(args, string(a))
 		}
-		args = append(args, q.Access.OwnAgent)
+		args = append(args, f.OwnAgent)
 	}
 	b.WriteString(")")
-
-	if q.AsOf != nil {
-		t := micros(*q.AsOf)
-		b.WriteString(" AND (valid_from IS NULL OR valid_from <= ?) AND (valid_until IS NULL OR valid_until > ?)")
-		args = append(args, t, t)
-	}
-	if !q.IncludeInvalidated {
-		b.WriteString(" AND invalidated_at IS NULL")
-	}
-	if q.MinConfidence > 0 {
-		b.WriteString(" AND source_confidence >= ?")
-		args = append(args, q.MinConfidence)
-	}
-	if q.Before != "" {
-		b.WriteString(" AND id < ?")
-		args = append(args, q.Before)
-	}
-	b.WriteString(" ORDER BY id DESC LIMIT ?")
-	args = append(args, limit)
-
-	rows, err := c.db.QueryContext(ctx, b.String(), args...)
-	if err != nil {
-		return nil, mapErr("sqlite: list records", err)
-	}
-	out, err := scanRecords(rows, min(limit, 64))
-	if err != nil {
-		return nil, mapErr("sqlite: list records", err)
-	}
-	return out, nil
+	return args
 }
 
 func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error {

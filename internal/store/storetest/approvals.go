@@ -45,7 +45,6 @@ func assertApprovals(t *testing.T, what string, got []memory.Approval, want ...m
 }
 
 func testApprovals(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	mustWorkspace(t, s, "a", "b")
 	rec := NewRecord("pending write", func(r *memory.Record) { r.Status = memory.Provisional })
 	mustInsert(t, s, "a", rec)
@@ -72,7 +71,27 @@ func testApprovals(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+	testApprovalReads(t, s, items, inB)
+	testUpdateApproval(t, s, items, inB)
+	testCountOpenApprovals(t, s)
+}
 
+// listApprovalsA lists the approvals of workspace a, failing the test on
+// an error.
+func listApprovalsA(t *testing.T, s store.Store, status memory.ApprovalStatus, after string, limit int) []memory.Approval {
+	t.Helper()
+	out, err := s.ListApprovals(t.Context(), "a", status, after, limit)
+	if err != nil {
+		t.Fatalf("ListApprovals: %v", err)
+	}
+	return out
+}
+
+// testApprovalReads: GetApproval within its workspace, ListApprovals by
+// status with paging. items are workspace a's (the fourth approved), inB
+// workspace b's.
+func testApprovalReads(t *testing.T, s store.Store, items []memory.Approval, inB memory.Approval) {
+	ctx := t.Context()
 	got, err := s.GetApproval(ctx, "a", items[3].ID)
 	if err != nil {
 		t.Fatalf("GetApproval: %v", err)
@@ -85,11 +104,7 @@ func testApprovals(t *testing.T, s store.Store) {
 
 	listA := func(status memory.ApprovalStatus, after string, limit int) []memory.Approval {
 		t.Helper()
-		out, err := s.ListApprovals(ctx, "a", status, after, limit)
-		if err != nil {
-			t.Fatalf("ListApprovals: %v", err)
-		}
-		return out
+		return listApprovalsA(t, s, status, after, limit)
 	}
 	assertApprovals(t, "any status", listA("", "", 0), items...)
 	pending := []memory.Approval{items[0], items[1], items[2], items[4]}
@@ -101,19 +116,22 @@ func testApprovals(t *testing.T, s store.Store) {
 	assertApprovals(t, "pending page 3", listA(memory.ApprovalOpen, page2[0].ID, 3))
 	assertApprovals(t, "approved", listA(memory.ApprovalApproved, "", 10), items[3])
 	assertApprovals(t, "rejected", listA(memory.ApprovalRejected, "", 10))
+}
 
-	// Decide one.
+// testUpdateApproval: deciding an approval, within its workspace only.
+func testUpdateApproval(t *testing.T, s store.Store, items []memory.Approval, inB memory.Approval) {
+	ctx := t.Context()
 	decided := items[1]
 	decided.Status = memory.ApprovalRejected
 	decided.DecidedAt = ptr(T0.Add(2 * time.Hour))
 	decided.DecidedBy = "operator-2"
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error { return tx.UpdateApproval(ctx, decided) })
-	got, err = s.GetApproval(ctx, "a", decided.ID)
+	got, err := s.GetApproval(ctx, "a", decided.ID)
 	if err != nil {
 		t.Fatalf("GetApproval: %v", err)
 	}
 	assertApprovals(t, "after UpdateApproval", []memory.Approval{got}, decided)
-	assertApprovals(t, "rejected after update", listA(memory.ApprovalRejected, "", 10), decided)
+	assertApprovals(t, "rejected after update", listApprovalsA(t, s, memory.ApprovalRejected, "", 10), decided)
 
 	missing := decided
 	missing.ID = memory.NewID()
@@ -129,7 +147,12 @@ func testApprovals(t *testing.T, s store.Store) {
 		t.Fatalf("GetApproval: %v", err)
 	}
 	assertApprovals(t, "approval in b", []memory.Approval{got}, inB)
-	// Counts for metrics: the pending items of every workspace by kind.
+}
+
+// testCountOpenApprovals: the counts for metrics are the pending items of
+// every workspace by kind.
+func testCountOpenApprovals(t *testing.T, s store.Store) {
+	ctx := t.Context()
 	want := map[string]int{}
 	for _, ws := range []string{"a", "b"} {
 		open, err := s.ListApprovals(ctx, ws, memory.ApprovalOpen, "", 100)

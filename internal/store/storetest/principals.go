@@ -92,25 +92,42 @@ func assertPrincipal(t *testing.T, what string, got, want memory.Principal) {
 	}
 }
 
+// principalFixture is the principals testPrincipals inserts: in
+// workspace a an operator, a restricted agent and a revoked one; in b an
+// agent.
+type principalFixture struct {
+	op, ag, revoked, other memory.Principal
+}
+
 func testPrincipals(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	mustWorkspace(t, s, "a", "b")
-	op := newPrincipal("a", "admin", memory.KindOperator)
-	op.Trust = ""
-	ag := newPrincipal("a", "coder", memory.KindAgent)
-	ag.Trust = memory.Restricted
-	revoked := newPrincipal("a", "old", memory.KindAgent)
-	revoked.RevokedAt = ptr(T0)
-	other := newPrincipal("b", "coder-b", memory.KindAgent)
+	var f principalFixture
+	f.op = newPrincipal("a", "admin", memory.KindOperator)
+	f.op.Trust = ""
+	f.ag = newPrincipal("a", "coder", memory.KindAgent)
+	f.ag.Trust = memory.Restricted
+	f.revoked = newPrincipal("a", "old", memory.KindAgent)
+	f.revoked.RevokedAt = ptr(T0)
+	f.other = newPrincipal("b", "coder-b", memory.KindAgent)
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
-		for _, p := range []memory.Principal{op, ag, revoked, other} {
+		for _, p := range []memory.Principal{f.op, f.ag, f.revoked, f.other} {
 			if err := tx.InsertPrincipal(ctx, p); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	testPrincipalReads(t, s, f)
+	testPrincipalLists(t, s, f)
+	testRevokePrincipal(t, s, f)
+	testSetCredential(t, s, f)
+}
 
+// testPrincipalReads: GetPrincipal by id and by name, scoped to a
+// workspace except by id alone; malformed finds are refused.
+func testPrincipalReads(t *testing.T, s store.Store, f principalFixture) {
+	ctx := t.Context()
+	ag, revoked, other := f.ag, f.revoked, f.other
 	got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
@@ -155,29 +172,37 @@ func testPrincipals(t *testing.T, s store.Store) {
 			t.Errorf("GetPrincipal(%+v) = %v, want a refusal", f, err)
 		}
 	}
+}
 
+// testPrincipalLists: ListPrincipals by kind, within a workspace.
+func testPrincipalLists(t *testing.T, s store.Store, f principalFixture) {
+	ctx := t.Context()
 	agents, err := s.ListPrincipals(ctx, "a", memory.KindAgent)
 	if err != nil {
 		t.Fatalf("ListPrincipals: %v", err)
 	}
-	assertPrincipalSet(t, "ListPrincipals(agent)", agents, ag, revoked)
+	assertPrincipalSet(t, "ListPrincipals(agent)", agents, f.ag, f.revoked)
 	everyone, err := s.ListPrincipals(ctx, "a", "")
 	if err != nil {
 		t.Fatalf("ListPrincipals: %v", err)
 	}
-	assertPrincipalSet(t, "ListPrincipals(any)", everyone, op, ag, revoked)
+	assertPrincipalSet(t, "ListPrincipals(any)", everyone, f.op, f.ag, f.revoked)
 	none, err := s.ListPrincipals(ctx, "a", memory.KindUser)
 	if err != nil {
 		t.Fatalf("ListPrincipals: %v", err)
 	}
 	assertPrincipalSet(t, "ListPrincipals(user)", none)
+}
 
-	// Revoke.
+// testRevokePrincipal: RevokePrincipal within its workspace only.
+func testRevokePrincipal(t *testing.T, s store.Store, f principalFixture) {
+	ctx := t.Context()
+	ag, other := f.ag, f.other
 	at := T0.Add(48 * time.Hour)
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.RevokePrincipal(ctx, "a", ag.ID, at)
 	})
-	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
+	got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
 	}
@@ -191,13 +216,18 @@ func testPrincipals(t *testing.T, s store.Store) {
 	if got, _ := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "b", ID: other.ID}); got.Revoked() {
 		t.Fatal("RevokePrincipal across workspaces revoked a principal")
 	}
+}
 
-	// SetCredential replaces the hash and reinstates a revoked principal.
+// testSetCredential: SetCredential replaces the hash and reinstates a
+// revoked principal.
+func testSetCredential(t *testing.T, s store.Store, f principalFixture) {
+	ctx := t.Context()
+	ag := f.ag
 	hash := []byte("0123456789abcdef0123456789abcdef")
 	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
 		return tx.SetCredential(ctx, "a", ag.ID, hash)
 	})
-	got, err = s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
+	got, err := s.GetPrincipal(ctx, store.PrincipalFind{Workspace: "a", ID: ag.ID})
 	if err != nil {
 		t.Fatalf("GetPrincipal: %v", err)
 	}

@@ -70,7 +70,7 @@ export async function connectStdio(command, args) {
   } catch (err) {
     fail(`stdio connect to ${command}: ${err?.message ?? err}\nserver stderr:\n${stderr.join("")}`);
   }
-  return { client, stderr, close: () => client.close() };
+  return { client, stderr, pid: () => transport.pid, close: () => client.close() };
 }
 
 // connectHTTP connects to a Streamable HTTP endpoint, sending token (if

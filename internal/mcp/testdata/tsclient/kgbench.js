@@ -18,7 +18,7 @@
 // then --calls calls each of search_nodes with a keyword, search_nodes
 // with a question, and open_nodes with three names.
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectStdio, callTool, fail } from "./common.js";
@@ -83,6 +83,18 @@ async function timed(client, name, argsOf, n) {
   return { p50: pct(ms, 50), p95: pct(ms, 95), hits: hits / n };
 }
 
+// rssMB returns the server process's resident memory (MB) now and at its
+// peak, from /proc (null where there is none).
+function rssMB(pid) {
+  try {
+    const st = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (k) => Number(st.match(new RegExp(`^${k}:\\s+(\\d+) kB`, "m"))[1]);
+    return { now: Math.round(kb("VmRSS") / 1024), peak: Math.round(kb("VmHWM") / 1024) };
+  } catch {
+    return null;
+  }
+}
+
 async function run(label, command, cmdArgs, a) {
   const conn = await connectStdio(command, cmdArgs);
   const out = { server: label };
@@ -105,6 +117,7 @@ async function run(label, command, cmdArgs, a) {
   out.search_keyword = await timed(conn.client, "search_nodes", (i) => ({ query: keyword[i] }), a.calls);
   out.search_question = await timed(conn.client, "search_nodes", (i) => ({ query: question[i] }), a.calls);
   out.open_nodes = await timed(conn.client, "open_nodes", (i) => ({ names: names[i] }), a.calls);
+  out.rss_mb = rssMB(conn.pid());
   await conn.close();
   return out;
 }
@@ -124,6 +137,7 @@ try {
     for (const k of ["search_keyword", "search_question", "open_nodes"]) {
       console.log(`${k.padEnd(16)} p50 ${mg[k].p50.toFixed(1)} ms   p95 ${mg[k].p95.toFixed(1)} ms   entities per answer ${mg[k].hits.toFixed(1)}`);
     }
+    if (mg.rss_mb) console.log(`server RSS after the calls       ${mg.rss_mb.now} MB (peak ${mg.rss_mb.peak} MB)`);
     console.log(JSON.stringify({ bench: "mcp-dropin", entities: a.entities, calls: a.calls, memgate: mg }));
     process.exit(0);
   }
@@ -136,6 +150,9 @@ try {
       console.log(`${`${k} ${p} (ms)`.padEnd(34)}${f(ref[k][p]).padStart(14)}${f(mg[k][p]).padStart(14)}${(ref[k][p] / mg[k][p]).toFixed(1).padStart(9)}x`);
     }
     console.log(`${`${k} entities per answer`.padEnd(34)}${f(ref[k].hits).padStart(14)}${f(mg[k].hits).padStart(14)}`);
+  }
+  if (ref.rss_mb && mg.rss_mb) {
+    console.log(`${"server RSS after the calls (MB)".padEnd(34)}${f(ref.rss_mb.now).padStart(14)}${f(mg.rss_mb.now).padStart(14)}`);
   }
   console.log(JSON.stringify({ bench: "mcp-dropin", entities: a.entities, calls: a.calls, reference: ref, memgate: mg }));
 } finally {
