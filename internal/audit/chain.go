@@ -68,10 +68,16 @@ func HashOf(e Entry) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("audit: hash entry %s: %w", e.ID, err)
 	}
+	return hashCanonical(e, payload), nil
+}
+
+// hashCanonical is HashOf for an entry whose string fields are valid
+// UTF-8, with its payload already canonical.
+func hashCanonical(e Entry, payload []byte) string {
 	h := sha256.New()
 	h.Write([]byte(e.PrevHash))
 	h.Write(canonicalBody(e, payload))
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // canonicalBody writes the RFC 8785 form of the hashed entry directly:
@@ -129,10 +135,14 @@ func Seal(e Entry, seq int64, prevHash string) (Entry, error) {
 	e.PrevHash = prevHash
 	e.TS = e.TS.UTC().Truncate(time.Microsecond)
 	e.Payload = payload
-	e.Hash, err = HashOf(e)
-	if err != nil {
-		return Entry{}, err
+	// The payload is canonical now: hash it as it is rather than
+	// canonicalising it a second time (HashOf).
+	for _, f := range []string{e.ID, e.ActorKind, e.ActorID, e.Event} {
+		if !utf8.ValidString(f) {
+			return Entry{}, fmt.Errorf("audit: hash entry %q: invalid UTF-8 in string field", e.ID)
+		}
 	}
+	e.Hash = hashCanonical(e, payload)
 	return e, nil
 }
 

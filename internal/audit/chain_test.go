@@ -139,6 +139,7 @@ func TestSeal(t *testing.T) {
 		{"seq 1 not genesis", in, 1, e.Hash},
 		{"zero ts", Entry{ID: "z"}, 1, GenesisHash},
 		{"array payload", Entry{ID: "z", TS: baseTS, Payload: json.RawMessage(`[1]`)}, 1, GenesisHash},
+		{"invalid UTF-8 event", Entry{ID: "z", TS: baseTS, Event: "bad\xff"}, 1, GenesisHash},
 	}
 	for _, tc := range bad {
 		if _, err := Seal(tc.e, tc.seq, tc.prev); err == nil {

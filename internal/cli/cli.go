@@ -429,14 +429,10 @@ func openIndex(ctx context.Context, env Env, cfg *config.Config, st store.Store,
 		}
 		log.Info("search index loaded", "records", stats.Records, "vectors", stats.Vectors, "took", stats.Total.String())
 	}
-	// The index is a large, long-lived heap, mostly pointer-free
-	// arrays the collector does not scan, so a collection is cheap;
-	// the default GOGC=100 would let garbage grow to the size of the
-	// index before collecting, doubling the resident set. Unless the
-	// operator tuned the collector, collect when garbage reaches a
-	// quarter of the live heap.
+	// Unless the operator tuned the collector, pace it to the index
+	// (gcpace.go).
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(25)
+		startGCPacer()
 	}
 	// Restoring or loading the index allocates several times what it
 	// keeps (snapshot sections, decode buffers, rows): hand that back

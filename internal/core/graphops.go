@@ -230,44 +230,9 @@ func (s *Service) checkProperties(raw json.RawMessage) (json.RawMessage, error) 
 // agents' are provenance proposed with the policy's status (trusted
 // agents' active).
 func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInput) (NodeResult, error) {
-	if err := graphWriter(p); err != nil {
-		return NodeResult{}, err
-	}
-	if !gate.ValidEntityKey(in.Label + ":" + in.NaturalKey) {
-		return NodeResult{}, fault.Field("natural_key", "label must be lowercase letters, digits or '_' and natural_key non-empty without whitespace, together at most 256 bytes")
-	}
-	props, err := s.checkProperties(in.Properties)
+	props, prov, status, err := s.checkNodeInput(ctx, p, in)
 	if err != nil {
 		return NodeResult{}, err
-	}
-	if err := s.graphAccess(p, in.Access); err != nil {
-		return NodeResult{}, err
-	}
-	if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", "natural_key", in.NaturalKey, "properties", props); err != nil {
-		return NodeResult{}, err
-	}
-	if in.Provenance != "" && !slices.Contains(memory.Provenances, in.Provenance) {
-		return NodeResult{}, fault.Field("provenance", "must be one of operator, proposed, imported, extracted")
-	}
-	if in.Status != "" && !slices.Contains(memory.NodeStatuses, in.Status) {
-		return NodeResult{}, fault.Field("status", "must be one of provisional, active, archived")
-	}
-	prov, status := s.nodeOrigin(p, "")
-	if p.Kind == memory.KindAgent {
-		if in.Provenance != "" && in.Provenance != memory.ProvProposed {
-			return NodeResult{}, fault.New(fault.PermissionDenied, "agents' nodes are always provenance proposed").With("field", "provenance")
-		}
-		if p.Trust == memory.Trusted {
-			status = memory.NodeActive
-		}
-		if in.Status == memory.NodeActive && p.Trust != memory.Trusted {
-			return NodeResult{}, fault.New(fault.PermissionDenied, "only operators and trusted agents make nodes active").With("field", "status")
-		}
-	} else if in.Provenance != "" {
-		prov = in.Provenance
-	}
-	if in.Status != "" {
-		status = in.Status
 	}
 	if err := s.rateLimit(p); err != nil {
 		return NodeResult{}, err
@@ -275,58 +240,9 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	now := s.clock()
 	var res NodeResult
 	err = s.tx(ctx, "node", func(tx store.Tx) error {
-		n, err := tx.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: in.Label, Key: in.NaturalKey})
-		created := false
-		if errors.Is(err, store.ErrNotFound) {
-			np := props
-			if np == nil {
-				np, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
-			}
-			access := in.Access
-			if access == "" {
-				access = memory.Public
-			}
-			gs, gerr := recordGrants(ctx, tx, p.Workspace, in.Label+":"+in.NaturalKey)
-			if gerr != nil {
-				return gerr
-			}
-			// A concurrent upsert that created the key first makes this
-			// one an update, not a conflict.
-			n, created, err = tx.EnsureNode(ctx, p.Workspace, memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey,
-				Properties: np, Provenance: prov, Status: status, Access: access, Writer: ownerKey(p), Grants: gs, CreatedAt: now, UpdatedAt: now})
-		}
-		switch {
-		case err != nil:
+		var err error
+		if res, err = s.upsertNodeTx(ctx, tx, p, in, props, prov, status, now); err != nil {
 			return err
-		case created:
-			res = NodeResult{Node: n, Created: true}
-		default:
-			if n, err = withGrants(ctx, tx, p.Workspace, n); err != nil {
-				return err
-			}
-			if !nodeVisible(p, n) {
-				// The key is taken by a node p may not see: p may
-				// neither change it nor learn what it holds.
-				return fault.New(fault.Conflict, "natural_key: taken by a node this principal may not see; choose another key or ask an operator").
-					With("field", "natural_key")
-			}
-			if props != nil {
-				n.Properties = props
-			}
-			if in.Access != "" {
-				n.Access, n.Writer = in.Access, ownerKey(p)
-			}
-			if in.Status != "" {
-				n.Status = in.Status
-			}
-			if p.Kind == memory.KindOperator && in.Provenance != "" {
-				n.Provenance = in.Provenance
-			}
-			n.UpdatedAt = now
-			if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
-				return err
-			}
-			res = NodeResult{Node: n}
 		}
 		_, err = appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.upsert", now, map[string]any{
 			"node_id": res.Node.ID, "label": res.Node.Label, "created": res.Created, "status": string(res.Node.Status),
@@ -338,6 +254,110 @@ func (s *Service) UpsertNode(ctx context.Context, p memory.Principal, in NodeInp
 	}
 	s.logMoved(ctx)
 	return res, nil
+}
+
+// checkNodeInput is the gate of a node upsert: p may write the graph,
+// the key, properties and access are valid and screened, and p may give
+// the provenance and status it asks for. It returns the checked
+// properties and the provenance and status a new node gets.
+func (s *Service) checkNodeInput(ctx context.Context, p memory.Principal, in NodeInput) (json.RawMessage, memory.NodeProvenance, memory.NodeStatus, error) {
+	if err := graphWriter(p); err != nil {
+		return nil, "", "", err
+	}
+	if !gate.ValidEntityKey(in.Label + ":" + in.NaturalKey) {
+		return nil, "", "", fault.Field("natural_key", "label must be lowercase letters, digits or '_' and natural_key non-empty without whitespace, together at most 256 bytes")
+	}
+	props, err := s.checkProperties(in.Properties)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if err := s.graphAccess(p, in.Access); err != nil {
+		return nil, "", "", err
+	}
+	if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", "natural_key", in.NaturalKey, "properties", props); err != nil {
+		return nil, "", "", err
+	}
+	if in.Provenance != "" && !slices.Contains(memory.Provenances, in.Provenance) {
+		return nil, "", "", fault.Field("provenance", "must be one of operator, proposed, imported, extracted")
+	}
+	if in.Status != "" && !slices.Contains(memory.NodeStatuses, in.Status) {
+		return nil, "", "", fault.Field("status", "must be one of provisional, active, archived")
+	}
+	prov, status := s.nodeOrigin(p, "")
+	if p.Kind == memory.KindAgent {
+		if in.Provenance != "" && in.Provenance != memory.ProvProposed {
+			return nil, "", "", fault.New(fault.PermissionDenied, "agents' nodes are always provenance proposed").With("field", "provenance")
+		}
+		if p.Trust == memory.Trusted {
+			status = memory.NodeActive
+		}
+		if in.Status == memory.NodeActive && p.Trust != memory.Trusted {
+			return nil, "", "", fault.New(fault.PermissionDenied, "only operators and trusted agents make nodes active").With("field", "status")
+		}
+	} else if in.Provenance != "" {
+		prov = in.Provenance
+	}
+	if in.Status != "" {
+		status = in.Status
+	}
+	return props, prov, status, nil
+}
+
+// upsertNodeTx creates the node in tx, or updates the one with its key
+// when p may see it.
+func (s *Service) upsertNodeTx(ctx context.Context, tx store.Tx, p memory.Principal, in NodeInput, props json.RawMessage, prov memory.NodeProvenance, status memory.NodeStatus, now time.Time) (NodeResult, error) {
+	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: in.Label, Key: in.NaturalKey})
+	created := false
+	if errors.Is(err, store.ErrNotFound) {
+		np := props
+		if np == nil {
+			np, _ = json.Marshal(map[string]string{"name": strings.ReplaceAll(in.NaturalKey, "_", " ")})
+		}
+		access := in.Access
+		if access == "" {
+			access = memory.Public
+		}
+		gs, gerr := recordGrants(ctx, tx, p.Workspace, in.Label+":"+in.NaturalKey)
+		if gerr != nil {
+			return NodeResult{}, gerr
+		}
+		// A concurrent upsert that created the key first makes this
+		// one an update, not a conflict.
+		n, created, err = tx.EnsureNode(ctx, p.Workspace, memory.Node{ID: memory.NewID(), Label: in.Label, NaturalKey: in.NaturalKey,
+			Properties: np, Provenance: prov, Status: status, Access: access, Writer: ownerKey(p), Grants: gs, CreatedAt: now, UpdatedAt: now})
+	}
+	switch {
+	case err != nil:
+		return NodeResult{}, err
+	case created:
+		return NodeResult{Node: n, Created: true}, nil
+	}
+	if n, err = withGrants(ctx, tx, p.Workspace, n); err != nil {
+		return NodeResult{}, err
+	}
+	if !nodeVisible(p, n) {
+		// The key is taken by a node p may not see: p may
+		// neither change it nor learn what it holds.
+		return NodeResult{}, fault.New(fault.Conflict, "natural_key: taken by a node this principal may not see; choose another key or ask an operator").
+			With("field", "natural_key")
+	}
+	if props != nil {
+		n.Properties = props
+	}
+	if in.Access != "" {
+		n.Access, n.Writer = in.Access, ownerKey(p)
+	}
+	if in.Status != "" {
+		n.Status = in.Status
+	}
+	if p.Kind == memory.KindOperator && in.Provenance != "" {
+		n.Provenance = in.Provenance
+	}
+	n.UpdatedAt = now
+	if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
+		return NodeResult{}, err
+	}
+	return NodeResult{Node: n}, nil
 }
 
 // resolveNode finds a node by id or "label:key".

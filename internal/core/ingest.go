@@ -55,39 +55,11 @@ type plannedFact struct {
 // the commit writes the facts through the gate, the gatekeeper log and
 // the job's completion together.
 func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, error) {
-	var pl flushPayload
-	if err := json.Unmarshal(j.Payload, &pl); err != nil {
-		return nil, fmt.Errorf("flush job payload: %w", err)
-	}
-	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: j.Workspace, ID: pl.PrincipalID})
-	if err != nil {
-		return nil, fmt.Errorf("flush job principal: %w", err)
-	}
-	p.TokenHash = nil
-	msgs, err := s.store.ListJobMessages(ctx, j.Workspace, j.ID)
+	b, turns, err := s.loadFlush(ctx, j)
 	if err != nil {
 		return nil, err
 	}
-	turns := make([]extract.Turn, 0, len(msgs))
-	for _, m := range msgs {
-		at := time.UnixMilli(m.Timestamp).UTC()
-		// Evidence links point at the episode records, which readers can
-		// fetch; MessageID carries the episode id for that reason.
-		turns = append(turns, extract.Turn{MessageID: m.RecordID, SessionID: m.SessionID, SenderID: m.SenderID,
-			Role: m.Role, Time: at, SessionDate: at, Text: m.Content})
-	}
-
-	sum := FlushSummary{Messages: len(msgs), Extractor: "pattern", Gatekeeper: map[string]int{}}
-	gk := make([]store.GatekeeperEntry, len(turns))
-	var facts []plannedFact
-	for i, t := range turns {
-		ev := extract.Patterns(t)
-		gk[i] = store.GatekeeperEntry{ID: memory.NewID(), Workspace: j.Workspace, JobID: j.ID, MessageID: msgs[i].ID,
-			Decision: ev.Decision, Reason: ev.Reason, Pattern: ev.Pattern, Facts: len(ev.Facts)}
-		for _, f := range ev.Facts {
-			facts = append(facts, plannedFact{fact: f, extractor: "pattern"})
-		}
-	}
+	b.patternPass(j, turns)
 	useLLM := false
 	llmCtx := ctx
 	if l := s.extract.LLM; l != nil && len(turns) > 0 {
@@ -98,124 +70,198 @@ func (s *Service) handleFlush(ctx context.Context, j store.Job) (jobCommit, erro
 		var budget time.Duration
 		llmCtx, cancel, budget = s.llmBudget(ctx)
 		defer cancel()
-		llmFacts, err := l.Extract(llmCtx, turns)
-		switch {
-		case err == nil:
-			useLLM = true
-			sum.Extractor = "llm"
-			facts = facts[:0]
-			for _, f := range llmFacts {
-				facts = append(facts, plannedFact{fact: f, extractor: "llm"})
-			}
-			for i := range gk {
-				gk[i].Decision, gk[i].Reason, gk[i].Facts = GateIngestLLM, "extracted by the model with the rest of the flush", 0
-			}
-		case ctx.Err() != nil:
-			// The attempt itself ended (shutdown): hand the job back.
-			return nil, fmt.Errorf("flush attempt ended during llm extraction: %w", ctx.Err())
-		case j.Attempts < j.MaxAttempts:
-			return nil, fmt.Errorf("llm extraction: %s", llmFailure(err, llmCtx, budget))
-		default:
-			// The last attempt: keep what the patterns found.
-			s.log.Warn("llm extraction failed on the job's last attempt; using pattern extraction", "job_id", j.ID,
-				"attempt", j.Attempts, "err", llmFailure(err, llmCtx, budget), "event", GateIngestFailopen)
-			sum.Extractor = GateIngestFailopen
-			for i := range gk {
-				gk[i].Decision, gk[i].Reason = GateIngestFailopen, "model unavailable: "+gk[i].Reason
-			}
+		if useLLM, err = s.llmPass(ctx, llmCtx, budget, j, b, turns); err != nil {
+			return nil, err
 		}
 	}
-	if err := s.planFacts(ctx, llmCtx, useLLM, p, pl.Conversation, facts); err != nil {
+	if err := s.planFacts(ctx, llmCtx, useLLM, b.p, b.conv, b.facts); err != nil {
 		return nil, err
 	}
-
 	now := s.clock()
-	commit := func(ctx context.Context, tx store.Tx) (jobEffects, error) {
-		res := sum
-		res.Gatekeeper = map[string]int{}
-		for _, e := range gk {
-			e.CreatedAt = now
-			if err := tx.InsertGatekeeper(ctx, e); err != nil {
-				return jobEffects{}, err
-			}
-			res.Gatekeeper[e.Decision]++
-		}
-		// resolved[i] is the record that stands for facts[i] once it is
-		// committed: the one written, the one it repeats, or, when the
-		// gate refused it, the one it would have replaced. Later facts
-		// of the flush that target facts[i] target that record.
-		resolved := make([]string, len(facts))
-		target := func(id string) string {
-			if k, ok := pendingIndex(id); ok {
-				return resolved[k]
-			}
-			return id
-		}
-		for i, pf := range facts {
-			res.Facts++
-			tid := target(pf.rec.TargetID)
-			switch pf.rec.Action {
-			case extract.ActionNoop:
-				res.Noop++
-				resolved[i] = tid
-				continue
-			case extract.ActionInvalidate:
-				if tid == "" {
-					res.Noop++
-					continue
-				}
-				old, ok, err := s.invalidateIn(ctx, tx, p, tid, j.ID, now)
-				if err != nil {
-					return jobEffects{}, err
-				}
-				if ok {
-					res.Invalidated++
-					prev := old
-					prev.InvalidatedAt = nil
-					if err := regrant(ctx, tx, p.Workspace, &prev, old); err != nil {
-						return jobEffects{}, err
-					}
-				} else {
-					res.Noop++
-				}
-				continue
-			}
-			req := factRequest(pf, pl.Conversation, j.ID)
-			if pf.rec.Action == extract.ActionUpdate {
-				req.Supersedes = tid
-			}
-			wr, err := s.writeIn(ctx, tx, p, req, now)
-			if err != nil {
-				if !isRefusal(err) {
-					return jobEffects{}, err
-				}
-				res.Refused++
-				resolved[i] = req.Supersedes
-				continue
-			}
-			resolved[i] = wr.Record.ID
-			switch {
-			case wr.Decision == memory.DecisionDuplicate:
-				res.Noop++
-			case req.Supersedes != "" || wr.Record.Supersedes != nil:
-				res.Updated++
-			default:
-				res.Added++
-			}
-			if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
-				// The typed relation the fact states: the user prefers
-				// what it names (a quarantined fact states none yet).
-				if err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
-					return jobEffects{}, err
-				}
-			}
-		}
-		for _, e := range gk {
-			s.metrics.ObserveGatekeeper(e.Decision)
-		}
-		return jobEffects{result: res}, nil
+	return func(ctx context.Context, tx store.Tx) (jobEffects, error) {
+		return s.commitFlush(ctx, tx, j, b, now)
+	}, nil
+}
+
+// flushBatch is what one flush extracted: the principal it runs as, the
+// conversation, the gatekeeper's log entry for each message and the
+// planned facts.
+type flushBatch struct {
+	p     memory.Principal
+	conv  store.Conversation
+	sum   FlushSummary
+	msgs  []store.Message
+	gk    []store.GatekeeperEntry
+	facts []plannedFact
+}
+
+// loadFlush reads the job's principal and messages and turns the
+// messages into extraction turns.
+func (s *Service) loadFlush(ctx context.Context, j store.Job) (*flushBatch, []extract.Turn, error) {
+	var pl flushPayload
+	if err := json.Unmarshal(j.Payload, &pl); err != nil {
+		return nil, nil, fmt.Errorf("flush job payload: %w", err)
 	}
-	return commit, nil
+	p, err := s.store.GetPrincipal(ctx, store.PrincipalFind{Workspace: j.Workspace, ID: pl.PrincipalID})
+	if err != nil {
+		return nil, nil, fmt.Errorf("flush job principal: %w", err)
+	}
+	p.TokenHash = nil
+	msgs, err := s.store.ListJobMessages(ctx, j.Workspace, j.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	turns := make([]extract.Turn, 0, len(msgs))
+	for _, m := range msgs {
+		at := time.UnixMilli(m.Timestamp).UTC()
+		// Evidence links point at the episode records, which readers can
+		// fetch; MessageID carries the episode id for that reason.
+		turns = append(turns, extract.Turn{MessageID: m.RecordID, SessionID: m.SessionID, SenderID: m.SenderID,
+			Role: m.Role, Time: at, SessionDate: at, Text: m.Content})
+	}
+	b := &flushBatch{p: p, conv: pl.Conversation, msgs: msgs,
+		sum: FlushSummary{Messages: len(msgs), Extractor: "pattern", Gatekeeper: map[string]int{}}}
+	return b, turns, nil
+}
+
+// patternPass runs the pattern gatekeeper over every turn: one log
+// entry a message, and the facts the patterns found.
+func (b *flushBatch) patternPass(j store.Job, turns []extract.Turn) {
+	b.gk = make([]store.GatekeeperEntry, len(turns))
+	for i, t := range turns {
+		ev := extract.Patterns(t)
+		b.gk[i] = store.GatekeeperEntry{ID: memory.NewID(), Workspace: j.Workspace, JobID: j.ID, MessageID: b.msgs[i].ID,
+			Decision: ev.Decision, Reason: ev.Reason, Pattern: ev.Pattern, Facts: len(ev.Facts)}
+		for _, f := range ev.Facts {
+			b.facts = append(b.facts, plannedFact{fact: f, extractor: "pattern"})
+		}
+	}
+}
+
+// llmPass extracts the facts with the model within llmCtx's budget. On
+// success the model's facts replace the patterns'; on failure the job
+// is handed back for another attempt, or, on its last attempt, keeps
+// the patterns' facts (fail open, logged).
+func (s *Service) llmPass(ctx, llmCtx context.Context, budget time.Duration, j store.Job, b *flushBatch, turns []extract.Turn) (bool, error) {
+	llmFacts, err := s.extract.LLM.Extract(llmCtx, turns)
+	switch {
+	case err == nil:
+		b.sum.Extractor = "llm"
+		b.facts = b.facts[:0]
+		for _, f := range llmFacts {
+			b.facts = append(b.facts, plannedFact{fact: f, extractor: "llm"})
+		}
+		for i := range b.gk {
+			b.gk[i].Decision, b.gk[i].Reason, b.gk[i].Facts = GateIngestLLM, "extracted by the model with the rest of the flush", 0
+		}
+		return true, nil
+	case ctx.Err() != nil:
+		// The attempt itself ended (shutdown): hand the job back.
+		return false, fmt.Errorf("flush attempt ended during llm extraction: %w", ctx.Err())
+	case j.Attempts < j.MaxAttempts:
+		return false, fmt.Errorf("llm extraction: %s", llmFailure(err, llmCtx, budget))
+	default:
+		// The last attempt: keep what the patterns found.
+		s.log.Warn("llm extraction failed on the job's last attempt; using pattern extraction", "job_id", j.ID,
+			"attempt", j.Attempts, "err", llmFailure(err, llmCtx, budget), "event", GateIngestFailopen)
+		b.sum.Extractor = GateIngestFailopen
+		for i := range b.gk {
+			b.gk[i].Decision, b.gk[i].Reason = GateIngestFailopen, "model unavailable: "+b.gk[i].Reason
+		}
+		return false, nil
+	}
+}
+
+// commitFlush writes the gatekeeper log and the planned facts in the
+// job's completing transaction.
+func (s *Service) commitFlush(ctx context.Context, tx store.Tx, j store.Job, b *flushBatch, now time.Time) (jobEffects, error) {
+	res := b.sum
+	res.Gatekeeper = map[string]int{}
+	for _, e := range b.gk {
+		e.CreatedAt = now
+		if err := tx.InsertGatekeeper(ctx, e); err != nil {
+			return jobEffects{}, err
+		}
+		res.Gatekeeper[e.Decision]++
+	}
+	// resolved[i] is the record that stands for facts[i] once it is
+	// committed: the one written, the one it repeats, or, when the
+	// gate refused it, the one it would have replaced. Later facts
+	// of the flush that target facts[i] target that record.
+	resolved := make([]string, len(b.facts))
+	for i, pf := range b.facts {
+		res.Facts++
+		tid := pf.rec.TargetID
+		if k, ok := pendingIndex(tid); ok {
+			tid = resolved[k]
+		}
+		id, err := s.applyFlushFact(ctx, tx, j, b, pf, tid, now, &res)
+		if err != nil {
+			return jobEffects{}, err
+		}
+		resolved[i] = id
+	}
+	for _, e := range b.gk {
+		s.metrics.ObserveGatekeeper(e.Decision)
+	}
+	return jobEffects{result: res}, nil
+}
+
+// applyFlushFact carries out one fact's reconciliation decision against
+// tid (its resolved target) and counts it in res. It returns the record
+// that stands for the fact afterwards ("" when none).
+func (s *Service) applyFlushFact(ctx context.Context, tx store.Tx, j store.Job, b *flushBatch, pf plannedFact, tid string, now time.Time, res *FlushSummary) (string, error) {
+	p := b.p
+	switch pf.rec.Action {
+	case extract.ActionNoop:
+		res.Noop++
+		return tid, nil
+	case extract.ActionInvalidate:
+		if tid == "" {
+			res.Noop++
+			return "", nil
+		}
+		old, ok, err := s.invalidateIn(ctx, tx, p, tid, j.ID, now)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			res.Noop++
+			return "", nil
+		}
+		res.Invalidated++
+		prev := old
+		prev.InvalidatedAt = nil
+		return "", regrant(ctx, tx, p.Workspace, &prev, old)
+	}
+	req := factRequest(pf, b.conv, j.ID)
+	if pf.rec.Action == extract.ActionUpdate {
+		req.Supersedes = tid
+	}
+	wr, err := s.writeIn(ctx, tx, p, req, now)
+	if err != nil {
+		if !isRefusal(err) {
+			return "", err
+		}
+		res.Refused++
+		return req.Supersedes, nil
+	}
+	switch {
+	case wr.Decision == memory.DecisionDuplicate:
+		res.Noop++
+	case req.Supersedes != "" || wr.Record.Supersedes != nil:
+		res.Updated++
+	default:
+		res.Added++
+	}
+	if g, ok := recordGrant(wr.Record); ok && wr.Decision != memory.DecisionDuplicate && wr.Record.Type == memory.Preference {
+		// The typed relation the fact states: the user prefers
+		// what it names (a quarantined fact states none yet).
+		if err := s.relateIn(ctx, tx, p.Workspace, req.Entities[0], req.Entities[1:], "PREFERS", g, now); err != nil {
+			return "", err
+		}
+	}
+	return wr.Record.ID, nil
 }
 
 // similarFacts returns up to 5 live facts of the user, most similar to

@@ -80,130 +80,170 @@ func (s *Service) ApplyMaintenance(ctx context.Context, b MaintenanceBatch) (Mai
 	if b.Workspace == "" {
 		return MaintenanceResult{}, fault.Field("workspace", "is required")
 	}
-	now := s.clock()
-	sys := systemPrincipal(b.Workspace)
+	m := maintenanceTx{s: s, b: &b, now: s.clock(), sys: systemPrincipal(b.Workspace)}
 	var res MaintenanceResult
 	err := s.tx(ctx, "record", func(tx store.Tx) error {
-		res = MaintenanceResult{}
-		skipped := map[string]bool{}
-		if len(b.Decay) > 0 {
-			if err := tx.SetDecayScores(ctx, b.Workspace, b.Decay); err != nil {
-				return err
-			}
-			res.Decayed = len(b.Decay)
-			if _, err := appendAudit(ctx, tx, b.Workspace, sys, "", "maintenance.decay", now, map[string]any{
-				"job": b.Job, "origin": b.Origin, "records": len(b.Decay)}); err != nil {
-				return err
-			}
-		}
-		for _, c := range b.Changes {
-			head, err := tx.GetRecord(ctx, b.Workspace, c.Next.ID)
-			if errors.Is(err, store.ErrNotFound) {
-				res.Skipped++
-				skipped[c.Next.ID] = true
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if head.Version != c.ExpectedVersion || head.Status == memory.Forgotten {
-				res.Skipped++
-				skipped[c.Next.ID] = true
-				continue
-			}
-			next := c.Next
-			decisionID := memory.NewID()
-			next.Version, next.UpdatedAt, next.ModifiedBy = head.Version+1, now, sys.ID
-			next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: b.Origin}
-			if c.Decision != "" {
-				next.Gate.Decision = c.Decision
-			}
-			if err := s.policy.CheckSchema(next); err != nil {
-				return err
-			}
-			if next.Status == memory.Quarantined && head.Status != memory.Quarantined {
-				// A queued record found to hold PII: its pending item must not
-				// activate it; the quarantine item replaces it.
-				if err := closeApprovals(ctx, tx, sys, next.ID, memory.ApprovalRejected, now); err != nil {
-					return err
-				}
-			}
-			if err := tx.UpdateRecord(ctx, b.Workspace, next, head.Version); err != nil {
-				return err
-			}
-			payload := map[string]any{"job": b.Job, "origin": b.Origin, "record_id": next.ID, "version": next.Version,
-				"from_status": string(head.Status), "status": string(next.Status), "decision": next.Gate.Decision}
-			for k, v := range c.Payload {
-				payload[k] = v
-			}
-			if _, err := appendAudit(ctx, tx, b.Workspace, sys, decisionID, c.Event, now, payload); err != nil {
-				return err
-			}
-			res.Changed++
-		}
-		for _, in := range b.Inserts {
-			r := in.Record
-			decisionID := memory.NewID()
-			r.Version, r.CreatedAt, r.UpdatedAt, r.IngestedAt, r.ModifiedBy = 1, now, now, now, sys.ID
-			r.ContentSHA256 = memory.SHA256Hex(r.Content)
-			r.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionProvisional, Origin: b.Origin}
-			if r.Status == memory.Active {
-				r.Gate.Decision = memory.DecisionAccepted
-			}
-			if err := s.policy.CheckSchema(r); err != nil {
-				return err
-			}
-			if err := tx.InsertRecord(ctx, b.Workspace, r); err != nil {
-				return err
-			}
-			payload := map[string]any{"job": b.Job, "origin": b.Origin, "record_id": r.ID, "version": 1,
-				"type": string(r.Type), "status": string(r.Status), "content_sha256": r.ContentSHA256}
-			for k, v := range in.Payload {
-				payload[k] = v
-			}
-			if in.ApprovalKind != "" {
-				id, err := s.openReview(ctx, tx, b.Workspace, r.ID, in.ApprovalKind, in.Reason, now)
-				if err != nil {
-					return err
-				}
-				res.ApprovalIDs = append(res.ApprovalIDs, id)
-				payload["approval_id"] = id
-			}
-			if _, err := appendAudit(ctx, tx, b.Workspace, sys, decisionID, in.Event, now, payload); err != nil {
-				return err
-			}
-			res.Inserted++
-		}
-		for _, a := range b.Approvals {
-			if skipped[a.RecordID] {
-				continue // its record moved on; the next run decides again
-			}
-			id, err := s.openReview(ctx, tx, b.Workspace, a.RecordID, a.Kind, a.Reason, now)
-			if err != nil {
-				return err
-			}
-			res.ApprovalIDs = append(res.ApprovalIDs, id)
-			if _, err := appendAudit(ctx, tx, b.Workspace, sys, "", "maintenance.review", now, map[string]any{
-				"job": b.Job, "origin": b.Origin, "record_id": a.RecordID, "approval_id": id,
-				"kind": string(a.Kind), "reason": a.Reason}); err != nil {
-				return err
-			}
-		}
-		for k, v := range b.Settings {
-			if err := tx.PutSetting(ctx, k, v); err != nil {
-				return err
-			}
-		}
-		if b.CursorKey != "" {
-			return tx.PutSetting(ctx, b.CursorKey, b.Cursor)
-		}
-		return nil
+		var err error
+		res, err = m.apply(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return MaintenanceResult{}, err
 	}
 	s.logMoved(ctx)
 	return res, nil
+}
+
+// maintenanceTx is one maintenance batch being written: the batch, the
+// system principal it is audited as, and the time it is stamped with.
+type maintenanceTx struct {
+	s   *Service
+	b   *MaintenanceBatch
+	sys memory.Principal
+	now time.Time
+}
+
+// apply writes the batch in tx: the decay scores, the changes, the
+// inserts, the review items, the settings and the resume cursor.
+func (m maintenanceTx) apply(ctx context.Context, tx store.Tx) (MaintenanceResult, error) {
+	b := m.b
+	var res MaintenanceResult
+	if len(b.Decay) > 0 {
+		if err := tx.SetDecayScores(ctx, b.Workspace, b.Decay); err != nil {
+			return res, err
+		}
+		res.Decayed = len(b.Decay)
+		if _, err := appendAudit(ctx, tx, b.Workspace, m.sys, "", "maintenance.decay", m.now, map[string]any{
+			"job": b.Job, "origin": b.Origin, "records": len(b.Decay)}); err != nil {
+			return res, err
+		}
+	}
+	skipped := map[string]bool{}
+	for _, c := range b.Changes {
+		ok, err := m.change(ctx, tx, c)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			res.Skipped++
+			skipped[c.Next.ID] = true
+			continue
+		}
+		res.Changed++
+	}
+	for _, in := range b.Inserts {
+		approvalID, err := m.insert(ctx, tx, in)
+		if err != nil {
+			return res, err
+		}
+		if approvalID != "" {
+			res.ApprovalIDs = append(res.ApprovalIDs, approvalID)
+		}
+		res.Inserted++
+	}
+	for _, a := range b.Approvals {
+		if skipped[a.RecordID] {
+			continue // its record moved on; the next run decides again
+		}
+		id, err := m.s.openReview(ctx, tx, b.Workspace, a.RecordID, a.Kind, a.Reason, m.now)
+		if err != nil {
+			return res, err
+		}
+		res.ApprovalIDs = append(res.ApprovalIDs, id)
+		if _, err := appendAudit(ctx, tx, b.Workspace, m.sys, "", "maintenance.review", m.now, map[string]any{
+			"job": b.Job, "origin": b.Origin, "record_id": a.RecordID, "approval_id": id,
+			"kind": string(a.Kind), "reason": a.Reason}); err != nil {
+			return res, err
+		}
+	}
+	for k, v := range b.Settings {
+		if err := tx.PutSetting(ctx, k, v); err != nil {
+			return res, err
+		}
+	}
+	if b.CursorKey != "" {
+		return res, tx.PutSetting(ctx, b.CursorKey, b.Cursor)
+	}
+	return res, nil
+}
+
+// change writes one new head, gated and audited; false when its record
+// moved on (gone, another version, forgotten) and it was skipped.
+func (m maintenanceTx) change(ctx context.Context, tx store.Tx, c MaintenanceChange) (bool, error) {
+	b := m.b
+	head, err := tx.GetRecord(ctx, b.Workspace, c.Next.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if head.Version != c.ExpectedVersion || head.Status == memory.Forgotten {
+		return false, nil
+	}
+	next := c.Next
+	decisionID := memory.NewID()
+	next.Version, next.UpdatedAt, next.ModifiedBy = head.Version+1, m.now, m.sys.ID
+	next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: b.Origin}
+	if c.Decision != "" {
+		next.Gate.Decision = c.Decision
+	}
+	if err := m.s.policy.CheckSchema(next); err != nil {
+		return false, err
+	}
+	if next.Status == memory.Quarantined && head.Status != memory.Quarantined {
+		// A queued record found to hold PII: its pending item must not
+		// activate it; the quarantine item replaces it.
+		if err := closeApprovals(ctx, tx, m.sys, next.ID, memory.ApprovalRejected, m.now); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.UpdateRecord(ctx, b.Workspace, next, head.Version); err != nil {
+		return false, err
+	}
+	payload := map[string]any{"job": b.Job, "origin": b.Origin, "record_id": next.ID, "version": next.Version,
+		"from_status": string(head.Status), "status": string(next.Status), "decision": next.Gate.Decision}
+	for k, v := range c.Payload {
+		payload[k] = v
+	}
+	_, err = appendAudit(ctx, tx, b.Workspace, m.sys, decisionID, c.Event, m.now, payload)
+	return err == nil, err
+}
+
+// insert writes one proposed record, gated and audited, with its review
+// item when it has one (whose id it returns).
+func (m maintenanceTx) insert(ctx context.Context, tx store.Tx, in MaintenanceInsert) (string, error) {
+	b := m.b
+	r := in.Record
+	decisionID := memory.NewID()
+	r.Version, r.CreatedAt, r.UpdatedAt, r.IngestedAt, r.ModifiedBy = 1, m.now, m.now, m.now, m.sys.ID
+	r.ContentSHA256 = memory.SHA256Hex(r.Content)
+	r.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionProvisional, Origin: b.Origin}
+	if r.Status == memory.Active {
+		r.Gate.Decision = memory.DecisionAccepted
+	}
+	if err := m.s.policy.CheckSchema(r); err != nil {
+		return "", err
+	}
+	if err := tx.InsertRecord(ctx, b.Workspace, r); err != nil {
+		return "", err
+	}
+	payload := map[string]any{"job": b.Job, "origin": b.Origin, "record_id": r.ID, "version": 1,
+		"type": string(r.Type), "status": string(r.Status), "content_sha256": r.ContentSHA256}
+	for k, v := range in.Payload {
+		payload[k] = v
+	}
+	var approvalID string
+	if in.ApprovalKind != "" {
+		id, err := m.s.openReview(ctx, tx, b.Workspace, r.ID, in.ApprovalKind, in.Reason, m.now)
+		if err != nil {
+			return "", err
+		}
+		approvalID = id
+		payload["approval_id"] = id
+	}
+	_, err := appendAudit(ctx, tx, b.Workspace, m.sys, decisionID, in.Event, m.now, payload)
+	return approvalID, err
 }
 
 func (s *Service) openReview(ctx context.Context, tx store.Tx, ws, recordID string, kind memory.ApprovalKind, reason string, now time.Time) (string, error) {

@@ -503,31 +503,8 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 		} else if err := ensureEmpty(ctx, tx, ws); err != nil {
 			return err
 		}
-		for i, p := range set.principals {
-			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, ID: p.ID}); err == nil {
-				st.PrincipalsKept++
-				continue
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: p.Name}); err == nil {
-				st.PrincipalsKept++
-				continue
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{ID: p.ID}); err == nil {
-				l := set.principalL[i]
-				return &fault.Error{Code: fault.Conflict, Details: map[string]any{"line": l},
-					Message: fmt.Sprintf("import: line %d: the principal's id belongs to another workspace of this database", l)}
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			p.Workspace = ws
-			if err := tx.InsertPrincipal(ctx, p); err != nil {
-				return err
-			}
-			st.Principals++
+		if err := importPrincipals(ctx, tx, ws, set, &st); err != nil {
+			return err
 		}
 		for _, n := range set.nodes {
 			if err := tx.InsertNode(ctx, ws, n); err != nil {
@@ -540,25 +517,8 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 			}
 		}
 		st.Nodes, st.Edges = len(set.nodes), len(set.edges)
-		for i, vs := range set.records {
-			if i%1000 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if err := tx.InsertRecord(ctx, ws, vs[0]); err != nil {
-				return err
-			}
-			for k := 1; k < len(vs); k++ {
-				if err := tx.UpdateRecord(ctx, ws, vs[k], k); err != nil {
-					return err
-				}
-			}
-			st.Records++
-			st.Versions += len(vs)
-			if progress != nil {
-				progress(st.Records)
-			}
+		if err := importRecords(ctx, tx, ws, set, &st, progress); err != nil {
+			return err
 		}
 		for _, a := range set.approvals {
 			a.Workspace = ws
@@ -587,6 +547,65 @@ func (s *Service) Import(ctx context.Context, by memory.Principal, r io.Reader, 
 	}
 	s.logMoved(ctx)
 	return st, nil
+}
+
+// importPrincipals inserts the file's principals without tokens,
+// keeping one whose id or name the workspace already has; an id that
+// belongs to another workspace of the database is a conflict.
+func importPrincipals(ctx context.Context, tx store.Tx, ws string, set *importSet, st *ImportStats) error {
+	for i, p := range set.principals {
+		if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, ID: p.ID}); err == nil {
+			st.PrincipalsKept++
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{Workspace: ws, Name: p.Name}); err == nil {
+			st.PrincipalsKept++
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if _, err := tx.GetPrincipal(ctx, store.PrincipalFind{ID: p.ID}); err == nil {
+			l := set.principalL[i]
+			return &fault.Error{Code: fault.Conflict, Details: map[string]any{"line": l},
+				Message: fmt.Sprintf("import: line %d: the principal's id belongs to another workspace of this database", l)}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		p.Workspace = ws
+		if err := tx.InsertPrincipal(ctx, p); err != nil {
+			return err
+		}
+		st.Principals++
+	}
+	return nil
+}
+
+// importRecords inserts each record's first version and replays the
+// later ones over it, reporting progress after each record.
+func importRecords(ctx context.Context, tx store.Tx, ws string, set *importSet, st *ImportStats, progress func(done int)) error {
+	for i, vs := range set.records {
+		if i%1000 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := tx.InsertRecord(ctx, ws, vs[0]); err != nil {
+			return err
+		}
+		for k := 1; k < len(vs); k++ {
+			if err := tx.UpdateRecord(ctx, ws, vs[k], k); err != nil {
+				return err
+			}
+		}
+		st.Records++
+		st.Versions += len(vs)
+		if progress != nil {
+			progress(st.Records)
+		}
+	}
+	return nil
 }
 
 // ensureEmpty refuses a workspace that holds anything but operators.

@@ -200,132 +200,146 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 // gate decision that refuses the write (a fault other than internal or
 // unavailable) is returned before anything is written.
 func (s *Service) writeTx(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, req WriteRequest, found similarity, decisionID string, now time.Time) (WriteResult, error) {
-	var res WriteResult
-	err := func() error {
-		if req.Claim != nil {
-			if err := req.Claim(ctx, tx); err != nil {
-				return err
-			}
+	if req.Claim != nil {
+		if err := req.Claim(ctx, tx); err != nil {
+			return WriteResult{}, err
 		}
-		flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
-		if err != nil {
-			return err
-		}
-		var target memory.Record
-		if r.Supersedes != nil {
-			target, err = tx.GetRecord(ctx, p.Workspace, *r.Supersedes)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err // a store failure, not a bad field
-			}
-			if err != nil || !canRead(p, target, true) {
-				return fault.Field("supersedes", "no such record")
-			}
-			if target.Status != memory.Active {
-				return fault.New(fault.Conflict, "supersedes: only an active record can be superseded").With("field", "supersedes")
-			}
-			if _, ok := EventOf(target); ok {
-				return fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
-			}
-		}
-		own := req.ownTurn && p.Kind == memory.KindUser && r.Scope.UserID == userOf(p)
-		out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional,
-			EvidenceFlagged: flagged, OwnConversation: own})
-		if err != nil {
-			return err
-		}
-		r.Status, r.Access = out.Status, out.Access
-		r.Gate.Decision = out.Decision
-
-		// Step 5: exact duplicates of live records are no-ops.
-		dedup := !req.Addressed && !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) && !req.exactByCaller
-		if dedup && s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
-			dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
-			if err == nil && canRead(p, dup, false) {
-				res = WriteResult{Decision: memory.DecisionDuplicate, Reason: gate.ReasonDuplicate, Record: dup, Citation: dup.Citation()}
-				_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, map[string]any{
-					"decision": memory.DecisionDuplicate, "reason": gate.ReasonDuplicate, "record_id": dup.ID,
-					"type": string(r.Type), "content_sha256": r.ContentSHA256,
-				})
-				return err
-			}
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-
-		if out.Decision != memory.DecisionQuarantined && !req.Addressed {
-			sim, err := recheck(ctx, tx, p.Workspace, r.Content, found)
-			if err != nil {
-				return err
-			}
-			if dup := sim.duplicate; dup != nil && dedup && canRead(p, *dup, false) {
-				res = WriteResult{Decision: memory.DecisionDuplicate, Reason: reasonNearDuplicate, Record: *dup, Citation: dup.Citation()}
-				_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, map[string]any{
-					"decision": memory.DecisionDuplicate, "reason": reasonNearDuplicate, "record_id": dup.ID,
-					"type": string(r.Type), "content_sha256": r.ContentSHA256,
-				})
-				return err
-			}
-			if c := sim.conflict; c != nil {
-				// The new record supersedes the one it contradicts, now or
-				// when an operator approves it.
-				id := c.ID
-				r.Supersedes, target = &id, *c
-				out = conflictOutcome(s.policy, out)
-				if out.Reason == gate.ReasonPolicyAccept {
-					out.Reason = reasonConflict
-				}
-				r.Status, r.Gate.Decision = out.Status, out.Decision
-			}
-		}
-		if out.Status == memory.Active && r.Supersedes != nil {
-			r.ValidFrom = successorValidFrom(target, r, now)
-		}
-		if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
-			return err
-		}
-		if err := fileChanged(ctx, tx, p.Workspace, r, "created", now); err != nil {
-			return err
-		}
-		known := req.nodes
-		if known == nil {
-			known = map[string]memory.Node{}
-		}
-		if err := s.linkEntities(ctx, tx, p, r, now, known); err != nil {
-			return err
-		}
-		if err := regrantKnown(ctx, tx, p.Workspace, nil, r, known); err != nil {
-			return err
-		}
-		if out.Status == memory.Active && r.Supersedes != nil {
-			if err := supersede(ctx, tx, p.Workspace, p, target, r, now); err != nil {
-				return err
-			}
-		}
-		res = WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
-		payload := map[string]any{
-			"decision": out.Decision, "reason": out.Reason, "record_id": r.ID, "version": r.Version,
-			"type": string(r.Type), "status": string(r.Status), "access": string(r.Access), "content_sha256": r.ContentSHA256,
-		}
-		if len(out.PIIKinds) > 0 {
-			payload["pii_kinds"] = out.PIIKinds
-		}
-		if r.Supersedes != nil {
-			payload["supersedes"] = *r.Supersedes
-		}
-		if out.ApprovalKind != "" {
-			a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: r.ID, Kind: out.ApprovalKind,
-				Reason: out.Reason, Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
-			if err := insertApproval(ctx, tx, a); err != nil {
-				return err
-			}
-			res.ApprovalID = a.ID
-			payload["approval_id"] = a.ID
-		}
-		_, err = appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, payload)
-		return err
-	}()
+	}
+	flagged, err := evidenceFlagged(ctx, tx, p.Workspace, r.Source.Evidence)
 	if err != nil {
+		return WriteResult{}, err
+	}
+	var target memory.Record
+	if r.Supersedes != nil {
+		if target, err = supersedeTarget(ctx, tx, p, *r.Supersedes); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	own := req.ownTurn && p.Kind == memory.KindUser && r.Scope.UserID == userOf(p)
+	out, err := s.decide(ctx, gate.Input{Principal: p, Record: r, WantProvisional: req.Status == memory.Provisional,
+		EvidenceFlagged: flagged, OwnConversation: own})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	r.Status, r.Access = out.Status, out.Access
+	r.Gate.Decision = out.Decision
+
+	// Step 5: exact duplicates of live records are no-ops.
+	dedup := !req.Addressed && !slices.Contains(s.policy.Duplicates.IgnoreTypes, r.Type) && !req.exactByCaller
+	if dedup && s.policy.Duplicates.Exact && out.Decision != memory.DecisionQuarantined {
+		dup, err := tx.FindDuplicate(ctx, p.Workspace, r.Type, r.ContentSHA256, r.Scope)
+		if err == nil && canRead(p, dup, false) {
+			return duplicateWrite(ctx, tx, p, r, dup, gate.ReasonDuplicate, decisionID, now)
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return WriteResult{}, err
+		}
+	}
+
+	if out.Decision != memory.DecisionQuarantined && !req.Addressed {
+		sim, err := recheck(ctx, tx, p.Workspace, r.Content, found)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		if dup := sim.duplicate; dup != nil && dedup && canRead(p, *dup, false) {
+			return duplicateWrite(ctx, tx, p, r, *dup, reasonNearDuplicate, decisionID, now)
+		}
+		if c := sim.conflict; c != nil {
+			// The new record supersedes the one it contradicts, now or
+			// when an operator approves it.
+			id := c.ID
+			r.Supersedes, target = &id, *c
+			out = conflictOutcome(s.policy, out)
+			if out.Reason == gate.ReasonPolicyAccept {
+				out.Reason = reasonConflict
+			}
+			r.Status, r.Gate.Decision = out.Status, out.Decision
+		}
+	}
+	if out.Status == memory.Active && r.Supersedes != nil {
+		r.ValidFrom = successorValidFrom(target, r, now)
+	}
+	return s.insertWritten(ctx, tx, p, r, req, out, target, decisionID, now)
+}
+
+// supersedeTarget reads the record a write supersedes: one p can read,
+// active, not a session event.
+func supersedeTarget(ctx context.Context, tx store.Tx, p memory.Principal, id string) (memory.Record, error) {
+	target, err := tx.GetRecord(ctx, p.Workspace, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return memory.Record{}, err // a store failure, not a bad field
+	}
+	if err != nil || !canRead(p, target, true) {
+		return memory.Record{}, fault.Field("supersedes", "no such record")
+	}
+	if target.Status != memory.Active {
+		return memory.Record{}, fault.New(fault.Conflict, "supersedes: only an active record can be superseded").With("field", "supersedes")
+	}
+	if _, ok := EventOf(target); ok {
+		return memory.Record{}, fault.New(fault.Conflict, "supersedes: session events are append-only").With("field", "supersedes")
+	}
+	return target, nil
+}
+
+// duplicateWrite answers a write that repeats dup (for reason): nothing
+// is stored but the audit entry that says so.
+func duplicateWrite(ctx context.Context, tx store.Tx, p memory.Principal, r, dup memory.Record, reason, decisionID string, now time.Time) (WriteResult, error) {
+	_, err := appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, map[string]any{
+		"decision": memory.DecisionDuplicate, "reason": reason, "record_id": dup.ID,
+		"type": string(r.Type), "content_sha256": r.ContentSHA256,
+	})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Decision: memory.DecisionDuplicate, Reason: reason, Record: dup, Citation: dup.Citation()}, nil
+}
+
+// insertWritten stores the decided record (SPEC §4 step 7): the row, its
+// file change, entity links and grants, the supersession of target, the
+// approval item the decision asks for, and the audit entry.
+func (s *Service) insertWritten(ctx context.Context, tx store.Tx, p memory.Principal, r memory.Record, req WriteRequest, out gate.Outcome, target memory.Record, decisionID string, now time.Time) (WriteResult, error) {
+	if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
+		return WriteResult{}, err
+	}
+	if err := fileChanged(ctx, tx, p.Workspace, r, "created", now); err != nil {
+		return WriteResult{}, err
+	}
+	known := req.nodes
+	if known == nil {
+		known = map[string]memory.Node{}
+	}
+	if err := s.linkEntities(ctx, tx, p, r, now, known); err != nil {
+		return WriteResult{}, err
+	}
+	if err := regrantKnown(ctx, tx, p.Workspace, nil, r, known); err != nil {
+		return WriteResult{}, err
+	}
+	if out.Status == memory.Active && r.Supersedes != nil {
+		if err := supersede(ctx, tx, p.Workspace, p, target, r, now); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	res := WriteResult{Decision: out.Decision, Reason: out.Reason, Record: r, Citation: r.Citation(), PIIKinds: out.PIIKinds}
+	payload := map[string]any{
+		"decision": out.Decision, "reason": out.Reason, "record_id": r.ID, "version": r.Version,
+		"type": string(r.Type), "status": string(r.Status), "access": string(r.Access), "content_sha256": r.ContentSHA256,
+	}
+	if len(out.PIIKinds) > 0 {
+		payload["pii_kinds"] = out.PIIKinds
+	}
+	if r.Supersedes != nil {
+		payload["supersedes"] = *r.Supersedes
+	}
+	if out.ApprovalKind != "" {
+		a := memory.Approval{ID: memory.NewID(), Workspace: p.Workspace, RecordID: r.ID, Kind: out.ApprovalKind,
+			Reason: out.Reason, Status: memory.ApprovalOpen, CreatedAt: now, ExpiresAt: now.Add(s.policy.Approvals.TTL.D())}
+		if err := insertApproval(ctx, tx, a); err != nil {
+			return WriteResult{}, err
+		}
+		res.ApprovalID = a.ID
+		payload["approval_id"] = a.ID
+	}
+	if _, err := appendAudit(ctx, tx, p.Workspace, p, decisionID, "record.write", now, payload); err != nil {
 		return WriteResult{}, err
 	}
 	return res, nil

@@ -136,78 +136,109 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	if s.index == nil {
 		return SearchResponse{}, fault.New(fault.Unavailable, "search index is not available")
 	}
+	halfLife, err := validateSearch(req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	if len(req.Signals) == 0 && !DefaultGraphSignal {
+		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalKeys}
+	}
+	q := s.searchQuery(p, req, halfLife)
+	if req.KnownAt != nil {
+		return s.searchKnownAt(ctx, p, req, q)
+	}
+	start := time.Now()
+	sctx, span := tracing.Start(ctx, "retrieve.search", attribute.Int("memgate.search.k", q.K))
+	res, err := s.index.Search(sctx, q)
+	if err != nil {
+		span.End()
+		return SearchResponse{}, storeErr(err, "search")
+	}
+	span.SetAttributes(attribute.String("memgate.search.route", res.Route), attribute.StringSlice("memgate.search.signals", res.Signals),
+		attribute.Int("memgate.search.hits", len(res.Hits)))
+	span.End()
+	s.metrics.ObserveSearch(res.Route, res.Signals, time.Since(start))
+	return s.hydrateHits(ctx, p, req, res)
+}
+
+// validateSearch checks req's fields, naming the first bad one, and
+// returns the parsed recency half-life (0 when none).
+func validateSearch(req SearchRequest) (time.Duration, error) {
 	if len(req.Query) > 4096 {
-		return SearchResponse{}, fault.Field("query", "at most 4096 bytes")
+		return 0, fault.Field("query", "at most 4096 bytes")
 	}
 	if req.K < 0 || req.K > MaxK {
-		return SearchResponse{}, fault.Field("k", "must be between 1 and 100")
+		return 0, fault.Field("k", "must be between 1 and 100")
 	}
 	for _, t := range req.Types {
 		if !slices.Contains(memory.Types, t) {
-			return SearchResponse{}, fault.Field("types", "must be record types")
+			return 0, fault.Field("types", "must be record types")
 		}
 	}
 	for _, st := range req.Statuses {
 		if !slices.Contains([]memory.Status{memory.Active, memory.Provisional, memory.Superseded, memory.Archived, memory.Quarantined}, st) {
-			return SearchResponse{}, fault.Field("statuses", "must be among active, provisional, superseded, archived, quarantined")
+			return 0, fault.Field("statuses", "must be among active, provisional, superseded, archived, quarantined")
 		}
 	}
 	switch req.Route {
 	case "", retrieve.RouteSkip, retrieve.RouteSimple, retrieve.RouteMultiHop, retrieve.RouteExploratory:
 	default:
-		return SearchResponse{}, fault.Field("route", "must be skip, simple, multi_hop or exploratory")
+		return 0, fault.Field("route", "must be skip, simple, multi_hop or exploratory")
 	}
 	for _, sig := range req.Signals {
 		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph && sig != retrieve.SignalKeys {
-			return SearchResponse{}, fault.Field("signals", "must be among lexical, dense, graph, keys")
+			return 0, fault.Field("signals", "must be among lexical, dense, graph, keys")
 		}
 	}
 	if req.MinConfidence < 0 || req.MinConfidence > 1 {
-		return SearchResponse{}, fault.Field("min_confidence", "must be between 0 and 1")
+		return 0, fault.Field("min_confidence", "must be between 0 and 1")
 	}
 	if !(req.MinRelevance >= 0 && req.MinRelevance <= 1) {
-		return SearchResponse{}, fault.Field("min_relevance", "must be between 0 and 1")
-	}
-	if len(req.Signals) == 0 && !DefaultGraphSignal {
-		req.Signals = []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalKeys}
+		return 0, fault.Field("min_relevance", "must be between 0 and 1")
 	}
 	var halfLife time.Duration
 	if req.RecencyHalfLife != "" {
 		d, err := time.ParseDuration(req.RecencyHalfLife)
 		if err != nil || d <= 0 {
-			return SearchResponse{}, fault.Field("recency_half_life", "must be a positive duration like 720h")
+			return 0, fault.Field("recency_half_life", "must be a positive duration like 720h")
 		}
 		halfLife = d
 	}
 	if req.RecencyWeight < 0 || req.RecencyWeight > 10 {
-		return SearchResponse{}, fault.Field("recency_weight", "must be between 0 and 10")
+		return 0, fault.Field("recency_weight", "must be between 0 and 10")
 	}
 	for sig, w := range req.Weights {
 		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph && sig != retrieve.SignalKeys {
-			return SearchResponse{}, fault.Field("weights", "keys must be lexical, dense, graph or keys")
+			return 0, fault.Field("weights", "keys must be lexical, dense, graph or keys")
 		}
 		if w < 0 || w > 10 || w != w {
-			return SearchResponse{}, fault.Field("weights", "must be between 0 and 10")
+			return 0, fault.Field("weights", "must be between 0 and 10")
 		}
 	}
 	if req.Feedback != nil && (*req.Feedback < 0 || *req.Feedback > 10) {
-		return SearchResponse{}, fault.Field("feedback", "must be between 0 and 10")
+		return 0, fault.Field("feedback", "must be between 0 and 10")
 	}
 	if req.Speaker != nil && (*req.Speaker < 0 || *req.Speaker > 10) {
-		return SearchResponse{}, fault.Field("speaker", "must be between 0 and 10")
+		return 0, fault.Field("speaker", "must be between 0 and 10")
 	}
 	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
-		return SearchResponse{}, fault.Field("session", "must be between 0 and 10")
+		return 0, fault.Field("session", "must be between 0 and 10")
 	}
 	if req.Time != nil && (*req.Time < 0 || *req.Time > 10) {
-		return SearchResponse{}, fault.Field("time", "must be between 0 and 10")
+		return 0, fault.Field("time", "must be between 0 and 10")
 	}
 	if req.Context != nil && (*req.Context < 0 || *req.Context > 1) {
-		return SearchResponse{}, fault.Field("context", "must be between 0 and 1")
+		return 0, fault.Field("context", "must be between 0 and 1")
 	}
 	if req.MMR != nil && (*req.MMR < 0 || *req.MMR > 1) {
-		return SearchResponse{}, fault.Field("mmr", "must be between 0 and 1")
+		return 0, fault.Field("mmr", "must be between 0 and 1")
 	}
+	return halfLife, nil
+}
+
+// searchQuery is the retrieval query for req as p: the access filter,
+// the fusion weights and boosts with their defaults, the route's MMR.
+func (s *Service) searchQuery(p memory.Principal, req SearchRequest, halfLife time.Duration) retrieve.Query {
 	af := accessFilter(p, req.IncludeSensitive)
 	f := retrieve.Filter{
 		Workspace: p.Workspace, Types: req.Types, Statuses: req.Statuses, Scope: req.Scope, Category: req.Category,
@@ -263,20 +294,13 @@ func (s *Service) Search(ctx context.Context, p memory.Principal, req SearchRequ
 	case route == retrieve.RouteExploratory:
 		q.MMR = 0.7
 	}
-	if req.KnownAt != nil {
-		return s.searchKnownAt(ctx, p, req, q)
-	}
-	start := time.Now()
-	sctx, span := tracing.Start(ctx, "retrieve.search", attribute.Int("memgate.search.k", q.K))
-	res, err := s.index.Search(sctx, q)
-	if err != nil {
-		span.End()
-		return SearchResponse{}, storeErr(err, "search")
-	}
-	span.SetAttributes(attribute.String("memgate.search.route", res.Route), attribute.StringSlice("memgate.search.signals", res.Signals),
-		attribute.Int("memgate.search.hits", len(res.Hits)))
-	span.End()
-	s.metrics.ObserveSearch(res.Route, res.Signals, time.Since(start))
+	return q
+}
+
+// hydrateHits reads the hits' current heads in one read and keeps those
+// p may still read (a record may change between index and read) whose
+// relevance reaches req.MinRelevance.
+func (s *Service) hydrateHits(ctx context.Context, p memory.Principal, req SearchRequest, res retrieve.Result) (SearchResponse, error) {
 	ctx, hydrate := tracing.Start(ctx, "store.hydrate", attribute.Int("memgate.records", len(res.Hits)))
 	defer hydrate.End()
 	out := SearchResponse{Route: res.Route, Signals: res.Signals, Degraded: res.Degraded, Results: make([]SearchHit, 0, len(res.Hits))}

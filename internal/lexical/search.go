@@ -128,8 +128,9 @@ type qterm struct {
 
 // searchStats describes how a search ran (for tests).
 type searchStats struct {
-	scanned int // terms whose postings were scanned, admitting new candidates
-	pruned  int // terms only applied to existing candidates
+	scanned  int // terms whose postings were scanned, admitting new candidates
+	pruned   int // terms only applied to existing candidates
+	postings int // length of the postings lists those terms walked (at most)
 }
 
 // Pruning margin: a document outside the candidate set is ruled out only if
@@ -138,12 +139,15 @@ type searchStats struct {
 const pruneMargin = 1e-4
 
 func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int) ([]Hit, searchStats) {
-	return ix.searchTermsBits(terms, k, allow, nil, scopedDocs)
+	return ix.searchTermsBits(terms, k, allow, nil, scopedDocs, nil)
 }
 
 // searchTermsBits is searchTerms where, when bits is not nil, the admitted
 // documents are the keys whose bit is set (and allow is their predicate).
-func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint64, scopedDocs int) ([]Hit, searchStats) {
+// When post is not nil (and scopedDocs is 0), the postings walked are
+// post's, a subset of ix's documents (see SearchTermsVia); the statistics
+// stay ix's.
+func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint64, scopedDocs int, post *Index) ([]Hit, searchStats) {
 	var st searchStats
 	if k <= 0 || len(terms) == 0 {
 		return []Hit{}, st
@@ -160,8 +164,15 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 		ix.mu.RUnlock()
 		return []Hit{}, st
 	}
+	if post != nil {
+		post.mu.RLock()
+		defer post.mu.RUnlock()
+		if len(post.docLen) > len(ix.docLen) || scopedDocs > 0 {
+			post = nil // not a subset of ix: walk ix's own postings
+		}
+	}
 	sc := scratchPool.Get().(*scratch)
-	qs, allow := ix.resolve(q, allow, bits, scopedDocs, sc)
+	qs, allow := ix.resolve(q, allow, bits, scopedDocs, sc, post)
 	a := ix.accumulate(qs, k, allow, sc, &st)
 	ix.mu.RUnlock()
 
@@ -174,8 +185,9 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 // scope's documents in a scoped search), drops the negligible ones and
 // orders them. Held under ix.mu. In a scoped search (allow given and
 // scopedDocs below the index's documents) the terms are copies in sc of
-// only the admitted postings, and the allow returned is nil.
-func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int, sc *scratch) ([]qterm, Allow) {
+// only the admitted postings, and the allow returned is nil. With post
+// (see searchTermsBits), a term's postings are post's.
+func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int, sc *scratch, post *Index) ([]qterm, Allow) {
 	n := float64(ix.n)
 	scoped := allow != nil && scopedDocs > 0 && scopedDocs < ix.n
 	if scoped {
@@ -215,6 +227,14 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		if idf < negligibleIDF {
 			continue
+		}
+		if post != nil {
+			// A term the subset lacks adds nothing to its documents.
+			pid, ok := post.dict[name]
+			if !ok {
+				continue
+			}
+			t = &post.terms[pid]
 		}
 		qs = append(qs, qterm{name: name, t: t, df: gdf, w: idf * (k1 + 1)})
 	}
@@ -275,6 +295,7 @@ func (ix *Index) accumulate(qs []qterm, k int, allow Allow, sc *scratch, st *sea
 		}
 		a.scan(qs[i])
 		st.scanned++
+		st.postings += len(qs[i].t.keys)
 	}
 	if i < len(qs) {
 		cands := sc.cands[:0]
@@ -287,6 +308,7 @@ func (ix *Index) accumulate(qs []qterm, k int, allow Allow, sc *scratch, st *sea
 		for ; i < len(qs); i++ {
 			a.update(qs[i], cands)
 			st.pruned++
+			st.postings += len(qs[i].t.keys)
 		}
 		sc.cands = cands[:0]
 	}
@@ -606,6 +628,6 @@ func (b Bits) Has(key uint32) bool {
 // SearchTermsIn is SearchTermsScoped over the documents of a set: the
 // cheapest filter to apply per posting.
 func (ix *Index) SearchTermsIn(terms []string, k int, in Bits, docs int) []Hit {
-	hits, _ := ix.searchTermsBits(terms, k, in.Has, in, docs)
+	hits, _ := ix.searchTermsBits(terms, k, in.Has, in, docs, nil)
 	return hits
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -64,8 +65,10 @@ type Engine struct {
 	mu      sync.RWMutex
 	records // the documents (see docs.go)
 	lex     *lexical.Index
-	vecs    vectorIndex
-	approx  bool
+	// facts holds the postings of the live facts again (facts.go).
+	facts  *lexical.Index
+	vecs   vectorIndex
+	approx bool
 
 	graph GraphSignal
 
@@ -87,6 +90,8 @@ type Engine struct {
 	// (see filter.go).
 	fx     filterIndex
 	fcache filterCache
+	// similarWalked counts the fact postings SimilarTo walked (tests).
+	similarWalked atomic.Int64
 }
 
 // GraphSignal is the slot for the graph candidate generator (personalised
@@ -116,7 +121,7 @@ func New(o Options) *Engine {
 	}
 	e := &Engine{opts: o, log: o.Logger, records: newRecords(),
 		sessions: map[sessKey][]uint32{}, fx: newFilterIndex(), fcache: filterCache{minDocs: filterCacheMin},
-		lex: lexical.New(lexical.DefaultOptions())}
+		lex: lexical.New(lexical.DefaultOptions()), facts: lexical.New(lexical.DefaultOptions())}
 	return e
 }
 
@@ -417,6 +422,7 @@ func (e *Engine) upsertLocked(ws string, r memory.Record) bool {
 		// event time (derive.go).
 		e.lex.AddWithKeys(key, lexicalText(&r), append(fieldTerms(&r), derivedFields(&r, time.UnixMicro(ev).UTC())...), linkFields(&r))
 	}
+	e.refreshFact(key)
 	if !same {
 		if wasAlive && e.vecs != nil {
 			e.vecs.Remove(key) // stale: the embedding job computes the new one
@@ -443,6 +449,7 @@ func (e *Engine) forgetLocked(key uint32) {
 	}
 	e.refreshCached(key)
 	e.lex.Remove(key)
+	e.facts.Remove(key)
 	delete(e.pending, key)
 	if e.vecs != nil {
 		e.vecs.Remove(key)
@@ -564,8 +571,16 @@ func (e *Engine) SimilarTo(f Filter, text string, words []uint32, k int) []Simil
 	} else if bits := e.cachedBits(c); bits != nil {
 		allow = lexical.Bits(bits).Has
 	}
+	var hits []lexical.Hit
+	if factsOnly(&f) {
+		var walked int
+		hits, walked = e.lex.SearchTermsVia(e.facts, terms, k, allow)
+		e.similarWalked.Add(int64(walked))
+	} else {
+		hits = e.lex.SearchTerms(terms, k, allow)
+	}
 	var out []Similar
-	for _, h := range e.lex.SearchTerms(terms, k, allow) {
+	for _, h := range hits {
 		ws := e.wordsOf(h.Key)
 		if ws == nil {
 			continue

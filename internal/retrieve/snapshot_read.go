@@ -106,6 +106,7 @@ func (e *Engine) ReadSnapshot(r io.Reader) error {
 	}
 	e.records, e.sessions, e.sessBits, e.fx = s.records, s.sessions, s.sessBits, s.fx
 	e.lex = lex
+	e.rebuildFacts()
 	e.vecs, e.approx = nil, false
 	if vecs != nil {
 		e.vecs = vecs

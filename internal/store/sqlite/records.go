@@ -358,7 +358,7 @@ func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error
 	if _, err := t.stmt(ctx, stInsertRecord).ExecContext(ctx, args...); err != nil {
 		return mapErr(op, err)
 	}
-	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args...); err != nil {
+	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, ws, r.ID); err != nil {
 		return mapErr(op, err)
 	}
 	if err := t.logChange(ctx, ws, r.ID); err != nil {
@@ -371,13 +371,24 @@ func (t *tx) insertEntities(ctx context.Context, ws, id string, entities []strin
 	if len(entities) == 0 {
 		return nil
 	}
-	st := t.stmt(ctx, stInsertEntity)
-	for _, e := range entities {
-		if _, err := st.ExecContext(ctx, ws, e, id); err != nil {
-			return err
-		}
+	if len(entities) == 1 {
+		_, err := t.stmt(ctx, stInsertEntity).ExecContext(ctx, ws, entities[0], id)
+		return err
 	}
-	return nil
+	// One statement for all of them (a record names a few: its text is
+	// prepared once per count).
+	var q strings.Builder
+	q.WriteString(`INSERT OR IGNORE INTO record_entities (workspace_id, entity, record_id) VALUES `)
+	args := make([]any, 0, 3*len(entities))
+	for i, e := range entities {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?)")
+		args = append(args, ws, e, id)
+	}
+	_, err := t.db.ExecContext(ctx, q.String(), args...)
+	return err
 }
 
 func (t *tx) UpdateRecord(ctx context.Context, ws string, r memory.Record, expectedVersion int) error {
@@ -428,7 +439,7 @@ func (t *tx) writeVersion(ctx context.Context, op, ws string, r *memory.Record, 
 	if _, err := t.stmt(ctx, stReplaceVersion).ExecContext(ctx, micros(r.UpdatedAt), ws, r.ID, prev); err != nil {
 		return mapErr(op, err)
 	}
-	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, args[:numRecordArgs]...); err != nil {
+	if _, err := t.stmt(ctx, stInsertVersion).ExecContext(ctx, ws, r.ID); err != nil {
 		return mapErr(op, err)
 	}
 	if slices.Equal(oldEntities, r.Entities) {

@@ -121,8 +121,11 @@ var stmtSQL = [numStmts]string{
 	stRevokePrincipal: `UPDATE principals SET revoked_at = ? WHERE workspace_id = ? AND id = ?`,
 	stSetCredential:   `UPDATE principals SET token_hash = ?, revoked_at = NULL WHERE workspace_id = ? AND id = ?`,
 
-	stInsertRecord:  `INSERT INTO records (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
-	stInsertVersion: `INSERT INTO record_versions (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
+	stInsertRecord: `INSERT INTO records (workspace_id, ` + recordSelect + `) VALUES (` + params(1, numRecordArgs) + `)`,
+	// The version row is a copy of the head row just written: SQLite
+	// copies it, rather than binding the 38 values a second time.
+	stInsertVersion: `INSERT INTO record_versions (workspace_id, ` + recordSelect + `) SELECT workspace_id, ` + recordSelect +
+		` FROM records WHERE workspace_id = ? AND id = ?`,
 	// ?1 is the workspace, ?2 the id, ?(numRecordArgs+1) the expected version.
 	stUpdateRecord: `UPDATE records SET ` + assignments(recordCols[1:], 3) +
 		` WHERE workspace_id = ?1 AND id = ?2 AND version = ?` + strconv.Itoa(numRecordArgs+1),
