@@ -38,9 +38,6 @@ const SignalFacts = "facts"
 // variants in docs/retrieval.md.
 const factsShare = 1.2
 
-// factTypes are the record types extraction writes.
-var factTypes = []memory.Type{memory.Belief, memory.Preference, memory.Decision}
-
 // sourceFields lists the source-turn links of a fact as field terms.
 func sourceFields(r *memory.Record) []string {
 	if !slices.Contains(factTypes, r.Type) {

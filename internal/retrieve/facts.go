@@ -17,7 +17,9 @@ import (
 // candidates are the same (lexical.SearchTermsVia). It costs the memory
 // of the facts' postings a second time.
 
-// factTypes are the types the fact index holds.
+// factTypes are the record types extraction writes: the types the fact
+// index holds and the records whose source turns are linked as keys
+// (factlinks.go).
 var factTypes = []memory.Type{memory.Belief, memory.Preference, memory.Decision}
 
 var factMask = enumMask(typeEnum, factTypes)
