@@ -26,7 +26,7 @@ import (
 // each change, so it reflects every commit of this process and of every
 // other process on the database — the same state the store queries it
 // replaces would have read. Who may see what is decided per read, with
-// the same rules as the store queries (kgObVisible, nodeVisible).
+// the same rules as the store queries (kgObVisible, core.NodeVisibleTo).
 
 // kgIndex is the Service's knowledge-graph index. The zero value is
 // ready: workspaces load on first use.
