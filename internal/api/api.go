@@ -24,6 +24,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
+	"github.com/memgate/memgate/internal/kgcompat"
 	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
@@ -67,7 +68,7 @@ func New(svc *core.Service, log *slog.Logger, m *metrics.Metrics, version string
 	fs := files.New(svc, files.Options{})
 	kn := knowledge.New(svc, knowledge.Options{})
 	return &Server{svc: svc, files: fs, knowledge: kn, log: log, metrics: m, maxBody: svc.Policy().Limits.MaxRequestBytes, version: version,
-		mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs, Knowledge: kn}), streamWindow: streamWindow,
+		mcp: mcp.HTTPHandler(svc, mcp.Options{Logger: log, Version: version, Pinned: fs.ContextPinned(), Files: fs, Knowledge: kn, KG: kgcompat.New(svc)}), streamWindow: streamWindow,
 		assembler: contextpack.New(svc, fs.ContextPinned())}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/kgcompat"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 )
@@ -212,7 +213,7 @@ func importMCPMemory(env Env, cfg *config.Config, file string, asJSON bool) erro
 	}
 	defer closeIn()
 	return withApp(env, cfg, true, func(ctx context.Context, a *app) error {
-		st, err := a.svc.KGImport(ctx, a.operator(), in)
+		st, err := kgcompat.New(a.svc).Import(ctx, a.operator(), in)
 		if err != nil {
 			return err
 		}

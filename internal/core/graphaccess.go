@@ -177,7 +177,7 @@ func entityNode(ctx context.Context, r store.Reader, ws, entity string) (memory.
 // recordGrants computes the grants of the records that name entity, from
 // every head that does. It stops at the first public grant, which covers
 // the rest.
-func recordGrants(ctx context.Context, r store.Reader, ws, entity string) ([]memory.Grant, error) {
+func recordGrants(ctx context.Context, r RecordLister, ws, entity string) ([]memory.Grant, error) {
 	q := store.RecordQuery{Entity: entity, Statuses: everyStatus, Access: store.AccessFilter{Levels: memory.AccessLevels},
 		IncludeInvalidated: true, Limit: store.MaxLimit}
 	gs := []memory.Grant{}
@@ -338,7 +338,7 @@ func errNoNode(field string) error {
 // withGrants returns n with its record grants computed when the store
 // has none for it yet (a node written before memgate kept them; the
 // graph index's load stores them).
-func withGrants(ctx context.Context, r store.Reader, ws string, n memory.Node) (memory.Node, error) {
+func withGrants(ctx context.Context, r RecordLister, ws string, n memory.Node) (memory.Node, error) {
 	if n.Grants != nil {
 		return n, nil
 	}

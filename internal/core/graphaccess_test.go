@@ -94,7 +94,7 @@ func graphFixture(t *testing.T, s *Service, ps map[string]memory.Principal) map[
 		t.Fatalf("restricted write is %s, want provisional", res.Record.Status)
 	}
 	// A drop-in entity named only by a sensitive record.
-	write("op", WriteRequest{Type: memory.Entity, Category: KGCategory, Content: "Secret Person: salary 1", Access: memory.Sensitive,
+	write("op", WriteRequest{Type: memory.Entity, Category: "observation", Content: "Secret Person: salary 1", Access: memory.Sensitive,
 		Entities: []string{"entity:Secret_Person"}})
 	write("std", WriteRequest{Type: memory.Belief, Content: "alice leads the platform team", Entities: []string{"person:alice"}})
 	for _, to := range []string{"person:jane-doe-hr-case-4411", "project:std-private", "person:user-level", "project:pending", "entity:Secret_Person"} {
@@ -116,7 +116,7 @@ func graphFixture(t *testing.T, s *Service, ps map[string]memory.Principal) map[
 // TestGraphVisibility: a node derived only from records a principal may
 // not read is invisible to it on every graph read path of the service —
 // get, list by label, neighbors, path, the drop-in's read_graph,
-// search_nodes and open_nodes — and so are the edges to it; on both
+// search_nodes and open_nodes (kgcompat's TestKGGraphVisibility) — and so are the edges to it; on both
 // backends.
 func TestGraphVisibility(t *testing.T) {
 	eachBackend(t, func(t *testing.T, st store.Store) {
@@ -140,18 +140,6 @@ func TestGraphVisibility(t *testing.T) {
 			for _, n := range page.Nodes {
 				listed = append(listed, n.EntityKey())
 			}
-			kg, err := s.KGReadGraph(ctx, p, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found, err := s.KGSearchNodes(ctx, p, "secret", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opened, err := s.KGOpenNodes(ctx, p, []string{"Secret Person"})
-			if err != nil {
-				t.Fatal(err)
-			}
 			for key, seers := range want {
 				sees := slices.Contains(seers, who)
 				_, gerr := s.GetNode(ctx, p, key, false)
@@ -172,29 +160,6 @@ func TestGraphVisibility(t *testing.T) {
 					t.Errorf("%s path to %s: %+v %v, want not found", who, key, pr, err)
 				}
 			}
-			kgSees := slices.Contains(want["entity:Secret_Person"], who)
-			if got := len(kg.Entities) > 0; got != kgSees {
-				t.Errorf("%s read_graph: %+v, want the entity visible=%v", who, kg, kgSees)
-			}
-			if got := len(found.Entities) > 0; got != kgSees {
-				t.Errorf("%s search_nodes: %+v, want the entity visible=%v", who, found, kgSees)
-			}
-			if got := len(opened.Entities) > 0; got != kgSees {
-				t.Errorf("%s open_nodes: %+v, want the entity visible=%v", who, opened, kgSees)
-			}
-			if !kgSees && len(kg.Relations)+len(found.Relations)+len(opened.Relations) > 0 {
-				t.Errorf("%s sees relations of a hidden entity: %+v %+v %+v", who, kg.Relations, found.Relations, opened.Relations)
-			}
-		}
-		// The drop-in's writes treat a hidden entity as taken: no
-		// relation to it, no takeover by create_entities.
-		_, err := s.KGCreateRelations(ctx, ps["std"], []KGRelation{{From: "Someone", To: "Secret Person", RelationType: "knows"}})
-		if fe := fault.As(err); fe.Code != fault.Conflict || fe.Details["field"] != "relations[0].to" {
-			t.Errorf("relation to a hidden entity: %v, want conflict on relations[0].to", err)
-		}
-		created, err := s.KGCreateEntities(ctx, ps["std"], []KGEntity{{Name: "Secret Person", EntityType: "person"}})
-		if err != nil || len(created) != 0 {
-			t.Errorf("create_entities over a hidden entity: %+v %v, want it skipped", created, err)
 		}
 		// Every path agrees with the one visibility function the
 		// access-matrix test calls.
@@ -409,12 +374,13 @@ func TestGraphDirectAccess(t *testing.T) {
 
 // TestGraphScreen: credentials in a node key, node properties or edge
 // properties, and personal data in properties, are refused with 422
-// naming the field, never echoing the value, and nothing is stored; the
-// drop-in's entity names, types and relation types likewise. A record
+// naming the field, never echoing the value, and nothing is stored (the
+// drop-in's entity names, types and relation types: kgcompat's
+// TestKGScreen). A record
 // whose entity is a credential is quarantined and makes no node.
 func TestGraphScreen(t *testing.T) {
 	ctx := t.Context()
-	s, ps := kgService(t, nil)
+	s, ps := agentService(t, nil)
 	op := ps["op"]
 	const token = "mg_0190d5c1-7a3b-7c4d-8e5f-0a1b2c3d4e5f_Zq3xV8mN2pL7rT9wK4yH6jB1cF5gD0sA"
 	const key = "sk-proj-4fQx9LmN2pR7tV3wZ8yB6cD1eG5hJ0kM"
@@ -444,18 +410,6 @@ func TestGraphScreen(t *testing.T) {
 			_, err := s.UpsertEdge(ctx, op, EdgeInput{From: "person:alice", To: "person:bob", Relation: "WORKS_WITH", Properties: json.RawMessage(`{"note":"` + key + `"}`)})
 			return err
 		}, "properties"},
-		"entity name": {func() error {
-			_, err := s.KGCreateEntities(ctx, ps["std"], []KGEntity{{Name: "ok"}, {Name: key, EntityType: "secret"}})
-			return err
-		}, "entities[1].name"},
-		"entity type": {func() error {
-			_, err := s.KGCreateEntities(ctx, ps["std"], []KGEntity{{Name: "dave", EntityType: "token " + token}})
-			return err
-		}, "entities[0].entityType"},
-		"relation type": {func() error {
-			_, err := s.KGCreateRelations(ctx, ps["std"], []KGRelation{{From: "a", To: "b", RelationType: "uses " + key}})
-			return err
-		}, "relations[0].relationType"},
 	} {
 		err := tc.call()
 		fe := fault.As(err)

@@ -90,7 +90,6 @@ type Service struct {
 	graphCatchMu  sync.Mutex
 	indexCatchUps catchUps
 	graphCatchUps catchUps
-	kg            kgIndex // the drop-in's reads (kgindex.go)
 	onErased      func()
 	erasure       *erasure
 

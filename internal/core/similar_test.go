@@ -62,7 +62,7 @@ func TestMeaningDiffersTable(t *testing.T) {
 // pair that differs in negation, a number, a date or time or a name is
 // never merged.
 func TestNearDuplicateTable(t *testing.T) {
-	s, ps := kgService(t, nil)
+	s, ps := agentService(t, nil)
 	ctx := t.Context()
 	for i, p := range loadNearPairs(t) {
 		scope := memory.Scope{UserID: fmt.Sprintf("u%d", i)}

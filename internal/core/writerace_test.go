@@ -39,7 +39,7 @@ func (t racingTx) UpdateRecord(ctx context.Context, ws string, r memory.Record, 
 // answered with a version conflict — a create has no expected version to
 // be wrong about (seen with two replicas on PostgreSQL, issue 14).
 func TestWriteRetriesSupersedeRace(t *testing.T) {
-	base, ps := kgService(t, nil)
+	base, ps := agentService(t, nil)
 	rs := &racingStore{Store: base.Store()}
 	s := New(Options{Store: rs, Policy: base.policy, Index: base.index})
 	var pair nearPair

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/kgcompat"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -23,7 +24,7 @@ func TestGraphToolsHideWhatRecordsHide(t *testing.T) {
 	op := h.ps["op"]
 	for _, req := range []core.WriteRequest{
 		{Type: memory.Belief, Content: "Jane Doe has an open HR case", Access: memory.Sensitive, Entities: []string{"person:jane-doe-hr-case-4411"}},
-		{Type: memory.Entity, Category: core.KGCategory, Content: "Hidden Person: on the HR watch list", Access: memory.Sensitive,
+		{Type: memory.Entity, Category: kgcompat.ObservationCategory, Content: "Hidden Person: on the HR watch list", Access: memory.Sensitive,
 			Entities: []string{"entity:Hidden_Person"}},
 		{Type: memory.Belief, Content: "Alice runs the platform team", Entities: []string{"person:alice"}},
 	} {
@@ -34,10 +35,11 @@ func TestGraphToolsHideWhatRecordsHide(t *testing.T) {
 	if _, err := h.svc.UpsertEdge(ctx, op, core.EdgeInput{From: "person:alice", To: "person:jane-doe-hr-case-4411", Relation: "WORKS_WITH"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.KGCreateEntities(ctx, op, []core.KGEntity{{Name: "Visible Person", EntityType: "person"}}); err != nil {
+	kg := kgcompat.New(h.svc)
+	if _, err := kg.CreateEntities(ctx, op, []kgcompat.Entity{{Name: "Visible Person", EntityType: "person"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.KGCreateRelations(ctx, op, []core.KGRelation{{From: "Visible Person", To: "Hidden Person", RelationType: "knows"}}); err != nil {
+	if _, err := kg.CreateRelations(ctx, op, []kgcompat.Relation{{From: "Visible Person", To: "Hidden Person", RelationType: "knows"}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -27,6 +27,7 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/kgcompat"
 	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	Files *files.Service
 	// Knowledge serves the resource tools; nil makes one.
 	Knowledge *knowledge.Service
+	// KG serves the reference memory server's tools and resource; nil
+	// makes one. Pass the process's one: each keeps an index of the
+	// graph followed through the change logs.
+	KG *kgcompat.Service
 }
 
 // server binds the tools to the service.
@@ -67,6 +72,8 @@ type server struct {
 	files  *files.Service
 	// knowledge ingests, searches and cites documents.
 	knowledge *knowledge.Service
+	// kg is the knowledge-graph compatibility layer (compat.go).
+	kg *kgcompat.Service
 }
 
 // NewServer returns an MCP server with every memgate tool and the
@@ -84,6 +91,9 @@ func NewServer(svc *core.Service, who Who, o Options) *sdk.Server {
 	}
 	if s.knowledge = o.Knowledge; s.knowledge == nil {
 		s.knowledge = knowledge.New(svc, knowledge.Options{})
+	}
+	if s.kg = o.KG; s.kg == nil {
+		s.kg = kgcompat.New(svc)
 	}
 	// Any resource may be subscribed to, as with the reference; the
 	// knowledge graph's subscribers hear of every change a tool call makes.

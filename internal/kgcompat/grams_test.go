@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -119,7 +120,7 @@ func TestKGGramsMatchScan(t *testing.T) {
 			if archived {
 				st = memory.NodeArchived
 			}
-			return memory.Node{ID: fmt.Sprintf("n%02d", i), Label: KGLabel, NaturalKey: KGNodeKey(names[i]), Properties: []byte(props), Status: st}
+			return memory.Node{ID: fmt.Sprintf("n%02d", i), Label: EntityLabel, NaturalKey: NodeKey(names[i]), Properties: []byte(props), Status: st}
 		}
 		rec := func(id int) memory.Record {
 			var ents []string
@@ -127,7 +128,7 @@ func TestKGGramsMatchScan(t *testing.T) {
 				ents = append(ents, kgEntityRef(names[r.IntN(len(names))]))
 			}
 			st := []memory.Status{memory.Active, memory.Provisional, memory.Quarantined, memory.Forgotten}[r.IntN(4)] // forgotten: the text erased
-			rec := memory.Record{ID: fmt.Sprintf("r%03d", id), Type: memory.Entity, Category: KGCategory, Status: st,
+			rec := memory.Record{ID: fmt.Sprintf("r%03d", id), Type: memory.Entity, Category: ObservationCategory, Status: st,
 				Access: memory.Public, Content: word(r.IntN(30)), Entities: ents}
 			stored[rec.ID] = rec
 			return rec
@@ -208,19 +209,19 @@ func TestKGForgetLeavesNoTrigrams(t *testing.T) {
 	ctx := context.Background()
 	s, ps := kgService(t, nil)
 	op := ps["op"]
-	other := New(Options{Store: s.Store(), Policy: s.policy})
-	if _, err := s.KGCreateEntities(ctx, op, []KGEntity{
+	other := New(core.New(core.Options{Store: s.svc.Store(), Policy: s.svc.Policy()}))
+	if _, err := s.CreateEntities(ctx, op, []Entity{
 		{Name: "Jane Roe", EntityType: "person", Observations: []string{"case qzxv-4411 opened", "likes tea"}},
 		{Name: "Bob", EntityType: "person", Observations: []string{"passport wkpj-9087", "runs the VPN"}},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, svc := range []*Service{s, other} { // both load their index now
-		if g := mustGraph(t)(svc.KGSearchNodes(ctx, op, "qzxv-4411", 0)); len(g.Entities) != 1 {
+		if g := mustGraph(t)(svc.SearchNodes(ctx, op, "qzxv-4411", 0)); len(g.Entities) != 1 {
 			t.Fatalf("before forgetting: %+v", g)
 		}
 	}
-	recs, err := s.Store().ListRecords(ctx, op.Workspace, store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory,
+	recs, err := s.svc.Store().ListRecords(ctx, op.Workspace, store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: ObservationCategory,
 		Access: store.AccessFilter{Levels: memory.AccessLevels}, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func TestKGForgetLeavesNoTrigrams(t *testing.T) {
 	forgot := false
 	for _, r := range recs {
 		if strings.Contains(r.Content, "wkpj-9087") {
-			if _, err := s.Forget(ctx, op, r.ID); err != nil {
+			if _, err := s.svc.Forget(ctx, op, r.ID); err != nil {
 				t.Fatal(err)
 			}
 			forgot = true
@@ -237,12 +238,12 @@ func TestKGForgetLeavesNoTrigrams(t *testing.T) {
 	if !forgot {
 		t.Fatal("no record holds Bob's passport")
 	}
-	if _, err := s.ForgetSubject(ctx, op, kgEntityRef("Jane Roe")); err != nil {
+	if _, err := s.svc.ForgetSubject(ctx, op, kgEntityRef("Jane Roe")); err != nil {
 		t.Fatal(err)
 	}
 	for i, svc := range []*Service{s, other} {
 		for _, q := range []string{"qzxv-4411", "wkpj-9087", "jane roe"} {
-			if g := mustGraph(t)(svc.KGSearchNodes(ctx, op, q, 0)); len(g.Entities) != 0 && g.Ranked == 0 {
+			if g := mustGraph(t)(svc.SearchNodes(ctx, op, q, 0)); len(g.Entities) != 0 && g.Ranked == 0 {
 				t.Errorf("service %d: %q still found: %+v", i, q, g)
 			}
 		}
@@ -271,10 +272,10 @@ func kgBenchSpace(n int) *kgSpace {
 	sp.loading = true
 	for i, e := range kgBenchEntities(0, n) {
 		id := fmt.Sprintf("n%07d", i)
-		sp.putNode(memory.Node{ID: id, Label: KGLabel, NaturalKey: KGNodeKey(e.Name), Status: memory.NodeActive,
+		sp.putNode(memory.Node{ID: id, Label: EntityLabel, NaturalKey: NodeKey(e.Name), Status: memory.NodeActive,
 			Properties: fmt.Appendf(nil, `{"entity_type":%q}`, e.EntityType)})
 		for j, o := range e.Observations {
-			sp.putRecord(memory.Record{ID: fmt.Sprintf("r%07d%d", i, j), Type: memory.Entity, Category: KGCategory, Status: memory.Active,
+			sp.putRecord(memory.Record{ID: fmt.Sprintf("r%07d%d", i, j), Type: memory.Entity, Category: ObservationCategory, Status: memory.Active,
 				Access: memory.Public, Content: kgContent(e.Name, o), Entities: []string{kgEntityRef(e.Name)}})
 		}
 	}

@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
-package core
+package kgcompat
 
 // read_graph, search_nodes and open_nodes, answered from the
-// knowledge-graph index (kgindex.go).
+// knowledge-graph index (index.go).
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -24,32 +25,32 @@ const (
 	kgMinRelevance = 0.4
 )
 
-// KGReadGraph returns every entity, in the reference's order, and every
+// ReadGraph returns every entity, in the reference's order, and every
 // relation — or, with a limit (memgate's extension; 0 for all), the first
 // limit entities with the relations touching them, Omitted saying how many
 // were left out.
-func (s *Service) KGReadGraph(ctx context.Context, p memory.Principal, limit int) (KGGraph, error) {
-	return s.KGReadGraphPage(ctx, p, limit, "")
+func (s *Service) ReadGraph(ctx context.Context, p memory.Principal, limit int) (Graph, error) {
+	return s.ReadGraphPage(ctx, p, limit, "")
 }
 
-// KGReadGraphPage is read_graph with a cursor: the entities after the
+// ReadGraphPage is read_graph with a cursor: the entities after the
 // one cursor names (a Next of an earlier page; "" for the first), at most
 // limit of them, with the relations touching them; Next names the last
 // when more follow. Without limit and cursor it is the whole graph, as
 // the reference answers.
-func (s *Service) KGReadGraphPage(ctx context.Context, p memory.Principal, limit int, cursor string) (KGGraph, error) {
-	defer s.fgBegin()() // background embedding yields (yield.go)
+func (s *Service) ReadGraphPage(ctx context.Context, p memory.Principal, limit int, cursor string) (Graph, error) {
+	defer s.svc.Foreground()() // background embedding yields (yield.go)
 	limit, err := kgLimit(limit)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	after, err := kgDecodeCursor(cursor)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	sp, err := s.kgSpace(ctx, p.Workspace)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	s.kg.mu.RLock()
 	defer s.kg.mu.RUnlock()
@@ -60,11 +61,11 @@ func (s *Service) KGReadGraphPage(ctx context.Context, p memory.Principal, limit
 			start++
 		}
 	}
-	g := KGGraph{Entities: []KGEntity{}}
+	g := Graph{Entities: []Entity{}}
 	var page []*kgNode
 	for i := start; i < len(sp.ents); i++ {
 		k := sp.ents[i]
-		if !nodeVisible(p, k.n) {
+		if !core.NodeVisibleTo(p, k.n) {
 			continue
 		}
 		if limit > 0 && len(page) == limit {
@@ -103,7 +104,7 @@ func kgDecodeCursor(c string) (*kgNode, error) {
 	return &kgNode{order: order, n: memory.Node{ID: id}}, nil
 }
 
-// KGSearchNodes returns the entities whose name, type or an observation
+// SearchNodes returns the entities whose name, type or an observation
 // contains query, both lowercased as JavaScript's toLowerCase does (the
 // reference's matching), best first — the name equal to the query, then
 // names containing it, then types, then observations, more matching
@@ -113,21 +114,21 @@ func kgDecodeCursor(c string) (*kgNode, error) {
 // entities whose observations the hybrid search ranks as answering it
 // (relevance at least kgMinRelevance, at most kgRanked) are returned
 // instead, best first, Ranked saying so.
-func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
-	defer s.fgBegin()() // background embedding yields (yield.go)
+func (s *Service) SearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (Graph, error) {
+	defer s.svc.Foreground()() // background embedding yields (yield.go)
 	limit, err := kgLimit(limit)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	if len(query) > 4096 {
-		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
+		return Graph{}, fault.Field("query", "at most 4096 bytes")
 	}
 	sp, err := s.kgSpace(ctx, p.Workspace)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	g, found := s.kgMatch(sp, p, query, limit)
-	if found == 0 && strings.TrimSpace(query) != "" && s.index != nil {
+	if found == 0 && strings.TrimSpace(query) != "" && s.svc.Searchable() {
 		return s.kgRankedSearch(ctx, sp, p, query, limit)
 	}
 	return g, nil
@@ -135,14 +136,14 @@ func (s *Service) KGSearchNodes(ctx context.Context, p memory.Principal, query s
 
 // kgMatch is the reference's matching over the index; found counts the
 // matching entities before the limit.
-func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit int) (KGGraph, int) {
+func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit int) (Graph, int) {
 	s.kg.mu.RLock()
 	defer s.kg.mu.RUnlock()
 	q := jsLower(query)
 	nul := strings.IndexByte(q, 0) >= 0 // the blob's separator: test each part
 	type hit struct {
 		k           *kgNode
-		entity      KGEntity
+		entity      Entity
 		tier, count int
 	}
 	var hits []hit
@@ -151,7 +152,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 		if !nul && !find.contains(k.blob) {
 			continue
 		}
-		if !nodeVisible(p, k.n) {
+		if !core.NodeVisibleTo(p, k.n) {
 			continue
 		}
 		e, count := sp.entityMatch(p, k, q)
@@ -176,7 +177,7 @@ func (s *Service) kgMatch(sp *kgSpace, p memory.Principal, query string, limit i
 	}
 	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Or(b.tier-a.tier, b.count-a.count) })
 	found := len(hits)
-	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
+	g := Graph{Entities: make([]Entity, 0, len(hits))}
 	if limit > 0 && len(hits) > limit {
 		g.Omitted, hits = len(hits)-limit, hits[:limit]
 	}
@@ -234,25 +235,25 @@ func (sp *kgSpace) matchCandidates(q string) []*kgNode {
 // the observations the hybrid search (lexical and dense, over the
 // observations' text, which starts with the entity's name) ranks first,
 // through Search and so its access checks.
-func (s *Service) kgRankedSearch(ctx context.Context, sp *kgSpace, p memory.Principal, query string, limit int) (KGGraph, error) {
+func (s *Service) kgRankedSearch(ctx context.Context, sp *kgSpace, p memory.Principal, query string, limit int) (Graph, error) {
 	want := kgRanked
 	if limit > 0 {
 		want = min(want, limit)
 	}
-	res, err := s.Search(ctx, p, SearchRequest{Query: query, K: 4 * kgRanked, Types: []memory.Type{memory.Entity},
-		Category: KGCategory, Statuses: []memory.Status{memory.Active, memory.Provisional}, MinRelevance: kgMinRelevance})
+	res, err := s.svc.Search(ctx, p, core.SearchRequest{Query: query, K: 4 * kgRanked, Types: []memory.Type{memory.Entity},
+		Category: ObservationCategory, Statuses: []memory.Status{memory.Active, memory.Provisional}, MinRelevance: kgMinRelevance})
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	s.kg.mu.RLock()
 	defer s.kg.mu.RUnlock()
-	g := KGGraph{Entities: []KGEntity{}}
+	g := Graph{Entities: []Entity{}}
 	var nodes []*kgNode
 	seen := map[*kgNode]bool{}
 	for _, h := range res.Results {
 		for _, ref := range h.Record.Entities {
 			k := sp.byRef[ref]
-			if k == nil || seen[k] || !k.live || k.placeholder || !nodeVisible(p, k.n) {
+			if k == nil || seen[k] || !k.live || k.placeholder || !core.NodeVisibleTo(p, k.n) {
 				continue
 			}
 			seen[k] = true
@@ -267,16 +268,16 @@ func (s *Service) kgRankedSearch(ctx context.Context, sp *kgSpace, p memory.Prin
 	return g, nil
 }
 
-// KGOpenNodes returns the named entities that exist, in the reference's
+// OpenNodes returns the named entities that exist, in the reference's
 // order, with the relations that touch them.
-func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
-	defer s.fgBegin()() // background embedding yields (yield.go)
-	if len(names) > KGMaxNames {
-		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxNames)+" names")
+func (s *Service) OpenNodes(ctx context.Context, p memory.Principal, names []string) (Graph, error) {
+	defer s.svc.Foreground()() // background embedding yields (yield.go)
+	if len(names) > MaxNames {
+		return Graph{}, fault.Field("names", "at most "+strconv.Itoa(MaxNames)+" names")
 	}
 	sp, err := s.kgSpace(ctx, p.Workspace)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	s.kg.mu.RLock()
 	defer s.kg.mu.RUnlock()
@@ -288,12 +289,12 @@ func (s *Service) KGOpenNodes(ctx context.Context, p memory.Principal, names []s
 		}
 		seen[name] = true
 		k := sp.byRef[kgEntityRef(name)]
-		if k != nil && k.live && !k.placeholder && nodeVisible(p, k.n) {
+		if k != nil && k.live && !k.placeholder && core.NodeVisibleTo(p, k.n) {
 			nodes = append(nodes, k)
 		}
 	}
 	slices.SortStableFunc(nodes, kgCompareNodes)
-	g := KGGraph{Entities: make([]KGEntity, 0, len(nodes))}
+	g := Graph{Entities: make([]Entity, 0, len(nodes))}
 	for _, k := range nodes {
 		g.Entities = append(g.Entities, sp.entityFor(p, k))
 	}

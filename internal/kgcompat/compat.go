@@ -1,32 +1,18 @@
-package core
-
-import (
-	"fmt"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/memgate/memgate/internal/fault"
-	"github.com/memgate/memgate/internal/gate"
-	"github.com/memgate/memgate/internal/graph"
-	"github.com/memgate/memgate/internal/memory"
-)
-
-// The knowledge-graph compatibility layer: the operations of the reference
-// MCP memory server (npm @modelcontextprotocol/server-memory) — entities
-// with observations, and relations between them — mapped onto memgate's
-// graph and records, so that MCP clients written for it work unchanged
-// and what they store is governed, versioned, audited and searchable like
-// every other memory.
+// Package kgcompat is the knowledge-graph compatibility layer: the
+// operations of the reference MCP memory server (npm
+// @modelcontextprotocol/server-memory) — entities with observations, and
+// relations between them — mapped onto memgate's graph and records, so
+// that MCP clients written for it work unchanged and what they store is
+// governed, versioned, audited and searchable like every other memory.
 //
 // The mapping:
 //
-//   - An entity is the graph node with label KGLabel and a natural key
-//     that encodes its name (KGNodeKey): names are unique per workspace, as
+//   - An entity is the graph node with label EntityLabel and a natural key
+//     that encodes its name (NodeKey): names are unique per workspace, as
 //     in the reference, and case-sensitive. The node's properties hold
 //     "name" (which lets the search's graph signal recognise it in
 //     queries) and "entity_type".
-//   - An observation is a record of type entity, category KGCategory,
+//   - An observation is a record of type entity, category ObservationCategory,
 //     whose content is "<name>: <observation>" and whose entities name the
 //     node. It is written through the gate like any record, so it can be
 //     queued, quarantined or refused, and memory_query finds it.
@@ -45,21 +31,58 @@ import (
 // are active or provisional (a restricted agent's writes wait for review
 // but are shown), never invalidated ones, and only records the principal
 // may read.
+//
+// It is a capability over core, as internal/files and internal/knowledge
+// are: it decides what the reference's operations write and read, and
+// core keeps every rule of how — the gate, grants, access checks and
+// audit — through core's seam for capability packages (core.GraphTx,
+// core.InGraphTx, and the access API: core.NodeVisibleTo, core.ReadAccess,
+// ...). Its reads are answered from its own in-memory index (index.go),
+// fed by the store's change logs.
+package kgcompat
 
-// KGLabel is the node label of compatibility entities.
-const KGLabel = "entity"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-// KGCategory is the category of observation records.
-const KGCategory = "observation"
+	"github.com/memgate/memgate/internal/core"
+	"github.com/memgate/memgate/internal/fault"
+	"github.com/memgate/memgate/internal/gate"
+	"github.com/memgate/memgate/internal/graph"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// Service serves the reference memory server's operations over a core
+// service. One per process: each keeps an index of the graph (the MCP
+// server and the REST wiring share one; see mcp.Options.KG).
+type Service struct {
+	svc *core.Service
+	st  indexStore
+	kg  kgIndex
+}
+
+// New returns the compatibility layer over svc. Its index loads each
+// workspace on first read.
+func New(svc *core.Service) *Service {
+	return &Service{svc: svc, st: svc.Store()}
+}
+
+// EntityLabel is the node label of compatibility entities.
+const EntityLabel = "entity"
+
+// ObservationCategory is the category of observation records.
+const ObservationCategory = "observation"
 
 // kgRelationTypes is the edge property holding the relationTypes an edge
 // stands for.
 const kgRelationTypes = "relation_types"
 
-// KGMaxNames bounds open_nodes. read_graph and search_nodes answer every
+// MaxNames bounds open_nodes. read_graph and search_nodes answer every
 // entity, as the reference server does, unless the caller passes a limit
 // (memgate's own extension).
-const KGMaxNames = 100000
+const MaxNames = 100000
 
 // kgPlaceholder is the node property marking the node of a name that a
 // relation names but no entity has yet: the reference server stores such
@@ -75,8 +98,8 @@ const kgSeq = "kg_seq"
 // ordering id per relationType, so relations read back in creation order.
 const kgRelationIDs = "relation_ids"
 
-// KGEntity is an entity of the reference memory server's graph.
-type KGEntity struct {
+// Entity is an entity of the reference memory server's graph.
+type Entity struct {
 	Name         string   `json:"name"`
 	EntityType   string   `json:"entityType"`
 	Observations []string `json:"observations"`
@@ -86,18 +109,18 @@ type KGEntity struct {
 	Held []string `json:"-"`
 }
 
-// KGRelation is a directed, typed relation between two entities, by name.
-type KGRelation struct {
+// Relation is a directed, typed relation between two entities, by name.
+type Relation struct {
 	From         string `json:"from"`
 	To           string `json:"to"`
 	RelationType string `json:"relationType"`
 }
 
-// KGGraph is a view of the graph: entities and the relations that touch
+// Graph is a view of the graph: entities and the relations that touch
 // them.
-type KGGraph struct {
-	Entities  []KGEntity   `json:"entities"`
-	Relations []KGRelation `json:"relations"`
+type Graph struct {
+	Entities  []Entity   `json:"entities"`
+	Relations []Relation `json:"relations"`
 	// Omitted counts the entities a caller's limit left out (0 when
 	// nothing was cut); the transports say so next to the result.
 	Omitted int `json:"-"`
@@ -109,25 +132,25 @@ type KGGraph struct {
 	Ranked int `json:"-"`
 }
 
-// KGObservations adds or deletes observations of one entity.
-type KGObservations struct {
+// Observations adds or deletes observations of one entity.
+type Observations struct {
 	EntityName string
 	Contents   []string
 }
 
-// KGAdded reports the observations an add stored for one entity.
-type KGAdded struct {
+// Added reports the observations an add stored for one entity.
+type Added struct {
 	EntityName        string   `json:"entityName"`
 	AddedObservations []string `json:"addedObservations"`
 	// Held lists the added observations the gate holds for review.
 	Held []string `json:"-"`
 }
 
-// KGNodeKey returns the natural key of the node of the entity named name:
+// NodeKey returns the natural key of the node of the entity named name:
 // the name with spaces as '_', and '%', '_' and other whitespace or
 // control characters percent-encoded, so that distinct names have
 // distinct keys ("John Smith" is entity:John_Smith).
-func KGNodeKey(name string) string {
+func NodeKey(name string) string {
 	if name == "" {
 		return "%" // a lone '%' is no encoding of any other name
 	}
@@ -146,8 +169,8 @@ func KGNodeKey(name string) string {
 	return b.String()
 }
 
-// KGEntityName is the inverse of KGNodeKey.
-func KGEntityName(key string) string {
+// EntityName is the inverse of NodeKey.
+func EntityName(key string) string {
 	if key == "%" {
 		return ""
 	}
@@ -172,7 +195,7 @@ func KGEntityName(key string) string {
 }
 
 // kgEntityRef is the record entity ("label:key") naming an entity's node.
-func kgEntityRef(name string) string { return KGLabel + ":" + KGNodeKey(name) }
+func kgEntityRef(name string) string { return EntityLabel + ":" + NodeKey(name) }
 
 // checkKGName validates an entity name; field names it in errors. Any
 // string the reference accepts is a name, the empty one included, up to

@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ func TestKGDistinctNamesAreDistinctEntities(t *testing.T) {
 	ctx, p := t.Context(), ps["std"]
 	names := []string{"Alice", "alice", " Alice", "Bob Smith", "Bob_Smith", ""}
 	for _, n := range names {
-		if _, err := s.KGCreateEntities(ctx, p, []KGEntity{{Name: n, EntityType: "person", Observations: []string{"knows"}}}); err != nil {
+		if _, err := s.CreateEntities(ctx, p, []Entity{{Name: n, EntityType: "person", Observations: []string{"knows"}}}); err != nil {
 			t.Fatalf("create %q: %v", n, err)
 		}
 	}
-	g := mustGraph(t)(s.KGReadGraph(ctx, p, 0))
+	g := mustGraph(t)(s.ReadGraph(ctx, p, 0))
 	if len(g.Entities) != len(names) {
 		t.Fatalf("entities %+v", g.Entities)
 	}
@@ -29,7 +29,7 @@ func TestKGDistinctNamesAreDistinctEntities(t *testing.T) {
 		}
 	}
 	// Within one entity, duplicates are exact and case-sensitive.
-	added, err := s.KGAddObservations(ctx, p, []KGObservations{{EntityName: "Alice", Contents: []string{"LIKES TEA"}}, {EntityName: "Alice", Contents: []string{"likes tea", "LIKES TEA"}}})
+	added, err := s.AddObservations(ctx, p, []Observations{{EntityName: "Alice", Contents: []string{"LIKES TEA"}}, {EntityName: "Alice", Contents: []string{"likes tea", "LIKES TEA"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,31 +42,31 @@ func TestKGAcceptsWhatTheReferenceAccepts(t *testing.T) {
 	s, ps := kgService(t, nil)
 	ctx, p := t.Context(), ps["std"]
 	// A relation to names that are no entities yet is stored and read.
-	rels := []KGRelation{{From: "Ann", To: "Zed", RelationType: "knows"}, {From: "Ann", To: "Ann", RelationType: "admires"}, {From: "Ann", To: "Zed", RelationType: ""}}
-	got, err := s.KGCreateRelations(ctx, p, rels)
+	rels := []Relation{{From: "Ann", To: "Zed", RelationType: "knows"}, {From: "Ann", To: "Ann", RelationType: "admires"}, {From: "Ann", To: "Zed", RelationType: ""}}
+	got, err := s.CreateRelations(ctx, p, rels)
 	if err != nil || !reflect.DeepEqual(got, rels) {
 		t.Fatalf("relations to missing entities: %+v %v", got, err)
 	}
-	g := mustGraph(t)(s.KGReadGraph(ctx, p, 0))
+	g := mustGraph(t)(s.ReadGraph(ctx, p, 0))
 	if len(g.Entities) != 0 || !reflect.DeepEqual(g.Relations, rels) {
 		t.Fatalf("graph %+v", g)
 	}
 	// Creating the entity joins the relations; its empty observation is kept.
-	if _, err := s.KGCreateEntities(ctx, p, []KGEntity{{Name: "Ann", EntityType: "", Observations: []string{""}}}); err != nil {
+	if _, err := s.CreateEntities(ctx, p, []Entity{{Name: "Ann", EntityType: "", Observations: []string{""}}}); err != nil {
 		t.Fatal(err)
 	}
-	g = mustGraph(t)(s.KGOpenNodes(ctx, p, []string{"Ann"}))
-	want := KGGraph{Entities: []KGEntity{{Name: "Ann", EntityType: "", Observations: []string{""}}}, Relations: rels}
+	g = mustGraph(t)(s.OpenNodes(ctx, p, []string{"Ann"}))
+	want := Graph{Entities: []Entity{{Name: "Ann", EntityType: "", Observations: []string{""}}}, Relations: rels}
 	if !reflect.DeepEqual(g, want) {
 		t.Fatalf("open Ann %+v, want %+v", g, want)
 	}
 	// Deleting a name that is no entity deletes its relations, as in the
 	// reference.
-	if err := s.KGDeleteEntities(ctx, p, []string{"Zed"}); err != nil {
+	if err := s.DeleteEntities(ctx, p, []string{"Zed"}); err != nil {
 		t.Fatal(err)
 	}
-	g = mustGraph(t)(s.KGReadGraph(ctx, p, 0))
-	if !reflect.DeepEqual(g.Relations, []KGRelation{rels[1]}) {
+	g = mustGraph(t)(s.ReadGraph(ctx, p, 0))
+	if !reflect.DeepEqual(g.Relations, []Relation{rels[1]}) {
 		t.Fatalf("after deleting Zed %+v", g.Relations)
 	}
 }
@@ -75,7 +75,7 @@ func TestKGSearchFoldsCaseLikeJavaScript(t *testing.T) {
 	s, ps := kgService(t, nil)
 	ctx, p := t.Context(), ps["std"]
 	for _, n := range []string{"Πέτρος", "İstanbul", "ΟΔΟΣ Σ"} {
-		if _, err := s.KGCreateEntities(ctx, p, []KGEntity{{Name: n, EntityType: "x", Observations: []string{}}}); err != nil {
+		if _, err := s.CreateEntities(ctx, p, []Entity{{Name: n, EntityType: "x", Observations: []string{}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func TestKGSearchFoldsCaseLikeJavaScript(t *testing.T) {
 		{"οδος σ", []string{"ΟΔΟΣ Σ"}}, // a lone capital sigma is no final sigma
 		{"οδοσ", nil},
 	} {
-		g := mustGraph(t)(s.KGSearchNodes(ctx, p, c.q, 0))
+		g := mustGraph(t)(s.SearchNodes(ctx, p, c.q, 0))
 		var names []string
 		for _, e := range g.Entities {
 			names = append(names, e.Name)
@@ -103,20 +103,20 @@ func TestKGSearchFoldsCaseLikeJavaScript(t *testing.T) {
 func TestKGReadsAreNotCut(t *testing.T) {
 	s, ps := kgService(t, nil)
 	ctx, p := t.Context(), ps["std"]
-	ents := make([]KGEntity, 120)
+	ents := make([]Entity, 120)
 	for i := range ents {
-		ents[i] = KGEntity{Name: fmt.Sprintf("node %03d", i), EntityType: "thing", Observations: []string{"is a node"}}
+		ents[i] = Entity{Name: fmt.Sprintf("node %03d", i), EntityType: "thing", Observations: []string{"is a node"}}
 	}
-	if _, err := s.KGCreateEntities(ctx, p, ents); err != nil {
+	if _, err := s.CreateEntities(ctx, p, ents); err != nil {
 		t.Fatal(err)
 	}
-	if g := mustGraph(t)(s.KGReadGraph(ctx, p, 0)); len(g.Entities) != 120 || g.Omitted != 0 {
+	if g := mustGraph(t)(s.ReadGraph(ctx, p, 0)); len(g.Entities) != 120 || g.Omitted != 0 {
 		t.Fatalf("read_graph gave %d entities (omitted %d), want 120", len(g.Entities), g.Omitted)
 	}
-	if g := mustGraph(t)(s.KGSearchNodes(ctx, p, "node", 0)); len(g.Entities) != 120 {
+	if g := mustGraph(t)(s.SearchNodes(ctx, p, "node", 0)); len(g.Entities) != 120 {
 		t.Fatalf("search_nodes gave %d entities, want 120", len(g.Entities))
 	}
-	if g := mustGraph(t)(s.KGReadGraph(ctx, p, 100)); len(g.Entities) != 100 || g.Omitted != 20 {
+	if g := mustGraph(t)(s.ReadGraph(ctx, p, 100)); len(g.Entities) != 100 || g.Omitted != 20 {
 		t.Fatalf("read_graph with limit 100 gave %d, omitted %d", len(g.Entities), g.Omitted)
 	}
 }
@@ -126,27 +126,27 @@ func TestKGReferenceOrder(t *testing.T) {
 	ctx, p := t.Context(), ps["std"]
 	mk := func(n string) {
 		t.Helper()
-		if _, err := s.KGCreateEntities(ctx, p, []KGEntity{{Name: n, EntityType: "t", Observations: []string{}}}); err != nil {
+		if _, err := s.CreateEntities(ctx, p, []Entity{{Name: n, EntityType: "t", Observations: []string{}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mk("A")
 	mk("B")
 	mk("C")
-	rels := []KGRelation{{From: "A", To: "B", RelationType: "x"}, {From: "B", To: "C", RelationType: "x"}, {From: "A", To: "B", RelationType: "y"}}
+	rels := []Relation{{From: "A", To: "B", RelationType: "x"}, {From: "B", To: "C", RelationType: "x"}, {From: "A", To: "B", RelationType: "y"}}
 	for _, r := range rels {
-		if _, err := s.KGCreateRelations(ctx, p, []KGRelation{r}); err != nil {
+		if _, err := s.CreateRelations(ctx, p, []Relation{r}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.KGDeleteEntities(ctx, p, []string{"A"}); err != nil {
+	if err := s.DeleteEntities(ctx, p, []string{"A"}); err != nil {
 		t.Fatal(err)
 	}
 	mk("A")
-	if _, err := s.KGCreateRelations(ctx, p, []KGRelation{rels[0]}); err != nil {
+	if _, err := s.CreateRelations(ctx, p, []Relation{rels[0]}); err != nil {
 		t.Fatal(err)
 	}
-	g := mustGraph(t)(s.KGReadGraph(ctx, p, 0))
+	g := mustGraph(t)(s.ReadGraph(ctx, p, 0))
 	var names []string
 	for _, e := range g.Entities {
 		names = append(names, e.Name)
@@ -154,7 +154,7 @@ func TestKGReferenceOrder(t *testing.T) {
 	if !slices.Equal(names, []string{"B", "C", "A"}) {
 		t.Errorf("entities %q, want the re-created A last", names)
 	}
-	if want := []KGRelation{rels[1], rels[0]}; !reflect.DeepEqual(g.Relations, want) {
+	if want := []Relation{rels[1], rels[0]}; !reflect.DeepEqual(g.Relations, want) {
 		t.Errorf("relations %+v, want creation order %+v", g.Relations, want)
 	}
 }

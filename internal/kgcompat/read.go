@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 // The knowledge-graph compatibility layer's reads: listing the observations
 // p may read, the entity and relation views, and read_graph, search_nodes
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
@@ -26,8 +27,8 @@ var kgStatuses = []memory.Status{memory.Active, memory.Provisional}
 // approved quarantine stays sensitive) — a writer always reads back what
 // a write reported as stored (docs/mcp-dropin.md).
 func (s *Service) observationRecords(ctx context.Context, r store.Reader, p memory.Principal, ref string) ([]memory.Record, error) {
-	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory, Statuses: kgStatuses,
-		Access: accessFilter(p, false), Limit: store.MaxLimit, Entity: ref}
+	q := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: ObservationCategory, Statuses: kgStatuses,
+		Access: core.ReadAccess(p), Limit: store.MaxLimit, Entity: ref}
 	list := func(q store.RecordQuery, keep func(memory.Record) bool) ([]memory.Record, error) {
 		var out []memory.Record
 		for {
@@ -111,7 +112,7 @@ func kgEntityType(n memory.Node) string {
 // kgLive reports whether n is a compatibility node (an entity's or a
 // placeholder's) that reads show.
 func kgLive(n memory.Node) bool {
-	return n.Label == KGLabel && n.Status != memory.NodeArchived && !strings.HasPrefix(n.NaturalKey, "forgotten-")
+	return n.Label == EntityLabel && n.Status != memory.NodeArchived && !strings.HasPrefix(n.NaturalKey, "forgotten-")
 }
 
 func kgLimit(limit int) (int, error) {

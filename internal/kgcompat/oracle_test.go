@@ -1,8 +1,8 @@
-package core
+package kgcompat
 
 // The knowledge-graph reads as they were before the index (issue 14):
 // straight from the store, every node and observation per call. Kept as
-// the oracle the index's answers are compared with (kgindex_test.go).
+// the oracle the index's answers are compared with (index_test.go).
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
@@ -21,18 +22,18 @@ import (
 // the entity's node ("entity:<key>"), oldest first: one scan of the
 // observation records instead of a query per entity.
 func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[string]*kgObs, error) {
-	recs, err := s.observationRecords(ctx, s.store, p, "")
+	recs, err := s.observationRecords(ctx, s.svc.Store(), p, "")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]*kgObs{}
 	for _, r := range recs {
 		for _, ent := range r.Entities {
-			if label, key, _ := strings.Cut(ent, ":"); label == KGLabel {
+			if label, key, _ := strings.Cut(ent, ":"); label == EntityLabel {
 				if out[ent] == nil {
 					out[ent] = &kgObs{}
 				}
-				out[ent].add(KGEntityName(key), r)
+				out[ent].add(EntityName(key), r)
 			}
 		}
 	}
@@ -40,24 +41,24 @@ func (s *Service) allObservations(ctx context.Context, p memory.Principal) (map[
 }
 
 // kgEntityOf returns the entity a node stands for, with its observations.
-func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.Node) (KGEntity, error) {
-	name := KGEntityName(n.NaturalKey)
-	obs, err := s.observationTexts(ctx, s.store, p, name)
+func (s *Service) kgEntityOf(ctx context.Context, p memory.Principal, n memory.Node) (Entity, error) {
+	name := EntityName(n.NaturalKey)
+	obs, err := s.observationTexts(ctx, s.svc.Store(), p, name)
 	if err != nil {
-		return KGEntity{}, err
+		return Entity{}, err
 	}
-	return KGEntity{Name: name, EntityType: kgEntityType(n), Observations: obs.texts, Held: obs.held}, nil
+	return Entity{Name: name, EntityType: kgEntityType(n), Observations: obs.texts, Held: obs.held}, nil
 }
 
 // kgRelationsOf returns the relations p may see at either end of nodes
 // whose other end is a live entity or placeholder p sees too, in the
 // order they were created.
-func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes []memory.Node) ([]KGRelation, error) {
+func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes []memory.Node) ([]Relation, error) {
 	ws := p.Workspace
 	seen := map[string]bool{}
 	var edges []memory.Edge
 	for _, n := range nodes {
-		es, err := liveEdges(ctx, s.store, ws, n.ID)
+		es, err := liveEdges(ctx, s.svc.Store(), ws, n.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -78,24 +79,24 @@ func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes [
 		if v, ok := names[id]; ok {
 			return v.name, v.ok, nil
 		}
-		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ws, ID: id})
+		n, err := s.svc.Store().GetNode(ctx, store.NodeFind{Workspace: ws, ID: id})
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return "", false, err
 		}
 		var v named
 		if err == nil && kgLive(n) {
-			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
+			if n, err = core.WithGrants(ctx, s.st, ws, n); err != nil {
 				return "", false, err
 			}
-			if nodeVisible(p, n) {
-				v = named{KGEntityName(n.NaturalKey), true}
+			if core.NodeVisibleTo(p, n) {
+				v = named{EntityName(n.NaturalKey), true}
 			}
 		}
 		names[id] = v
 		return v.name, v.ok, nil
 	}
 	type ordered struct {
-		rel KGRelation
+		rel Relation
 		key string
 	}
 	var all []ordered
@@ -108,17 +109,18 @@ func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes [
 		if err != nil {
 			return nil, err
 		}
-		if !ok1 || !ok2 || (e.Access != "" && !grantVisible(p, memory.Grant{Access: e.Access, Writer: e.Writer})) {
+		// The edge's own grant, judged as a node of that grant would be.
+		if !ok1 || !ok2 || (e.Access != "" && !core.NodeVisibleTo(p, memory.Node{Access: e.Access, Writer: e.Writer})) {
 			continue
 		}
 		rts := edgeRelationTypes(e)
 		ids := edgeRelationIDs(e, len(rts))
 		for i, rt := range rts {
-			all = append(all, ordered{KGRelation{From: from, To: to, RelationType: rt}, ids[i]})
+			all = append(all, ordered{Relation{From: from, To: to, RelationType: rt}, ids[i]})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b ordered) int { return strings.Compare(a.key, b.key) })
-	out := make([]KGRelation, len(all))
+	out := make([]Relation, len(all))
 	for i, o := range all {
 		out[i] = o.rel
 	}
@@ -128,18 +130,18 @@ func (s *Service) kgRelationsOf(ctx context.Context, p memory.Principal, nodes [
 // kgView assembles the view of nodes (in the given order) with the
 // relations touching them or, for a whole graph, touching extra (the
 // placeholders) as well.
-func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes, extra []memory.Node) (KGGraph, error) {
-	g := KGGraph{Entities: make([]KGEntity, 0, len(nodes))}
+func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes, extra []memory.Node) (Graph, error) {
+	g := Graph{Entities: make([]Entity, 0, len(nodes))}
 	for _, n := range nodes {
 		e, err := s.kgEntityOf(ctx, p, n)
 		if err != nil {
-			return KGGraph{}, storeErr(err, "observations")
+			return Graph{}, core.StoreError(err, "observations")
 		}
 		g.Entities = append(g.Entities, e)
 	}
 	rels, err := s.kgRelationsOf(ctx, p, append(slices.Clip(nodes), extra...))
 	if err != nil {
-		return KGGraph{}, storeErr(err, "relations")
+		return Graph{}, core.StoreError(err, "relations")
 	}
 	g.Relations = rels
 	return g, nil
@@ -150,21 +152,21 @@ func (s *Service) kgView(ctx context.Context, p memory.Principal, nodes, extra [
 // p may see.
 func (s *Service) kgNodes(ctx context.Context, p memory.Principal) (entities, placeholders []memory.Node, err error) {
 	ws := p.Workspace
-	q := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
+	q := store.NodeQuery{Labels: []string{EntityLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
 		Limit: store.MaxLimit}
 	for {
-		page, err := s.store.ListNodes(ctx, ws, q)
+		page, err := s.svc.Store().ListNodes(ctx, ws, q)
 		if err != nil {
-			return nil, nil, storeErr(err, "nodes")
+			return nil, nil, core.StoreError(err, "nodes")
 		}
 		for _, n := range page {
 			if kgLive(n) {
-				if n, err = withGrants(ctx, s.store, ws, n); err != nil {
-					return nil, nil, storeErr(err, "nodes")
+				if n, err = core.WithGrants(ctx, s.st, ws, n); err != nil {
+					return nil, nil, core.StoreError(err, "nodes")
 				}
 			}
 			switch {
-			case !kgLive(n), !nodeVisible(p, n):
+			case !kgLive(n), !core.NodeVisibleTo(p, n):
 			case kgIsPlaceholder(n):
 				placeholders = append(placeholders, n)
 			default:
@@ -180,18 +182,18 @@ func (s *Service) kgNodes(ctx context.Context, p memory.Principal) (entities, pl
 	return entities, placeholders, nil
 }
 
-// KGReadGraph returns every entity, in the reference's order, and every
+// ReadGraph returns every entity, in the reference's order, and every
 // relation — or, with a limit (memgate's extension; 0 for all), the first
 // limit entities with the relations touching them, Omitted saying how many
 // were left out.
-func (s *Service) oracleReadGraph(ctx context.Context, p memory.Principal, limit int) (KGGraph, error) {
+func (s *Service) oracleReadGraph(ctx context.Context, p memory.Principal, limit int) (Graph, error) {
 	limit, err := kgLimit(limit)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	nodes, placeholders, err := s.kgNodes(ctx, p)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	omitted := 0
 	if limit > 0 && len(nodes) > limit {
@@ -202,37 +204,37 @@ func (s *Service) oracleReadGraph(ctx context.Context, p memory.Principal, limit
 	return g, err
 }
 
-// KGSearchNodes returns the entities whose name, type or an observation
+// SearchNodes returns the entities whose name, type or an observation
 // contains query, both lowercased as JavaScript's toLowerCase does (the
 // reference's matching), best first — the name equal to the query, then
 // names containing it, then types, then observations, more matching
 // observations first, ties in the reference's order — at most limit (0
 // for all; Omitted counts the rest), with the relations that touch them.
-func (s *Service) oracleSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (KGGraph, error) {
+func (s *Service) oracleSearchNodes(ctx context.Context, p memory.Principal, query string, limit int) (Graph, error) {
 	limit, err := kgLimit(limit)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	if len(query) > 4096 {
-		return KGGraph{}, fault.Field("query", "at most 4096 bytes")
+		return Graph{}, fault.Field("query", "at most 4096 bytes")
 	}
 	nodes, _, err := s.kgNodes(ctx, p)
 	if err != nil {
-		return KGGraph{}, err
+		return Graph{}, err
 	}
 	obs, err := s.allObservations(ctx, p)
 	if err != nil {
-		return KGGraph{}, storeErr(err, "observations")
+		return Graph{}, core.StoreError(err, "observations")
 	}
 	q := jsLower(query)
 	type hit struct {
 		node        memory.Node
-		entity      KGEntity
+		entity      Entity
 		tier, count int
 	}
 	var hits []hit
 	for _, n := range nodes {
-		e := KGEntity{Name: KGEntityName(n.NaturalKey), EntityType: kgEntityType(n), Observations: []string{}}
+		e := Entity{Name: EntityName(n.NaturalKey), EntityType: kgEntityType(n), Observations: []string{}}
 		if o := obs[n.EntityKey()]; o != nil {
 			e.Observations, e.Held = o.texts, o.held
 		}
@@ -264,7 +266,7 @@ func (s *Service) oracleSearchNodes(ctx context.Context, p memory.Principal, que
 		}
 		return hits[i].count > hits[j].count
 	})
-	g := KGGraph{Entities: make([]KGEntity, 0, len(hits))}
+	g := Graph{Entities: make([]Entity, 0, len(hits))}
 	if limit > 0 && len(hits) > limit {
 		g.Omitted, hits = len(hits)-limit, hits[:limit]
 	}
@@ -274,16 +276,16 @@ func (s *Service) oracleSearchNodes(ctx context.Context, p memory.Principal, que
 		matched = append(matched, h.node)
 	}
 	if g.Relations, err = s.kgRelationsOf(ctx, p, matched); err != nil {
-		return KGGraph{}, storeErr(err, "relations")
+		return Graph{}, core.StoreError(err, "relations")
 	}
 	return g, nil
 }
 
-// KGOpenNodes returns the named entities that exist, in the reference's
+// OpenNodes returns the named entities that exist, in the reference's
 // order, with the relations that touch them.
-func (s *Service) oracleOpenNodes(ctx context.Context, p memory.Principal, names []string) (KGGraph, error) {
-	if len(names) > KGMaxNames {
-		return KGGraph{}, fault.Field("names", "at most "+strconv.Itoa(KGMaxNames)+" names")
+func (s *Service) oracleOpenNodes(ctx context.Context, p memory.Principal, names []string) (Graph, error) {
+	if len(names) > MaxNames {
+		return Graph{}, fault.Field("names", "at most "+strconv.Itoa(MaxNames)+" names")
 	}
 	var nodes []memory.Node
 	seen := map[string]bool{}
@@ -292,17 +294,17 @@ func (s *Service) oracleOpenNodes(ctx context.Context, p memory.Principal, names
 			continue
 		}
 		seen[name] = true
-		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
+		n, err := s.svc.Store().GetNode(ctx, store.NodeFind{Workspace: p.Workspace, Label: EntityLabel, Key: NodeKey(name)})
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err == nil {
-			n, err = withGrants(ctx, s.store, p.Workspace, n)
+			n, err = core.WithGrants(ctx, s.st, p.Workspace, n)
 		}
 		if err != nil {
-			return KGGraph{}, storeErr(err, "node")
+			return Graph{}, core.StoreError(err, "node")
 		}
-		if kgLive(n) && !kgIsPlaceholder(n) && nodeVisible(p, n) {
+		if kgLive(n) && !kgIsPlaceholder(n) && core.NodeVisibleTo(p, n) {
 			nodes = append(nodes, n)
 		}
 	}

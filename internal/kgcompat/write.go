@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 // The knowledge-graph compatibility layer's writes: the kgRun transaction
 // frame and its node, observation and relation helpers, and the
@@ -16,50 +16,30 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
 
-// kgRun is the frame of a compatibility write: one transaction, so a call
-// either takes effect whole or not at all; the indexes read its changes
-// from the change logs after commit. A write the gate refuses inside fn aborts
-// the transaction, and the refusal is then audited on its own (as a
-// refused Write is), with the refused record's type and content hash.
+// kgRun is the frame of a compatibility write: one governed transaction
+// (core.InGraphTx), so a call either takes effect whole or not at all;
+// the index reads its changes from the change logs after commit. A write
+// the gate refuses inside fn aborts the transaction, and core audits the
+// refusal on its own.
 type kgRun struct {
-	s       *Service
-	p       memory.Principal
-	now     time.Time
-	refused *memory.Record
+	s   *Service
+	g   *core.GraphTx
+	p   memory.Principal
+	now time.Time
 }
 
-func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx store.Tx, k *kgRun) error) error {
-	if err := s.rateLimit(p); err != nil {
-		return err
-	}
-	k := &kgRun{s: s, p: p, now: s.clock()}
-	// The compatibility tools take no expected versions: a version
-	// conflict is a race with a concurrent transaction (see Write), and
-	// the call is run again.
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = s.tx(ctx, "graph", func(tx store.Tx) error {
-			k.refused = nil
-			return fn(tx, k)
-		})
-		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
-			break
-		}
-	}
-	if err != nil {
-		if k.refused != nil && isRefusal(err) {
-			s.auditRejection(ctx, p, memory.NewID(), "record.write", *k.refused, err, k.now)
-		}
-		return err
-	}
-	s.logMoved(ctx)
-	return nil
+// kgWrite runs fn in one governed transaction as p; tx reads inside it.
+func (s *Service) kgWrite(ctx context.Context, p memory.Principal, fn func(tx store.Reader, k *kgRun) error) error {
+	return s.svc.InGraphTx(ctx, p, func(g *core.GraphTx) error {
+		return fn(g.Reader(), &kgRun{s: s, g: g, p: p, now: g.Now()})
+	})
 }
 
 // kgFound is a node lookup's answer: the node of a name with its grants,
@@ -71,31 +51,22 @@ type kgFound struct {
 
 // lookup returns the node of name, whatever its status and whoever may
 // see it.
-func (k *kgRun) lookup(ctx context.Context, tx store.Tx, name string) (kgFound, error) {
-	n, err := tx.GetNode(ctx, store.NodeFind{Workspace: k.p.Workspace, Label: KGLabel, Key: KGNodeKey(name)})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return kgFound{}, nil
-	case err != nil:
-		return kgFound{}, err
-	}
-	if n, err = withGrants(ctx, tx, k.p.Workspace, n); err != nil {
-		return kgFound{}, err
-	}
-	return kgFound{n: n, exists: true}, nil
+func (k *kgRun) lookup(ctx context.Context, name string) (kgFound, error) {
+	n, ok, err := k.g.FindNode(ctx, EntityLabel, NodeKey(name))
+	return kgFound{n: n, exists: ok}, err
 }
 
 // live reports whether the node found is live (not archived) and the
 // principal may see it.
 func (k *kgRun) live(f kgFound) bool {
-	return f.exists && f.n.Status != memory.NodeArchived && nodeVisible(k.p, f.n)
+	return f.exists && f.n.Status != memory.NodeArchived && core.NodeVisibleTo(k.p, f.n)
 }
 
 // node returns the live (not archived) node of name, an entity's or a
 // placeholder's (kgIsPlaceholder tells which), or found false;
 // a node the principal may not see is not found.
-func (k *kgRun) node(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
-	f, err := k.lookup(ctx, tx, name)
+func (k *kgRun) node(ctx context.Context, name string) (memory.Node, bool, error) {
+	f, err := k.lookup(ctx, name)
 	return f.n, err == nil && k.live(f), err
 }
 
@@ -113,8 +84,8 @@ func kgTakenField(err error, field string) error {
 }
 
 // entity returns the live entity node of name; a placeholder is no entity.
-func (k *kgRun) entity(ctx context.Context, tx store.Tx, name string) (memory.Node, bool, error) {
-	n, ok, err := k.node(ctx, tx, name)
+func (k *kgRun) entity(ctx context.Context, name string) (memory.Node, bool, error) {
+	n, ok, err := k.node(ctx, name)
 	return n, ok && !kgIsPlaceholder(n), err
 }
 
@@ -142,57 +113,24 @@ func kgOrder(n memory.Node) string {
 // createNode creates the entity's node, or revives its archived node (or
 // turns its placeholder into an entity) with the new type; prior is what
 // a lookup of the name in this transaction found.
-func (k *kgRun) createNode(ctx context.Context, tx store.Tx, name, entityType string, prior kgFound) (memory.Node, error) {
+func (k *kgRun) createNode(ctx context.Context, name, entityType string, prior kgFound) (memory.Node, error) {
 	props, _ := json.Marshal(map[string]string{"name": name, "entity_type": entityType, kgSeq: memory.NewID()})
-	return k.putNode(ctx, tx, name, props, prior)
+	return k.putNode(ctx, name, props, prior)
 }
 
 // placeholderNode makes sure a node exists for a name a relation names;
 // prior is what a lookup of the name in this transaction found.
-func (k *kgRun) placeholderNode(ctx context.Context, tx store.Tx, name string, prior kgFound) (memory.Node, error) {
+func (k *kgRun) placeholderNode(ctx context.Context, name string, prior kgFound) (memory.Node, error) {
 	props, _ := json.Marshal(map[string]any{"name": name, kgPlaceholder: true})
-	return k.putNode(ctx, tx, name, props, prior)
+	return k.putNode(ctx, name, props, prior)
 }
 
-func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props json.RawMessage, prior kgFound) (memory.Node, error) {
-	prov, status := k.s.nodeOrigin(k.p, "")
-	if k.p.Kind == memory.KindAgent && k.p.Trust == memory.Trusted {
-		status = memory.NodeActive
+func (k *kgRun) putNode(ctx context.Context, name string, props json.RawMessage, prior kgFound) (memory.Node, error) {
+	n, err := k.g.UpsertNode(ctx, core.NodeUpsert{Label: EntityLabel, Key: NodeKey(name), Properties: props,
+		Prior: prior.n, Exists: prior.exists})
+	if errors.Is(err, core.ErrNodeHidden) {
+		return memory.Node{}, errKGTaken
 	}
-	n := prior.n
-	created := false
-	var err error
-	if !prior.exists {
-		var gs []memory.Grant
-		if gs, err = recordGrants(ctx, tx, k.p.Workspace, kgEntityRef(name)); err != nil {
-			return memory.Node{}, err
-		}
-		// EnsureNode: a concurrent create of the same entity is not a
-		// conflict; this call then revives or retypes its node.
-		n, created, err = tx.EnsureNode(ctx, k.p.Workspace, memory.Node{ID: memory.NewID(), Label: KGLabel, NaturalKey: KGNodeKey(name),
-			Properties: props, Provenance: prov, Status: status, Access: memory.Public, Writer: ownerKey(k.p), Grants: gs,
-			CreatedAt: k.now, UpdatedAt: k.now})
-		if err == nil && !created {
-			n, err = withGrants(ctx, tx, k.p.Workspace, n)
-		}
-	}
-	switch {
-	case created:
-	case err != nil:
-		return memory.Node{}, err
-	default:
-		if !nodeVisible(k.p, n) {
-			return memory.Node{}, errKGTaken
-		}
-		n.Properties, n.Status, n.UpdatedAt = props, status, k.now
-		err = tx.UpdateNode(ctx, k.p.Workspace, n)
-	}
-	if err != nil {
-		return memory.Node{}, err
-	}
-	_, err = appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.node.upsert", k.now, map[string]any{
-		"node_id": n.ID, "label": n.Label, "created": created, "status": string(n.Status),
-		"properties_sha256": memory.SHA256Hex(string(n.Properties))})
 	return n, err
 }
 
@@ -203,11 +141,11 @@ func (k *kgRun) putNode(ctx context.Context, tx store.Tx, name string, props jso
 // stored and its writer and operators read it back, flagged. A credential
 // or secret is refused, failing the call with an error naming field, and
 // so is anything else the gate refuses: nothing is silently dropped.
-func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, field string, nodes map[string]memory.Node) (held bool, err error) {
-	req := WriteRequest{Type: memory.Entity, Category: KGCategory, Content: kgContent(name, observation),
-		Entities: []string{kgEntityRef(name)}, exactByCaller: true, nodes: nodes}
+func (k *kgRun) observe(ctx context.Context, name, observation, field string, nodes map[string]memory.Node) (held bool, err error) {
+	req := core.WriteRequest{Type: memory.Entity, Category: ObservationCategory, Content: kgContent(name, observation),
+		Entities: []string{kgEntityRef(name)}}
 	refused := func(err error) error {
-		k.refused = &memory.Record{Type: req.Type, ContentSHA256: memory.SHA256Hex(req.Content)}
+		k.g.Refuse(req)
 		fe := *fault.As(err)
 		fe.Message = field + ": " + strings.TrimPrefix(fe.Message, "content: ")
 		fe.Details = maps.Clone(fe.Details)
@@ -217,9 +155,9 @@ func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, fie
 		fe.Details["field"] = field
 		return &fe
 	}
-	res, err := k.s.writeIn(ctx, tx, k.p, req, k.now)
+	res, err := k.g.WriteRecord(ctx, req, core.RecordOptions{ExactByCaller: true, Nodes: nodes})
 	if err != nil {
-		if isRefusal(err) {
+		if core.IsRefusal(err) {
 			return false, refused(err)
 		}
 		return false, err
@@ -231,13 +169,13 @@ func (k *kgRun) observe(ctx context.Context, tx store.Tx, name, observation, fie
 	return res.Decision == memory.DecisionQuarantined, nil
 }
 
-// KGCreateEntities creates the entities whose names do not exist yet, each
+// CreateEntities creates the entities whose names do not exist yet, each
 // with its observations (all of them, repeats included, as the reference
 // stores them), and returns those it created. Entities whose name exists
 // are skipped, as are repeats of a name within the call (the reference
 // would keep two entities of one name).
-func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents []KGEntity) ([]KGEntity, error) {
-	if err := graphWriter(p); err != nil {
+func (s *Service) CreateEntities(ctx context.Context, p memory.Principal, ents []Entity) ([]Entity, error) {
+	if err := core.CheckGraphWriter(p); err != nil {
 		return nil, err
 	}
 	for i, e := range ents {
@@ -250,27 +188,27 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 		}
 		// The name is the node's key and the type its property: screened
 		// as graph writes (observations are records, screened by the gate).
-		if err := s.screenGraphWrite(ctx, p, "graph.node.upsert", f+".name", e.Name, f+".entityType", []byte(e.EntityType)); err != nil {
+		if err := s.svc.ScreenGraphWrite(ctx, p, "graph.node.upsert", f+".name", e.Name, f+".entityType", []byte(e.EntityType)); err != nil {
 			return nil, err
 		}
 	}
-	var out []KGEntity
-	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
-		out = []KGEntity{}
+	var out []Entity
+	err := s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
+		out = []Entity{}
 		seen := map[string]bool{}
 		for i, e := range ents {
 			if seen[e.Name] {
 				continue
 			}
 			seen[e.Name] = true
-			f, err := k.lookup(ctx, tx, e.Name)
+			f, err := k.lookup(ctx, e.Name)
 			if err != nil {
 				return err
 			}
 			if k.live(f) && !kgIsPlaceholder(f.n) {
 				continue // the entity exists
 			}
-			n, err := k.createNode(ctx, tx, e.Name, e.EntityType, f)
+			n, err := k.createNode(ctx, e.Name, e.EntityType, f)
 			if errors.Is(err, errKGTaken) {
 				continue
 			} else if err != nil {
@@ -279,9 +217,9 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 			// The node as this transaction wrote it: its observations
 			// link to it without reading it again.
 			nodes := map[string]memory.Node{kgEntityRef(e.Name): n}
-			got := KGEntity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
+			got := Entity{Name: e.Name, EntityType: e.EntityType, Observations: []string{}}
 			for j, o := range e.Observations {
-				held, err := k.observe(ctx, tx, e.Name, o, fmt.Sprintf("entities[%d].observations[%d]", i, j), nodes)
+				held, err := k.observe(ctx, e.Name, o, fmt.Sprintf("entities[%d].observations[%d]", i, j), nodes)
 				if err != nil {
 					return err
 				}
@@ -300,13 +238,13 @@ func (s *Service) KGCreateEntities(ctx context.Context, p memory.Principal, ents
 	return out, nil
 }
 
-// KGCreateRelations creates the relations that do not exist yet and
+// CreateRelations creates the relations that do not exist yet and
 // returns them; existing (from, to, relationType) triples and repeats
 // within the call are skipped. As in the reference, an end need not be an
 // entity yet (its name is kept as a placeholder node until an entity of
 // that name is created) and an entity may relate to itself.
-func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rels []KGRelation) ([]KGRelation, error) {
-	if err := graphWriter(p); err != nil {
+func (s *Service) CreateRelations(ctx context.Context, p memory.Principal, rels []Relation) ([]Relation, error) {
+	if err := core.CheckGraphWriter(p); err != nil {
 		return nil, err
 	}
 	for i, r := range rels {
@@ -320,19 +258,19 @@ func (s *Service) KGCreateRelations(ctx context.Context, p memory.Principal, rel
 		if len(r.RelationType) > 1024 || !utf8.ValidString(r.RelationType) {
 			return nil, fault.Field(f+".relationType", "must be valid UTF-8 of at most 1024 bytes")
 		}
-		if err := s.screenGraphWrite(ctx, p, "graph.edge.upsert", "", "", f+".relationType", []byte(r.RelationType)); err != nil {
+		if err := s.svc.ScreenGraphWrite(ctx, p, "graph.edge.upsert", "", "", f+".relationType", []byte(r.RelationType)); err != nil {
 			return nil, err
 		}
 	}
-	var out []KGRelation
-	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
-		out = []KGRelation{}
+	var out []Relation
+	err := s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
+		out = []Relation{}
 		end := func(name string) (memory.Node, error) {
-			f, err := k.lookup(ctx, tx, name)
+			f, err := k.lookup(ctx, name)
 			if err != nil || k.live(f) {
 				return f.n, err
 			}
-			return k.placeholderNode(ctx, tx, name, f)
+			return k.placeholderNode(ctx, name, f)
 		}
 		for i, r := range rels {
 			from, err := end(r.From)
@@ -408,51 +346,45 @@ func withRelationTypes(e memory.Edge, rts, ids []string) json.RawMessage {
 // relate adds relationType to the live edge from -> to of its mapped
 // relation, creating the edge if needed; added is false when the edge
 // already stands for it.
-func (k *kgRun) relate(ctx context.Context, tx store.Tx, from, to memory.Node, relationType string) (bool, error) {
-	ws := k.p.Workspace
+func (k *kgRun) relate(ctx context.Context, tx store.Reader, from, to memory.Node, relationType string) (bool, error) {
 	rel := kgRelation(relationType)
-	e, err := tx.FindLiveEdge(ctx, ws, from.ID, to.ID, rel)
-	created := false
+	e, err := tx.FindLiveEdge(ctx, k.p.Workspace, from.ID, to.ID, rel)
 	if errors.Is(err, store.ErrNotFound) {
-		e = memory.Edge{ID: memory.NewID(), From: from.ID, To: to.ID, Relation: rel, Weight: 1, ObservedAt: k.now,
-			CreatedAt: k.now, UpdatedAt: k.now, Access: memory.Public, Writer: ownerKey(k.p)}
-		e.Properties = withRelationTypes(e, []string{relationType}, []string{memory.NewID()})
 		// EnsureEdge: a concurrent create of the same relation is not a
 		// conflict; this call then adds its type to that edge.
-		e, created, err = tx.EnsureEdge(ctx, ws, e)
+		props := withRelationTypes(memory.Edge{}, []string{relationType}, []string{memory.NewID()})
+		var created bool
+		if e, created, err = k.g.EnsureEdge(ctx, from, to, rel, props); created || err != nil {
+			return err == nil, err
+		}
 	}
 	switch {
-	case created:
 	case err != nil:
 		return false, err
-	case !edgeVisible(k.p, e, from, to):
+	case !core.EdgeVisibleTo(k.p, e, from, to):
 		return false, fault.New(fault.Conflict, "relationType: these entities are already related by an edge this principal may not see").
 			With("field", "relationType")
-	default:
-		rts := edgeRelationTypes(e)
-		if slices.Contains(rts, relationType) {
-			return false, nil
-		}
-		ids := edgeRelationIDs(e, len(rts))
-		e.Properties = withRelationTypes(e, append(rts, relationType), append(ids, memory.NewID()))
-		e.ObservedAt, e.UpdatedAt = k.now, k.now
-		err = tx.UpdateEdge(ctx, ws, e)
 	}
-	if err != nil {
+	rts := edgeRelationTypes(e)
+	if slices.Contains(rts, relationType) {
+		return false, nil
+	}
+	ids := edgeRelationIDs(e, len(rts))
+	e.Properties = withRelationTypes(e, append(rts, relationType), append(ids, memory.NewID()))
+	e.ObservedAt, e.UpdatedAt = k.now, k.now
+	if err := k.g.UpdateEdge(ctx, e); err != nil {
 		return false, err
 	}
-	_, err = appendAudit(ctx, tx, ws, k.p, "", "graph.edge.upsert", k.now, map[string]any{
-		"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": created})
-	return err == nil, err
+	return true, nil
 }
 
-// KGAddObservations adds observations to existing entities and reports,
+// AddObservations adds observations to existing entities and reports,
 // per input item, the ones that were new: as in the reference, those the
 // entity did not have before the item (a repeat within one item is added
 // twice). An entity that does not exist fails the whole call, which then
 // stores nothing.
-func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs []KGObservations) ([]KGAdded, error) {
-	if err := graphWriter(p); err != nil {
+func (s *Service) AddObservations(ctx context.Context, p memory.Principal, obs []Observations) ([]Added, error) {
+	if err := core.CheckGraphWriter(p); err != nil {
 		return nil, err
 	}
 	for i, o := range obs {
@@ -461,13 +393,13 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 			return nil, err
 		}
 	}
-	var out []KGAdded
-	err := s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
-		out = make([]KGAdded, 0, len(obs))
+	var out []Added
+	err := s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
+		out = make([]Added, 0, len(obs))
 		have := map[string][]string{}
 		for i, o := range obs {
 			f := "observations[" + strconv.Itoa(i) + "].entityName"
-			if _, ok, err := k.entity(ctx, tx, o.EntityName); err != nil || !ok {
+			if _, ok, err := k.entity(ctx, o.EntityName); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -481,12 +413,12 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 				}
 				cur = obs.texts
 			}
-			res := KGAdded{EntityName: o.EntityName, AddedObservations: []string{}}
+			res := Added{EntityName: o.EntityName, AddedObservations: []string{}}
 			for j, c := range o.Contents {
 				if slices.Contains(cur, c) {
 					continue
 				}
-				held, err := k.observe(ctx, tx, o.EntityName, c, fmt.Sprintf("observations[%d].contents[%d]", i, j), nil)
+				held, err := k.observe(ctx, o.EntityName, c, fmt.Sprintf("observations[%d].contents[%d]", i, j), nil)
 				if err != nil {
 					return err
 				}
@@ -506,41 +438,9 @@ func (s *Service) KGAddObservations(ctx context.Context, p memory.Principal, obs
 	return out, nil
 }
 
-// invalidate ends a live observation record: a new version with
-// invalidated_at set, audited. Open approval items of the record are
-// closed, since there is nothing left to approve.
-func (k *kgRun) invalidate(ctx context.Context, tx store.Tx, head memory.Record) error {
-	decisionID := memory.NewID()
-	next := head
-	next.Version++
-	next.UpdatedAt = k.now
-	now := k.now
-	next.InvalidatedAt = &now
-	next.ModifiedBy = k.p.ID
-	next.Gate = memory.GateInfo{DecisionID: decisionID, Decision: memory.DecisionAccepted, Origin: memory.OriginExternal}
-	if err := closeApprovals(ctx, tx, k.p, head.ID, memory.ApprovalRejected, k.now); err != nil {
-		return err
-	}
-	if err := tx.UpdateRecord(ctx, k.p.Workspace, next, head.Version); err != nil {
-		return err
-	}
-	if err := regrant(ctx, tx, k.p.Workspace, &head, next); err != nil {
-		return err
-	}
-	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, decisionID, "record.invalidate", k.now, map[string]any{
-		"decision": memory.DecisionAccepted, "reason": "kg_delete", "record_id": head.ID, "version": next.Version})
-	return err
-}
-
-// invalidateEdge ends a live edge, audited.
-func (k *kgRun) invalidateEdge(ctx context.Context, tx store.Tx, e memory.Edge) error {
-	now := k.now
-	e.InvalidatedAt, e.UpdatedAt = &now, now
-	if err := tx.UpdateEdge(ctx, k.p.Workspace, e); err != nil {
-		return err
-	}
-	_, err := appendAudit(ctx, tx, k.p.Workspace, k.p, "", "graph.edge.invalidate", now, map[string]any{"edge_id": e.ID, "relation": e.Relation})
-	return err
+// invalidate ends a live observation record (core.GraphTx.InvalidateRecord).
+func (k *kgRun) invalidate(ctx context.Context, head memory.Record) error {
+	return k.g.InvalidateRecord(ctx, head, "kg_delete")
 }
 
 // liveEdges lists the live edges at either end of a node.
@@ -560,20 +460,20 @@ func liveEdges(ctx context.Context, r store.Reader, ws, nodeID string) ([]memory
 	}
 }
 
-// KGDeleteEntities deletes the named entities: their observations and
+// DeleteEntities deletes the named entities: their observations and
 // the edges at either end are invalidated and their nodes archived. As in
 // the reference, the relations of a name that is no entity (a
 // placeholder) are deleted too. Names that do not exist are ignored.
-func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, names []string) error {
+func (s *Service) DeleteEntities(ctx context.Context, p memory.Principal, names []string) error {
 	if err := kgModifier(p); err != nil {
 		return err
 	}
-	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+	return s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
 		for _, name := range names {
 			if checkKGName(name, "entityNames") != nil {
 				continue
 			}
-			n, ok, err := k.node(ctx, tx, name)
+			n, ok, err := k.node(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -585,10 +485,10 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 				return err
 			}
 			for _, r := range recs {
-				if !canChange(p, r) { // another writer's observation stays
+				if !core.CanChange(p, r) { // another writer's observation stays
 					continue
 				}
-				if err := k.invalidate(ctx, tx, r); err != nil {
+				if err := k.invalidate(ctx, r); err != nil {
 					return err
 				}
 			}
@@ -597,15 +497,11 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 				return err
 			}
 			for _, e := range es {
-				if err := k.invalidateEdge(ctx, tx, e); err != nil {
+				if err := k.g.InvalidateEdge(ctx, e); err != nil {
 					return err
 				}
 			}
-			n.Status, n.UpdatedAt = memory.NodeArchived, k.now
-			if err := tx.UpdateNode(ctx, p.Workspace, n); err != nil {
-				return err
-			}
-			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.node.archive", k.now, map[string]any{"node_id": n.ID, "label": n.Label}); err != nil {
+			if err := k.g.ArchiveNode(ctx, n); err != nil {
 				return err
 			}
 		}
@@ -613,18 +509,18 @@ func (s *Service) KGDeleteEntities(ctx context.Context, p memory.Principal, name
 	})
 }
 
-// KGDeleteObservations deletes (invalidates) the given observations of
+// DeleteObservations deletes (invalidates) the given observations of
 // entities. Entities and observations that do not exist are ignored.
-func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, dels []KGObservations) error {
+func (s *Service) DeleteObservations(ctx context.Context, p memory.Principal, dels []Observations) error {
 	if err := kgModifier(p); err != nil {
 		return err
 	}
-	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+	return s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
 		for _, d := range dels {
 			if checkKGName(d.EntityName, "entityName") != nil {
 				continue
 			}
-			if _, ok, err := k.node(ctx, tx, d.EntityName); err != nil || !ok {
+			if _, ok, err := k.node(ctx, d.EntityName); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -635,8 +531,8 @@ func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, 
 				return err
 			}
 			for _, r := range recs {
-				if canChange(p, r) && slices.Contains(d.Contents, kgObservationText(d.EntityName, r.Content)) {
-					if err := k.invalidate(ctx, tx, r); err != nil {
+				if core.CanChange(p, r) && slices.Contains(d.Contents, kgObservationText(d.EntityName, r.Content)) {
+					if err := k.invalidate(ctx, r); err != nil {
 						return err
 					}
 				}
@@ -646,23 +542,23 @@ func (s *Service) KGDeleteObservations(ctx context.Context, p memory.Principal, 
 	})
 }
 
-// KGDeleteRelations deletes the given relations. An edge that stands for
+// DeleteRelations deletes the given relations. An edge that stands for
 // no relationType any more is invalidated. Relations that do not exist
 // are ignored.
-func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rels []KGRelation) error {
-	if err := graphWriter(p); err != nil {
+func (s *Service) DeleteRelations(ctx context.Context, p memory.Principal, rels []Relation) error {
+	if err := core.CheckGraphWriter(p); err != nil {
 		return err
 	}
-	return s.kgWrite(ctx, p, func(tx store.Tx, k *kgRun) error {
+	return s.kgWrite(ctx, p, func(tx store.Reader, k *kgRun) error {
 		for _, r := range rels {
 			if checkKGName(r.From, "from") != nil || checkKGName(r.To, "to") != nil {
 				continue
 			}
-			from, ok1, err := k.node(ctx, tx, r.From)
+			from, ok1, err := k.node(ctx, r.From)
 			if err != nil {
 				return err
 			}
-			to, ok2, err := k.node(ctx, tx, r.To)
+			to, ok2, err := k.node(ctx, r.To)
 			if err != nil {
 				return err
 			}
@@ -684,18 +580,14 @@ func (s *Service) KGDeleteRelations(ctx context.Context, p memory.Principal, rel
 			ids := edgeRelationIDs(e, len(rts))
 			rts, ids = slices.Delete(rts, i, i+1), slices.Delete(ids, i, i+1)
 			if len(rts) == 0 {
-				if err := k.invalidateEdge(ctx, tx, e); err != nil {
+				if err := k.g.InvalidateEdge(ctx, e); err != nil {
 					return err
 				}
 				continue
 			}
 			e.Properties = withRelationTypes(e, rts, ids)
 			e.UpdatedAt = k.now
-			if err := tx.UpdateEdge(ctx, p.Workspace, e); err != nil {
-				return err
-			}
-			if _, err := appendAudit(ctx, tx, p.Workspace, p, "", "graph.edge.upsert", k.now, map[string]any{
-				"edge_id": e.ID, "from": e.From, "to": e.To, "relation": e.Relation, "created": false}); err != nil {
+			if err := k.g.UpdateEdge(ctx, e); err != nil {
 				return err
 			}
 		}

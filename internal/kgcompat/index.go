@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
@@ -25,7 +26,7 @@ import (
 // each change, so it reflects every commit of this process and of every
 // other process on the database — the same state the store queries it
 // replaces would have read. Who may see what is decided per read, with
-// the same rules as the store queries (kgObVisible, nodeVisible).
+// the same rules as the store queries (kgObVisible, core.NodeVisibleTo).
 
 // kgIndex is the Service's knowledge-graph index. The zero value is
 // ready: workspaces load on first use.
@@ -47,7 +48,7 @@ type kgSpace struct {
 	refOb map[string][]*kgOb // by entity reference, by record id
 	edges map[string]*kgEdge // live edges by id
 	adj   map[string][]*kgEdge
-	grams kgGrams // trigrams of the nodes' blobs (kggrams.go)
+	grams kgGrams // trigrams of the nodes' blobs (grams.go)
 	// loading defers the trigram index to the end of kgLoad, which then
 	// builds it in one pass.
 	loading bool
@@ -97,7 +98,7 @@ func newKGSpace() *kgSpace {
 // kgIndexed reports whether a record belongs in the index: a live
 // observation of a status some reader of observations may see.
 func kgIndexed(r memory.Record) bool {
-	return r.Type == memory.Entity && r.Category == KGCategory && r.InvalidatedAt == nil &&
+	return r.Type == memory.Entity && r.Category == ObservationCategory && r.InvalidatedAt == nil &&
 		(r.Status == memory.Active || r.Status == memory.Provisional || r.Status == memory.Quarantined)
 }
 
@@ -105,7 +106,7 @@ func kgIndexed(r memory.Record) bool {
 // observationRecords' store queries, applied in memory.
 func kgObVisible(p memory.Principal, o *kgOb) bool {
 	if o.status == memory.Active || o.status == memory.Provisional {
-		f := accessFilter(p, false)
+		f := core.ReadAccess(p)
 		if slices.Contains(f.Levels, o.access) || (f.OwnAgent != "" && o.access == memory.AgentOnly && o.principalID == f.OwnAgent) {
 			return true
 		}
@@ -127,13 +128,13 @@ func (s *Service) kgSpace(ctx context.Context, ws string) (*kgSpace, error) {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
 	if !x.started {
-		rh, err := s.store.ChangeHead(ctx)
+		rh, err := s.st.ChangeHead(ctx)
 		if err != nil {
-			return nil, storeErr(err, "changes")
+			return nil, core.StoreError(err, "changes")
 		}
-		gh, err := s.store.GraphChangeHead(ctx)
+		gh, err := s.st.GraphChangeHead(ctx)
 		if err != nil {
-			return nil, storeErr(err, "graph changes")
+			return nil, core.StoreError(err, "graph changes")
 		}
 		x.mu.Lock()
 		x.recSeq, x.graphSeq, x.started, x.spaces = rh, gh, true, map[string]*kgSpace{}
@@ -165,16 +166,16 @@ func (s *Service) kgSpace(ctx context.Context, ws string) (*kgSpace, error) {
 func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 	sp := newKGSpace()
 	sp.loading = true
-	nq := store.NodeQuery{Labels: []string{KGLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
+	nq := store.NodeQuery{Labels: []string{EntityLabel}, Statuses: []memory.NodeStatus{memory.NodeProvisional, memory.NodeActive},
 		Limit: store.MaxLimit}
 	for {
-		page, err := s.store.ListNodes(ctx, ws, nq)
+		page, err := s.st.ListNodes(ctx, ws, nq)
 		if err != nil {
-			return nil, storeErr(err, "nodes")
+			return nil, core.StoreError(err, "nodes")
 		}
 		for _, n := range page {
-			if n, err = withGrants(ctx, s.store, ws, n); err != nil {
-				return nil, storeErr(err, "nodes")
+			if n, err = core.WithGrants(ctx, s.st, ws, n); err != nil {
+				return nil, core.StoreError(err, "nodes")
 			}
 			sp.putNode(n)
 		}
@@ -183,13 +184,13 @@ func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 		}
 		nq.After = page[len(page)-1].ID
 	}
-	rq := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: KGCategory,
+	rq := store.RecordQuery{Types: []memory.Type{memory.Entity}, Category: ObservationCategory,
 		Statuses: []memory.Status{memory.Active, memory.Provisional, memory.Quarantined},
 		Access:   store.AccessFilter{Levels: memory.AccessLevels}, Limit: store.MaxLimit}
 	for {
-		page, err := s.store.ListRecords(ctx, ws, rq)
+		page, err := s.st.ListRecords(ctx, ws, rq)
 		if err != nil {
-			return nil, storeErr(err, "observations")
+			return nil, core.StoreError(err, "observations")
 		}
 		for _, r := range page {
 			sp.putRecord(r)
@@ -201,9 +202,9 @@ func (s *Service) kgLoad(ctx context.Context, ws string) (*kgSpace, error) {
 	}
 	eq := store.EdgeQuery{Limit: store.MaxLimit}
 	for {
-		page, err := s.store.ListEdges(ctx, ws, eq)
+		page, err := s.st.ListEdges(ctx, ws, eq)
 		if err != nil {
-			return nil, storeErr(err, "relations")
+			return nil, core.StoreError(err, "relations")
 		}
 		for _, e := range page {
 			sp.putEdge(e)
@@ -227,18 +228,18 @@ func (s *Service) kgCatchUp(ctx context.Context) error {
 	x := &s.kg
 	const page = 1000
 	for {
-		chs, err := s.store.ListChanges(ctx, x.recSeq, page)
+		chs, err := s.st.ListChanges(ctx, x.recSeq, page)
 		if err != nil {
-			return storeErr(err, "changes")
+			return core.StoreError(err, "changes")
 		}
 		for _, ch := range chs {
 			x.mu.RLock()
 			sp := x.spaces[ch.Workspace]
 			x.mu.RUnlock()
 			if sp != nil {
-				r, err := s.store.GetRecord(ctx, ch.Workspace, ch.RecordID)
+				r, err := s.st.GetRecord(ctx, ch.Workspace, ch.RecordID)
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
-					return storeErr(err, "changes")
+					return core.StoreError(err, "changes")
 				}
 				x.mu.Lock()
 				if err == nil {
@@ -257,9 +258,9 @@ func (s *Service) kgCatchUp(ctx context.Context) error {
 		}
 	}
 	for {
-		chs, err := s.store.ListGraphChanges(ctx, x.graphSeq, page)
+		chs, err := s.st.ListGraphChanges(ctx, x.graphSeq, page)
 		if err != nil {
-			return storeErr(err, "graph changes")
+			return core.StoreError(err, "graph changes")
 		}
 		for _, ch := range chs {
 			x.mu.RLock()
@@ -284,7 +285,7 @@ func (s *Service) kgApplyGraph(ctx context.Context, sp *kgSpace, ch store.GraphC
 	x := &s.kg
 	switch ch.Kind {
 	case store.GraphNode:
-		n, err := s.store.GetNode(ctx, store.NodeFind{Workspace: ch.Workspace, ID: ch.ID})
+		n, err := s.st.GetNode(ctx, store.NodeFind{Workspace: ch.Workspace, ID: ch.ID})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			x.mu.Lock()
@@ -292,20 +293,20 @@ func (s *Service) kgApplyGraph(ctx context.Context, sp *kgSpace, ch store.GraphC
 			x.mu.Unlock()
 			return nil
 		case err != nil:
-			return storeErr(err, "graph changes")
+			return core.StoreError(err, "graph changes")
 		}
-		if n.Label != KGLabel {
+		if n.Label != EntityLabel {
 			return nil
 		}
-		if n, err = withGrants(ctx, s.store, ch.Workspace, n); err != nil {
-			return storeErr(err, "graph changes")
+		if n, err = core.WithGrants(ctx, s.st, ch.Workspace, n); err != nil {
+			return core.StoreError(err, "graph changes")
 		}
 		x.mu.Lock()
 		sp.putNode(n)
 		sp.reblob(sp.nodes[n.ID])
 		x.mu.Unlock()
 	case store.GraphEdge:
-		e, err := s.store.GetEdge(ctx, ch.Workspace, ch.ID)
+		e, err := s.st.GetEdge(ctx, ch.Workspace, ch.ID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			x.mu.Lock()
@@ -313,7 +314,7 @@ func (s *Service) kgApplyGraph(ctx context.Context, sp *kgSpace, ch store.GraphC
 			x.mu.Unlock()
 			return nil
 		case err != nil:
-			return storeErr(err, "graph changes")
+			return core.StoreError(err, "graph changes")
 		}
 		x.mu.Lock()
 		sp.putEdge(e)
@@ -329,7 +330,7 @@ func kgCompareNodes(a, b *kgNode) int {
 }
 
 func (sp *kgSpace) putNode(n memory.Node) {
-	k := &kgNode{n: n, ref: n.EntityKey(), name: KGEntityName(n.NaturalKey), typ: kgEntityType(n), order: kgOrder(n),
+	k := &kgNode{n: n, ref: n.EntityKey(), name: EntityName(n.NaturalKey), typ: kgEntityType(n), order: kgOrder(n),
 		live: kgLive(n) && (n.Status == memory.NodeProvisional || n.Status == memory.NodeActive), placeholder: kgIsPlaceholder(n)}
 	k.lname, k.ltyp = jsLower(k.name), jsLower(k.typ)
 	if old := sp.nodes[n.ID]; old != nil {
@@ -395,12 +396,12 @@ func (sp *kgSpace) putRecord(r memory.Record) {
 	o := &kgOb{id: r.ID, status: r.Status, access: r.Access,
 		principalID: r.Source.PrincipalID, agent: r.Source.Agent}
 	for _, ent := range r.Entities {
-		if label, _, _ := strings.Cut(ent, ":"); label == KGLabel && !slices.Contains(o.refs, ent) {
+		if label, _, _ := strings.Cut(ent, ":"); label == EntityLabel && !slices.Contains(o.refs, ent) {
 			o.refs = append(o.refs, ent)
 		}
 	}
 	for _, ref := range o.refs {
-		t := kgObservationText(KGEntityName(strings.TrimPrefix(ref, KGLabel+":")), r.Content)
+		t := kgObservationText(EntityName(strings.TrimPrefix(ref, EntityLabel+":")), r.Content)
 		o.texts, o.ltexts = append(o.texts, t), append(o.ltexts, jsLower(t))
 	}
 	sp.obs[r.ID] = o
@@ -468,15 +469,15 @@ func (o *kgOb) ltext(ref string) string { return o.ltexts[slices.Index(o.refs, r
 
 // entityFor returns the entity of a node as p sees it: its observations
 // p may read, oldest first, those held for review noted.
-func (sp *kgSpace) entityFor(p memory.Principal, k *kgNode) KGEntity {
+func (sp *kgSpace) entityFor(p memory.Principal, k *kgNode) Entity {
 	e, _ := sp.entityMatch(p, k, "")
 	return e
 }
 
 // entityMatch is entityFor also counting the observations shown that
 // contain the lowercased query q ("": none counted).
-func (sp *kgSpace) entityMatch(p memory.Principal, k *kgNode, q string) (KGEntity, int) {
-	e := KGEntity{Name: k.name, EntityType: k.typ, Observations: []string{}}
+func (sp *kgSpace) entityMatch(p memory.Principal, k *kgNode, q string) (Entity, int) {
+	e := Entity{Name: k.name, EntityType: k.typ, Observations: []string{}}
 	count := 0
 	for _, o := range sp.refOb[k.ref] {
 		if !kgObVisible(p, o) {
@@ -497,13 +498,13 @@ func (sp *kgSpace) entityMatch(p memory.Principal, k *kgNode, q string) (KGEntit
 
 // visible reports whether p sees node k as a live entity or placeholder.
 func (k *kgNode) visibleTo(p memory.Principal) bool {
-	return k != nil && k.live && nodeVisible(p, k.n)
+	return k != nil && k.live && core.NodeVisibleTo(p, k.n)
 }
 
 // relationsOf returns the relations p may see at either end of nodes
 // (all of them when all is set) whose other end is a live entity or
 // placeholder p sees too, in creation order: kgRelationsOf, from memory.
-func (sp *kgSpace) relationsOf(p memory.Principal, nodes []*kgNode, all bool) []KGRelation {
+func (sp *kgSpace) relationsOf(p memory.Principal, nodes []*kgNode, all bool) []Relation {
 	seen := map[string]bool{}
 	var edges []*kgEdge
 	if all {
@@ -523,26 +524,41 @@ func (sp *kgSpace) relationsOf(p memory.Principal, nodes []*kgNode, all bool) []
 	}
 	slices.SortFunc(edges, func(a, b *kgEdge) int { return strings.Compare(a.e.ID, b.e.ID) })
 	type ordered struct {
-		rel KGRelation
+		rel Relation
 		key string
 	}
 	var out []ordered
 	for _, ke := range edges {
 		e := ke.e
 		from, to := sp.nodes[e.From], sp.nodes[e.To]
-		if !from.visibleTo(p) || !to.visibleTo(p) || (e.Access != "" && !grantVisible(p, memory.Grant{Access: e.Access, Writer: e.Writer})) {
+		if from == nil || to == nil || !from.live || !to.live || !core.EdgeVisibleTo(p, e, from.n, to.n) {
 			continue
 		}
 		for i, rt := range ke.rts {
-			out = append(out, ordered{KGRelation{From: from.name, To: to.name, RelationType: rt}, ke.ids[i]})
+			out = append(out, ordered{Relation{From: from.name, To: to.name, RelationType: rt}, ke.ids[i]})
 		}
 	}
 	// The key is unique per relation but for edges without ordering ids;
 	// the edge id then breaks ties as kgRelationsOf's stable sort did.
 	slices.SortStableFunc(out, func(a, b ordered) int { return strings.Compare(a.key, b.key) })
-	rels := make([]KGRelation, len(out))
+	rels := make([]Relation, len(out))
 	for i, o := range out {
 		rels[i] = o.rel
 	}
 	return rels
+}
+
+// indexStore is what the index reads of the store: the change logs and
+// the rows they name.
+type indexStore interface {
+	ChangeHead(ctx context.Context) (int64, error)
+	ListChanges(ctx context.Context, after int64, limit int) ([]store.Change, error)
+	GetRecord(ctx context.Context, ws, id string) (memory.Record, error)
+	ListRecords(ctx context.Context, ws string, q store.RecordQuery) ([]memory.Record, error)
+	GraphChangeHead(ctx context.Context) (int64, error)
+	ListGraphChanges(ctx context.Context, after int64, limit int) ([]store.GraphChange, error)
+	GetNode(ctx context.Context, f store.NodeFind) (memory.Node, error)
+	ListNodes(ctx context.Context, ws string, q store.NodeQuery) ([]memory.Node, error)
+	GetEdge(ctx context.Context, ws, id string) (memory.Edge, error)
+	ListEdges(ctx context.Context, ws string, q store.EdgeQuery) ([]memory.Edge, error)
 }

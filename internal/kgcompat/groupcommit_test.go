@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
@@ -34,21 +35,21 @@ func TestConcurrentCallersAtomicEach(t *testing.T) {
 			if i%3 == 0 {
 				obs = append(obs, "Card 4111 1111 1111 1111")
 			}
-			ents := []KGEntity{
+			ents := []Entity{
 				{Name: fmt.Sprintf("first %d", i), EntityType: "person", Observations: []string{fmt.Sprintf("lives in town %d", i)}},
 				{Name: fmt.Sprintf("second %d", i), EntityType: "person", Observations: obs},
 			}
-			if _, errs[i] = s.KGCreateEntities(ctx, p, ents); errs[i] != nil {
+			if _, errs[i] = s.CreateEntities(ctx, p, ents); errs[i] != nil {
 				return
 			}
-			_, errs[i] = s.Write(ctx, p, WriteRequest{Type: memory.Belief, Content: fmt.Sprintf("caller %d kept its word %s", i, memory.NewID())})
+			_, errs[i] = s.svc.Write(ctx, p, core.WriteRequest{Type: memory.Belief, Content: fmt.Sprintf("caller %d kept its word %s", i, memory.NewID())})
 		})
 	}
 	close(start)
 	wg.Wait()
 	refused := 0
 	for i, err := range errs {
-		g := mustGraph(t)(s.KGOpenNodes(ctx, p, []string{fmt.Sprintf("first %d", i), fmt.Sprintf("second %d", i)}))
+		g := mustGraph(t)(s.OpenNodes(ctx, p, []string{fmt.Sprintf("first %d", i), fmt.Sprintf("second %d", i)}))
 		if i%3 == 0 {
 			refused++
 			if !fault.Is(err, fault.GateRejected) {
@@ -66,7 +67,7 @@ func TestConcurrentCallersAtomicEach(t *testing.T) {
 			t.Errorf("caller %d: stored %+v, want both entities with their observation", i, g.Entities)
 		}
 	}
-	entries, err := s.store.ListAudit(ctx, p.Workspace, before, 10_000)
+	entries, err := s.svc.Store().ListAudit(ctx, p.Workspace, before, 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestConcurrentCallersAtomicEach(t *testing.T) {
 	if rejections != refused {
 		t.Errorf("%d rejections audited, want %d", rejections, refused)
 	}
-	rep, err := s.VerifyAudit(ctx, p.Workspace)
+	rep, err := s.svc.VerifyAudit(ctx, p.Workspace)
 	if err != nil || !rep.OK {
 		t.Fatalf("audit chain after concurrent callers: %+v %v", rep, err)
 	}

@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/memory"
 )
@@ -17,8 +18,8 @@ import (
 // lines, {"type":"entity","name","entityType","observations"} and
 // {"type":"relation","from","to","relationType"}.
 
-// KGImportStats counts what an import of a memory file did.
-type KGImportStats struct {
+// ImportStats counts what an import of a memory file did.
+type ImportStats struct {
 	Lines               int `json:"lines"`
 	EntitiesCreated     int `json:"entities_created"`
 	EntitiesExisting    int `json:"entities_existing"`
@@ -42,14 +43,14 @@ type kgLine struct {
 	RelationType *string   `json:"relationType"`
 }
 
-// ParseKGMemoryFile reads and validates a reference memory file. Any bad
+// ParseMemoryFile reads and validates a reference memory file. Any bad
 // line fails the whole file, naming the line (never echoing its text).
 // Blank lines are skipped, as the reference server does.
-func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
+func ParseMemoryFile(r io.Reader) ([]Entity, []Relation, int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	var ents []KGEntity
-	var rels []KGRelation
+	var ents []Entity
+	var rels []Relation
 	n := 0
 	for sc.Scan() {
 		n++
@@ -60,19 +61,19 @@ func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
 		var l kgLine
 		dec := json.NewDecoder(bytes.NewReader(line))
 		if err := dec.Decode(&l); err != nil || dec.More() {
-			return nil, nil, n, lineErr(n, nil, "%s", "not a JSON object")
+			return nil, nil, n, core.LineError(n, nil, "%s", "not a JSON object")
 		}
 		switch l.Type {
 		case "entity":
 			if l.Name == nil || l.EntityType == nil || l.Observations == nil {
-				return nil, nil, n, lineErr(n, nil, "%s", "an entity needs name, entityType and observations")
+				return nil, nil, n, core.LineError(n, nil, "%s", "an entity needs name, entityType and observations")
 			}
-			e := KGEntity{Name: *l.Name, EntityType: *l.EntityType, Observations: *l.Observations}
+			e := Entity{Name: *l.Name, EntityType: *l.EntityType, Observations: *l.Observations}
 			if err := checkKGName(e.Name, "name"); err != nil {
-				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+				return nil, nil, n, core.LineError(n, nil, "%s", fault.As(err).Message)
 			}
 			if len(e.EntityType) > 256 {
-				return nil, nil, n, lineErr(n, nil, "%s", "entityType: at most 256 bytes")
+				return nil, nil, n, core.LineError(n, nil, "%s", "entityType: at most 256 bytes")
 			}
 			if e.Observations == nil {
 				e.Observations = []string{}
@@ -80,44 +81,44 @@ func ParseKGMemoryFile(r io.Reader) ([]KGEntity, []KGRelation, int, error) {
 			ents = append(ents, e)
 		case "relation":
 			if l.From == nil || l.To == nil || l.RelationType == nil {
-				return nil, nil, n, lineErr(n, nil, "%s", "a relation needs from, to and relationType")
+				return nil, nil, n, core.LineError(n, nil, "%s", "a relation needs from, to and relationType")
 			}
-			rel := KGRelation{From: *l.From, To: *l.To, RelationType: *l.RelationType}
+			rel := Relation{From: *l.From, To: *l.To, RelationType: *l.RelationType}
 			if err := checkKGName(rel.From, "from"); err != nil {
-				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+				return nil, nil, n, core.LineError(n, nil, "%s", fault.As(err).Message)
 			}
 			if err := checkKGName(rel.To, "to"); err != nil {
-				return nil, nil, n, lineErr(n, nil, "%s", fault.As(err).Message)
+				return nil, nil, n, core.LineError(n, nil, "%s", fault.As(err).Message)
 			}
 			if len(rel.RelationType) > 1024 {
-				return nil, nil, n, lineErr(n, nil, "%s", "relationType: at most 1024 bytes")
+				return nil, nil, n, core.LineError(n, nil, "%s", "relationType: at most 1024 bytes")
 			}
 			rels = append(rels, rel)
 		default:
-			return nil, nil, n, lineErr(n, nil, "%s", `type must be "entity" or "relation"`)
+			return nil, nil, n, core.LineError(n, nil, "%s", `type must be "entity" or "relation"`)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, n, lineErr(n+1, nil, "%s", "longer than 64 MiB")
+			return nil, nil, n, core.LineError(n+1, nil, "%s", "longer than 64 MiB")
 		}
 		return nil, nil, n, fault.Wrap(fault.InvalidArgument, err, "cannot read the memory file")
 	}
 	return ents, rels, n, nil
 }
 
-// KGImport loads a reference memory file into the graph as p: it
+// Import loads a reference memory file into the graph as p: it
 // validates every line first (a bad line imports nothing), then creates
 // the entities and relations through the knowledge-graph operations, so
 // every observation passes the gate. Entities that exist already get the
 // file's observations they lack; existing relations are kept. Importing
 // the same file twice changes nothing the second time.
-func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader) (KGImportStats, error) {
-	ents, rels, lines, err := ParseKGMemoryFile(r)
+func (s *Service) Import(ctx context.Context, p memory.Principal, r io.Reader) (ImportStats, error) {
+	ents, rels, lines, err := ParseMemoryFile(r)
 	if err != nil {
-		return KGImportStats{}, err
+		return ImportStats{}, err
 	}
-	st := KGImportStats{Lines: lines}
+	st := ImportStats{Lines: lines}
 	// An entity named on several lines is one entity with all their
 	// observations (the first line's type).
 	at := map[string]int{}
@@ -137,11 +138,11 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 	ents = merged
 	// A relation may name an entity that is neither in the file nor in the
 	// graph: the reference keeps such relations, and so does
-	// KGCreateRelations.
+	// CreateRelations.
 	for len(ents) > 0 {
 		batch := ents[:min(kgImportBatch, len(ents))]
 		ents = ents[len(batch):]
-		created, err := s.KGCreateEntities(ctx, p, batch)
+		created, err := s.CreateEntities(ctx, p, batch)
 		if err != nil {
 			return st, err
 		}
@@ -151,7 +152,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 			st.EntitiesCreated++
 			st.ObservationsAdded += len(e.Observations)
 		}
-		var more []KGObservations
+		var more []Observations
 		for _, e := range batch {
 			if isNew[e.Name] {
 				st.ObservationsSkipped += len(e.Observations) - countOf(created, e.Name)
@@ -159,11 +160,11 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 			}
 			st.EntitiesExisting++
 			if len(e.Observations) > 0 {
-				more = append(more, KGObservations{EntityName: e.Name, Contents: e.Observations})
+				more = append(more, Observations{EntityName: e.Name, Contents: e.Observations})
 			}
 		}
 		if len(more) > 0 {
-			added, err := s.KGAddObservations(ctx, p, more)
+			added, err := s.AddObservations(ctx, p, more)
 			if err != nil {
 				return st, err
 			}
@@ -176,7 +177,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 	for len(rels) > 0 {
 		batch := rels[:min(kgImportBatch, len(rels))]
 		rels = rels[len(batch):]
-		created, err := s.KGCreateRelations(ctx, p, batch)
+		created, err := s.CreateRelations(ctx, p, batch)
 		if err != nil {
 			return st, err
 		}
@@ -187,7 +188,7 @@ func (s *Service) KGImport(ctx context.Context, p memory.Principal, r io.Reader)
 }
 
 // countOf is how many observations the created entity named name got.
-func countOf(created []KGEntity, name string) int {
+func countOf(created []Entity, name string) int {
 	for _, e := range created {
 		if e.Name == name {
 			return len(e.Observations)

@@ -1,4 +1,4 @@
-package core
+package kgcompat
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
@@ -17,7 +18,7 @@ import (
 // in batches of 100, and search_nodes and paged read_graph at 10,000 and
 // 100,000 entities. Run them with
 //
-//	go test ./internal/core -run '^$' -bench KG -benchtime 200x
+//	go test ./internal/kgcompat -run '^$' -bench KG -benchtime 200x
 
 // kgBenchService is a service over a fresh SQLite database, as kgService,
 // for benchmarks.
@@ -35,11 +36,12 @@ func kgBenchService(b testing.TB) (*Service, memory.Principal) {
 	}
 	pol := gate.Default()
 	pol.RateLimit.Operator, pol.RateLimit.Agent = gate.Bucket{}, gate.Bucket{}
-	s := New(Options{Store: st, Policy: pol, Index: ix})
-	if _, _, err := s.Bootstrap(ctx); err != nil {
+	svc := core.New(core.Options{Store: st, Policy: pol, Index: ix})
+	if _, _, err := svc.Bootstrap(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return s, LocalOperator(memory.DefaultWorkspace)
+	s := New(svc)
+	return s, core.LocalOperator(memory.DefaultWorkspace)
 }
 
 // kgBenchWords make the corpus's observations: short statements about
@@ -49,12 +51,12 @@ var kgBenchWords = []string{"payments", "search", "billing", "onboarding", "mobi
 
 // kgBenchEntities returns entities [from, to) of the benchmark corpus:
 // three observations each.
-func kgBenchEntities(from, to int) []KGEntity {
-	out := make([]KGEntity, 0, to-from)
+func kgBenchEntities(from, to int) []Entity {
+	out := make([]Entity, 0, to-from)
 	for i := from; i < to; i++ {
 		w := kgBenchWords[i%len(kgBenchWords)]
 		city := kgBenchWords[8+(i/7)%8]
-		out = append(out, KGEntity{Name: "person " + strconv.Itoa(i), EntityType: []string{"person", "project", "team"}[i%3],
+		out = append(out, Entity{Name: "person " + strconv.Itoa(i), EntityType: []string{"person", "project", "team"}[i%3],
 			Observations: []string{
 				fmt.Sprintf("works on the %s team since %d", w, 2000+i%25),
 				fmt.Sprintf("lives in %s and speaks %d languages", city, 1+i%4),
@@ -68,7 +70,7 @@ func kgBenchEntities(from, to int) []KGEntity {
 func kgFill(b testing.TB, s *Service, p memory.Principal, n int) {
 	b.Helper()
 	for i := 0; i < n; i += 100 {
-		if _, err := s.KGCreateEntities(context.Background(), p, kgBenchEntities(i, min(i+100, n))); err != nil {
+		if _, err := s.CreateEntities(context.Background(), p, kgBenchEntities(i, min(i+100, n))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -78,7 +80,7 @@ func BenchmarkKGCreateEntities(b *testing.B) {
 	s, p := kgBenchService(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.KGCreateEntities(context.Background(), p, kgBenchEntities(i*100, i*100+100)); err != nil {
+		if _, err := s.CreateEntities(context.Background(), p, kgBenchEntities(i*100, i*100+100)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,12 +97,12 @@ func benchKGSearch(b *testing.B, n int) {
 	for _, q := range kgBenchQueries {
 		b.Run(q, func(b *testing.B) {
 			// The first call loads the index.
-			if _, err := s.KGSearchNodes(ctx, p, q, 0); err != nil {
+			if _, err := s.SearchNodes(ctx, p, q, 0); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.KGSearchNodes(ctx, p, q, 0); err != nil {
+				if _, err := s.SearchNodes(ctx, p, q, 0); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -109,7 +111,7 @@ func benchKGSearch(b *testing.B, n int) {
 	b.Run("read_graph page of 100", func(b *testing.B) {
 		cursor := ""
 		for i := 0; i < b.N; i++ {
-			g, err := s.KGReadGraphPage(ctx, p, 100, cursor)
+			g, err := s.ReadGraphPage(ctx, p, 100, cursor)
 			if err != nil {
 				b.Fatal(err)
 			}
