@@ -36,7 +36,7 @@ func (s *Store) BackupTo(ctx context.Context, dest string, progress func(done, t
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("sqlite: backup: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(s.path, Options{}, false))
+	db, err := sql.Open("sqlite", dsn(s.path, Options{}, roleReader))
 	if err != nil {
 		return fmt.Errorf("sqlite: backup: %w", err)
 	}

@@ -169,6 +169,7 @@ func (s *Store) runBatch(batch []*txReq) {
 		return
 	}
 	finish(nil)
+	s.committed()
 }
 
 // call runs fn, turning a panic into a value so the writer survives it.

@@ -68,7 +68,7 @@ func appliedAt(t *testing.T, db *sql.DB) map[int]int64 {
 // older memgate would have left it.
 func openAt(t *testing.T, path string, version int) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, Options{}, true))
+	db, err := sql.Open("sqlite", dsn(path, Options{}, roleWriter))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -59,6 +60,10 @@ type Store struct {
 	queue   chan *txReq
 	closing chan struct{}
 	writerD sync.WaitGroup
+
+	// The checkpointer (checkpoint.go), woken after commits.
+	ckptWake chan struct{}
+	ckptRuns atomic.Int64 // checkpoints run, for tests
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,7 +74,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") || strings.Contains(path, ":memory:") {
 		return nil, fmt.Errorf("sqlite: open: path %q must name a database file", path)
 	}
-	w, err := sql.Open("sqlite", dsn(path, opts, true))
+	w, err := sql.Open("sqlite", dsn(path, opts, roleWriter))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open writer: %w", err)
 	}
@@ -94,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if n <= 0 {
 		n = max(4, runtime.NumCPU())
 	}
-	r, err := sql.Open("sqlite", dsn(path, opts, false))
+	r, err := sql.Open("sqlite", dsn(path, opts, roleReader))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
@@ -120,17 +125,39 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s.wcache, s.rcache = newStmtCache(w), newStmtCache(r)
 	s.conn = conn{db: cachedPool{db: r, c: s.rcache}, pre: rstmts}
+	// The checkpointer's own connection (checkpoint.go).
+	ck, err := sql.Open("sqlite", dsn(path, opts, roleCheckpointer))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
+	}
+	ck.SetMaxOpenConns(1)
+	ck.SetMaxIdleConns(1)
+	ck.SetConnMaxLifetime(0)
+	ck.SetConnMaxIdleTime(0)
 	s.queue = make(chan *txReq, maxBatch)
 	s.closing = make(chan struct{})
+	s.ckptWake = make(chan struct{}, 1)
 	s.writerD.Go(s.writer)
+	s.writerD.Go(func() { s.checkpointer(ck) })
 	return s, nil
 }
 
+// connRole is what a connection is for; dsn gives each its pragmas.
+type connRole int
+
+const (
+	roleReader       connRole = iota // query_only
+	roleWriter                       // the one writer
+	roleCheckpointer                 // copies the log (checkpoint.go)
+)
+
 // dsn builds the driver data source name. Every connection gets the same
-// pragmas; the writer additionally begins transactions IMMEDIATE and zeroes
+// pragmas; the writer additionally begins transactions IMMEDIATE, zeroes
 // freed pages (secure_delete) so that purged content leaves the file, and
-// readers are query_only.
-func dsn(path string, opts Options, writer bool) string {
+// leaves most checkpoints to the checkpointer (checkpoint.go); readers are
+// query_only.
+func dsn(path string, opts Options, role connRole) string {
 	syncMode := "NORMAL"
 	if opts.SyncFull {
 		syncMode = "FULL"
@@ -140,10 +167,12 @@ func dsn(path string, opts Options, writer bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous("+syncMode+")")
-	if writer {
+	switch role {
+	case roleWriter:
 		q.Add("_pragma", "secure_delete(1)")
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", logRestartPages))
 		q.Set("_txlock", "immediate")
-	} else {
+	case roleReader:
 		q.Set("_query_only", "1")
 	}
 	return path + "?" + q.Encode()

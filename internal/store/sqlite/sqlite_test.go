@@ -5,8 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -342,5 +344,36 @@ func TestScrubWaitsForOlderReaders(t *testing.T) {
 		if fileContains(t, f, secret) {
 			t.Errorf("%s still holds purged content", filepath.Base(f))
 		}
+	}
+}
+
+// TestCheckpointsOffTheWriter: the writer checkpoints inside a commit only
+// at logRestartPages (the old code left SQLite's 1,000 pages); the Store's
+// checkpointer copies the log after commits.
+func TestCheckpointsOffTheWriter(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := t.Context()
+	if got, want := pragma(t, s.w, "wal_autocheckpoint"), fmt.Sprint(logRestartPages); got != want {
+		t.Fatalf("writer: PRAGMA wal_autocheckpoint = %s, want %s (the checkpointer copies the log)", got, want)
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error {
+		return tx.CreateWorkspace(ctx, memory.Workspace{ID: "a", CreatedAt: storetest.T0})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		err := s.Tx(ctx, func(tx store.Tx) error {
+			return tx.InsertRecord(ctx, "a", storetest.NewRecord(fmt.Sprintf("record %d %s", i, strings.Repeat("x", 2000))))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.ckptRuns.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint ran within 10 s of 50 commits")
+		}
+		runtime.Gosched()
 	}
 }
