@@ -233,24 +233,7 @@ func (e *Engine) keySearch(text string, pool int, allow func(uint32) bool) ([]ui
 			}
 		})
 	}
-	keys := make([]uint32, 0, len(sc))
-	for k := range sc {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if sc[keys[i]] != sc[keys[j]] {
-			return sc[keys[i]] > sc[keys[j]]
-		}
-		return e.idLess(keys[i], keys[j])
-	})
-	if len(keys) > pool {
-		keys = keys[:pool]
-	}
-	out := make([]float64, len(keys))
-	for i, k := range keys {
-		out[i] = sc[k]
-	}
-	return keys, out
+	return e.topScored(sc, pool)
 }
 
 // daysIn lists the day-key field terms of a span, or nil when it is
@@ -324,4 +307,27 @@ func turnSpans(content string, ref time.Time) []Span {
 		}
 	}
 	return out
+}
+
+// topScored returns the pool best-scored documents of sc, best first, ties
+// in id order, with their scores (the derived-key and entity-walk lists).
+func (e *Engine) topScored(sc map[uint32]float64, pool int) ([]uint32, []float64) {
+	keys := make([]uint32, 0, len(sc))
+	for k := range sc {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if sc[keys[i]] != sc[keys[j]] {
+			return sc[keys[i]] > sc[keys[j]]
+		}
+		return e.idLess(keys[i], keys[j])
+	})
+	if len(keys) > pool {
+		keys = keys[:pool]
+	}
+	out := make([]float64, len(keys))
+	for i, k := range keys {
+		out[i] = sc[k]
+	}
+	return keys, out
 }

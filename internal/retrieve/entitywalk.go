@@ -74,24 +74,7 @@ func (e *Engine) entityWalk(text string, pool int, allow func(uint32) bool) ([]u
 			}
 		})
 	}
-	keys := make([]uint32, 0, len(sc))
-	for k := range sc {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if sc[keys[i]] != sc[keys[j]] {
-			return sc[keys[i]] > sc[keys[j]]
-		}
-		return e.idLess(keys[i], keys[j])
-	})
-	if len(keys) > pool {
-		keys = keys[:pool]
-	}
-	out := make([]float64, len(keys))
-	for i, k := range keys {
-		out[i] = sc[k]
-	}
-	return keys, out
+	return e.topScored(sc, pool)
 }
 
 func sortedKeys(m map[string]float64) []string {
