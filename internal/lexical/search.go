@@ -144,9 +144,9 @@ func (ix *Index) searchTerms(terms []string, k int, allow Allow, scopedDocs int)
 
 // searchTermsBits is searchTerms where, when bits is not nil, the admitted
 // documents are the keys whose bit is set (and allow is their predicate).
-// When post is not nil (and scopedDocs is 0), the postings walked are
-// post's, a subset of ix's documents (see SearchTermsVia); the statistics
-// stay ix's.
+// When post is not nil, the postings walked are post's, a subset of ix's
+// documents (see SearchTermsVia); the statistics stay ix's (or the
+// scope's, in a scoped search).
 func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint64, scopedDocs int, post *Index) ([]Hit, searchStats) {
 	var st searchStats
 	if k <= 0 || len(terms) == 0 {
@@ -167,7 +167,7 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 	if post != nil {
 		post.mu.RLock()
 		defer post.mu.RUnlock()
-		if len(post.docLen) > len(ix.docLen) || scopedDocs > 0 {
+		if len(post.docLen) > len(ix.docLen) {
 			post = nil // not a subset of ix: walk ix's own postings
 		}
 	}
@@ -186,7 +186,8 @@ func (ix *Index) searchTermsBits(terms []string, k int, allow Allow, bits []uint
 // orders them. Held under ix.mu. In a scoped search (allow given and
 // scopedDocs below the index's documents) the terms are copies in sc of
 // only the admitted postings, and the allow returned is nil. With post
-// (see searchTermsBits), a term's postings are post's.
+// (see searchTermsBits), a term's postings are post's (in a scoped
+// search, the admitted ones are copied from post's).
 func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int, sc *scratch, post *Index) ([]qterm, Allow) {
 	n := float64(ix.n)
 	scoped := allow != nil && scopedDocs > 0 && scopedDocs < ix.n
@@ -197,8 +198,17 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		keys, tfs, fts := sc.keys[:0], sc.tfs[:0], sc.terms[:0]
 		for _, name := range q {
 			if id, ok := ix.dict[name]; ok {
+				src := &ix.terms[id]
+				if post != nil {
+					// The subset's postings (none when it lacks the
+					// term): the same admitted ones, fewer walked.
+					src = &term{name: name}
+					if pid, ok := post.dict[name]; ok {
+						src = &post.terms[pid]
+					}
+				}
 				var ft term
-				ft, keys, tfs = admittedPostings(&ix.terms[id], allow, bits, keys, tfs)
+				ft, keys, tfs = admittedPostings(src, allow, bits, keys, tfs)
 				fts = append(fts, ft)
 			}
 		}
@@ -228,7 +238,7 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		if idf < negligibleIDF {
 			continue
 		}
-		if post != nil {
+		if post != nil && !scoped {
 			// A term the subset lacks adds nothing to its documents.
 			pid, ok := post.dict[name]
 			if !ok {

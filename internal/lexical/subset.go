@@ -59,3 +59,12 @@ func (ix *Index) SearchTermsVia(sub *Index, terms []string, k int, allow Allow) 
 	hits, st := ix.searchTermsBits(terms, k, allow, nil, 0, sub)
 	return hits, st.postings
 }
+
+// SearchTermsScopedVia is SearchTermsScoped over the documents of sub
+// (see SearchTermsVia): the scope's statistics, the subset's postings.
+// allow must admit only documents sub holds, or ones the caller does not
+// mind missing: the others are not walked.
+func (ix *Index) SearchTermsScopedVia(sub *Index, terms []string, k int, allow Allow, docs int) []Hit {
+	hits, _ := ix.searchTermsBits(terms, k, allow, nil, docs, sub)
+	return hits
+}

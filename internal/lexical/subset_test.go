@@ -76,6 +76,11 @@ func TestSearchTermsViaMatchesAllow(t *testing.T) {
 			if walked < all.postings {
 				fewer++
 			}
+			// Scoped: the scope's statistics, the subset's postings.
+			scope := len(member) / 3
+			if got, want := ix.SearchTermsScopedVia(sub, terms, k, restricted, scope), ix.SearchTermsScoped(terms, k, restricted, scope); !slices.Equal(got, want) {
+				t.Fatalf("%q k=%d scoped: via the subset %v, main index %v", terms, k, got, want)
+			}
 		}
 	}
 	if fewer < 600 {

@@ -80,7 +80,9 @@ func (e *Engine) factLinked(terms []string, f Filter, pool int, allow func(uint3
 	if cf.none {
 		return nil, nil, nil
 	}
-	hits := e.lex.SearchTermsScoped(terms, pool, lexical.Allow(cf.ok), cf.total)
+	// The fact index (facts.go) holds every indexed fact: the same hits,
+	// walking the facts' postings instead of every turn's.
+	hits := e.lex.SearchTermsScopedVia(e.facts, terms, pool, lexical.Allow(cf.ok), cf.total)
 	var keys []uint32
 	var sc []float64
 	best := map[uint32]uint32{}
