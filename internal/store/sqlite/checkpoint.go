@@ -55,7 +55,8 @@ func (s *Store) committed() {
 // next run or to the writer's own checkpoint.
 func (s *Store) checkpointer(db *sql.DB) {
 	defer db.Close()
-	pause := time.NewTimer(0)
+	pause := time.NewTimer(checkpointEvery)
+	pause.Stop() // armed after each run
 	for {
 		select {
 		case <-s.closing:
