@@ -6,9 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -45,14 +43,7 @@ func TestIndexesFollowOnlyTheChangeLog(t *testing.T) {
 	_, st, _ := newPortableService(t, false)
 	ctx := t.Context()
 	v := &logValve{Store: st}
-	ix := retrieve.New(retrieve.Options{})
-	s := New(Options{Store: v, Policy: gate.Default(), Index: ix})
-	if _, _, err := s.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := portableServiceOn(t, v, true)
 	if err := s.LoadGraph(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -33,14 +31,7 @@ func TestSearchHydratesInOneRead(t *testing.T) {
 	_, st, _ := newPortableService(t, false)
 	ctx := t.Context()
 	cs := &countingStore{Store: st}
-	ix := retrieve.New(retrieve.Options{})
-	s := New(Options{Store: cs, Policy: gate.Default(), Index: ix})
-	if _, _, err := s.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := portableServiceOn(t, cs, true)
 	op := LocalOperator(memory.DefaultWorkspace)
 	for _, c := range []string{
 		"The billing cluster bills customers nightly at two",
