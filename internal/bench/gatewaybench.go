@@ -154,11 +154,14 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 		stop()
 		<-done
 	}()
+	ebar := startProgress(o.Progress, false, "extraction jobs", len(jobs))
+	defer ebar.finish()
 	for _, id := range jobs {
 		j, err := g.Wait(ctx, id)
 		if err != nil {
 			return nil, err
 		}
+		ebar.add(1)
 		if j.Status != "done" {
 			res.Dead++
 			continue

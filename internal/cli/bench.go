@@ -504,11 +504,17 @@ func runBenchGateway(env Env, args []string) error {
 	prefill := fs.Int("prefill", 0, "turns sent (and extracted) untimed first, so the timed turns meet a store of that size")
 	gwProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed turns (not the prefill) to this file")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
+	reuse := fs.Bool("reuse", false, "with --data-dir: run the timed turns on a copy of the store an earlier run prefilled there")
 	if err := parse(env, fs, cfg, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("bench gateway: unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *reuse && !given["data-dir"] {
+		return usagef("bench gateway: --reuse needs --data-dir, the directory of an earlier run")
 	}
 	if turns < 1 || turns > 1_000_000 || perFlush < 1 || perFlush > 1000 || *prefill < 0 || *prefill > 10_000_000 {
 		return usagef("bench gateway: --turns must be 1-1000000, --turns-per-flush 1-1000 and --prefill 0-10000000")
@@ -525,19 +531,59 @@ func runBenchGateway(env Env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	cleanup, err := benchTempDir(cfg, "gateway")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
+	ctx, stop := env.runContext()
+	defer stop()
+	var progress io.Writer
+	if !jsonOnly {
+		progress = env.Stderr
+	}
+	// With --data-dir the prefilled store is kept there (built by the
+	// first run, reused by later ones) and the timed turns run on a copy.
+	prefillNow := *prefill
+	if given["data-dir"] {
+		kept, policy := cfg.DataDir, cfg.PolicyFile
+		var s *gatewayStore
+		if *reuse {
+			if s, err = readGatewayStore(kept); err != nil {
+				return err
+			}
+			switch {
+			case given["prefill"] && *prefill != s.Prefill:
+				return usagef("bench gateway: --reuse: %s holds a prefill of %d turns, not --prefill %d", kept, s.Prefill, *prefill)
+			case given["turns-per-flush"] && perFlush != s.TurnsPerFlush:
+				return usagef("bench gateway: --reuse: %s was prefilled with --turns-per-flush %d", kept, s.TurnsPerFlush)
+			case turns > s.TextOffset:
+				return usagef("bench gateway: --reuse: %s was prefilled for at most --turns %d", kept, s.TextOffset)
+			}
+		} else {
+			s = &gatewayStore{Prefill: *prefill, TurnsPerFlush: perFlush, TextOffset: turns, Data: filepath.Base(data)}
+			if err := buildGatewayStore(ctx, env, cfg, ds, *s, progress); err != nil {
+				return err
+			}
+		}
+		*prefill, perFlush, prefillNow = s.Prefill, s.TurnsPerFlush, 0
+		cfg.PolicyFile = policy // not the kept store's
+		cleanup, err := benchTempDir(cfg, "gateway")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		if err := bench.CopyDir(ctx, kept, cfg.DataDir, progress); err != nil {
+			return err
+		}
+	} else {
+		cleanup, err := benchTempDir(cfg, "gateway")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
 	if err := unlimitedUserPolicy(cfg); err != nil {
 		return err
 	}
 	openEnv := env
 	openEnv.Stderr = io.Discard
-	ctx, stop := env.runContext()
-	defer stop()
 	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
 	if err != nil {
 		return err
@@ -548,12 +594,8 @@ func runBenchGateway(env Env, args []string) error {
 		return err
 	}
 	defer stopGW()
-	var progress io.Writer
-	if !jsonOnly {
-		progress = env.Stderr
-	}
-	if *prefill > 0 {
-		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: *prefill, TurnsPerSession: perFlush,
+	if prefillNow > 0 {
+		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: prefillNow, TurnsPerSession: perFlush,
 			Start: a.svc.RunJobs, Progress: progress, TextOffset: turns}); err != nil {
 			return fmt.Errorf("bench gateway: prefill: %w", err)
 		}

@@ -1,0 +1,89 @@
+package cli
+
+// `memgate bench gateway --data-dir D [--reuse]`: a prefilled store kept
+// in D, and every timed run made on a fresh copy of it, so runs at a
+// large store size (500,000 turns take many minutes to prefill) start
+// from the same state and send the same timed turns.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/memgate/memgate/internal/bench"
+	"github.com/memgate/memgate/internal/config"
+)
+
+// gatewayStoreFile describes the prefill a kept store holds.
+const gatewayStoreFile = "bench-gateway.json"
+
+// gatewayStore is what gatewayStoreFile records.
+type gatewayStore struct {
+	// Prefill turns were sent, a flush every TurnsPerFlush; their texts
+	// start at TextOffset (after the timed run's: see
+	// bench.GatewayBenchOptions), so a timed run of up to TextOffset turns
+	// sends texts the prefill did not.
+	Prefill       int    `json:"prefill"`
+	TurnsPerFlush int    `json:"turns_per_flush"`
+	TextOffset    int    `json:"text_offset"`
+	Data          string `json:"data"`
+}
+
+func readGatewayStore(dir string) (*gatewayStore, error) {
+	b, err := os.ReadFile(filepath.Join(dir, gatewayStoreFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("bench gateway: --reuse: %s holds no store of an earlier `bench gateway --data-dir` run", dir)
+		}
+		return nil, err
+	}
+	var s gatewayStore
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("bench gateway: %s: %w", gatewayStoreFile, err)
+	}
+	return &s, nil
+}
+
+// buildGatewayStore prefills the new or empty data directory cfg.DataDir
+// with s.Prefill turns through the gateway, extracts them, saves the
+// search index snapshot (so a run on a copy restores the index instead of
+// rebuilding it) and records s there.
+func buildGatewayStore(ctx context.Context, env Env, cfg *config.Config, ds *bench.Dataset, s gatewayStore, progress io.Writer) error {
+	if _, err := os.Stat(cfg.DBPath()); err == nil {
+		return usagef("bench gateway: %s already holds a database; name a new or empty --data-dir, or add --reuse", cfg.DataDir)
+	}
+	if err := unlimitedUserPolicy(cfg); err != nil {
+		return err
+	}
+	openEnv := env
+	openEnv.Stderr = io.Discard
+	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, false)
+	if err != nil {
+		return err
+	}
+	defer stopGW()
+	if s.Prefill > 0 {
+		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: s.Prefill, TurnsPerSession: s.TurnsPerFlush,
+			Start: a.svc.RunJobs, Progress: progress, TextOffset: s.TextOffset}); err != nil {
+			return fmt.Errorf("bench gateway: prefill: %w", err)
+		}
+	}
+	if err := saveSnapshotChecked(a.index, a.store, indexSnapshot(cfg)); err != nil {
+		return fmt.Errorf("bench gateway: index snapshot: %w", err)
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(cfg.DataDir, gatewayStoreFile), append(b, '\n'), 0o600)
+}
