@@ -179,8 +179,14 @@ func heapProfile(dir, name string) error {
 	if dir == "" {
 		return nil
 	}
+	return WriteHeapProfile(filepath.Join(dir, name))
+}
+
+// WriteHeapProfile collects garbage and writes a heap profile of what is
+// live to path.
+func WriteHeapProfile(path string) error {
 	runtime.GC()
-	f, err := os.Create(filepath.Join(dir, name))
+	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("bench: heap profile: %w", err)
 	}

@@ -503,6 +503,7 @@ func runBenchGateway(env Env, args []string) error {
 	fs.IntVar(&perFlush, "turns-per-flush", 10, "turns of a session between flushes")
 	prefill := fs.Int("prefill", 0, "turns sent (and extracted) untimed first, so the timed turns meet a store of that size")
 	gwProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed turns (not the prefill) to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile after the timed turns to this file")
 	fs.BoolVar(&jsonOnly, "json-only", false, "print only the JSON summary line (and no progress)")
 	reuse := fs.Bool("reuse", false, "with --data-dir: run the timed turns on a copy of the store an earlier run prefilled there")
 	if err := parse(env, fs, cfg, args); err != nil {
@@ -609,6 +610,11 @@ func runBenchGateway(env Env, args []string) error {
 		Start: a.svc.RunJobs, Progress: progress, Offset: *prefill})
 	if err != nil {
 		return err
+	}
+	if *memProfile != "" {
+		if err := bench.WriteHeapProfile(*memProfile); err != nil {
+			return err
+		}
 	}
 	if !jsonOnly {
 		bench.PrintHeader(env.Stdout, "memgate bench gateway "+strings.Join(args, " "))
