@@ -193,7 +193,7 @@ func benchSearch(b *testing.B, n int) {
 	bi := benchIndex(b, n)
 	docs, avg := bi.ix.Stats()
 	b.Logf("%d docs, avg %.1f terms, %d terms, index heap %.0f MB, built in %v",
-		docs, avg, len(bi.ix.dict), bi.heapMB, bi.buildNs.Round(time.Millisecond))
+		docs, avg, bi.ix.nterms, bi.heapMB, bi.buildNs.Round(time.Millisecond))
 	for _, kind := range []string{"zipf", "common", "rare", "zipf-allow50"} {
 		b.Run(kind, func(b *testing.B) {
 			g := newCorpusGen(3)

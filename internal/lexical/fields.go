@@ -36,7 +36,7 @@ func (ix *Index) AddWithFields(key uint32, text string, fields []string) {
 func (ix *Index) Postings(term string, fn func(key uint32, tf int)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	id, ok := ix.dict[term]
+	id, ok := ix.lookup(term)
 	if !ok {
 		return
 	}
@@ -53,7 +53,7 @@ func (ix *Index) Postings(term string, fn func(key uint32, tf int)) {
 func (ix *Index) PostingsIn(term string, in Bits, fn func(key uint32, tf int)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	id, ok := ix.dict[term]
+	id, ok := ix.lookup(term)
 	if !ok {
 		return
 	}
@@ -80,7 +80,7 @@ func (ix *Index) DocLen(key uint32) int {
 func (ix *Index) HasTerm(key uint32, term string) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	id, ok := ix.dict[term]
+	id, ok := ix.lookup(term)
 	if !ok || !ix.has(key) {
 		return false
 	}

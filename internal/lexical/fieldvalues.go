@@ -1,6 +1,9 @@
 package lexical
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // FieldTerms lists the field terms of field (see FieldTerm) that document
 // key holds, in term-id order; nil when it holds none or is not indexed.
@@ -15,8 +18,8 @@ func (ix *Index) FieldTerms(key uint32, field string) []string {
 	prefix := FieldTerm(field, "")
 	var out []string
 	ix.eachTerm(ix.docs[key], func(id uint32) {
-		if n := ix.terms[id].name; strings.HasPrefix(n, prefix) {
-			out = append(out, n)
+		if n := ix.nameOf(id); bytes.HasPrefix(n, []byte(prefix)) {
+			out = append(out, string(n))
 		}
 	})
 	return out

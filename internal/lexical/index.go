@@ -50,6 +50,7 @@ package lexical
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
@@ -92,7 +93,7 @@ const (
 // is swap-deleted, so the tail holds no tombstones. Each key appears at most
 // once per list.
 type term struct {
-	name   string
+	name   nameRef  // in Index.names (dict.go)
 	keys   []uint32 // document keys
 	tfs    []uint16 // term frequency per posting, parallel to keys; 0 = removed
 	sorted int      // length of the sorted prefix of keys
@@ -115,17 +116,23 @@ type Index struct {
 	k1, b float64
 	stem  bool
 
-	mu      sync.RWMutex
-	dict    map[string]uint32 // term → id (index into terms)
-	terms   []term
-	free    []uint32 // ids of deleted terms, reused first
-	docs    []docRef // by key
-	docLen  []uint32 // by key: tokens after analysis (0 when absent)
-	lenCode []uint8  // by key: min(docLen, 255), a compact copy for scans
-	arena   []byte   // distinct term ids of each document (see docRef)
-	garbage int      // dead arena bytes
-	n       int      // live documents
-	total   uint64   // Σ docLen of live documents
+	mu sync.RWMutex
+	// The dictionary (dict.go): the terms' names back to back, and an
+	// open-addressing table of term ids, id+1 (0: empty).
+	names       []byte
+	nameGarbage int // dead bytes of names
+	slots       []uint32
+	nterms      int // terms in slots
+	seed        maphash.Seed
+	terms       []term
+	free        []uint32 // ids of deleted terms, reused first
+	docs        []docRef // by key
+	docLen      []uint32 // by key: tokens after analysis (0 when absent)
+	lenCode     []uint8  // by key: min(docLen, 255), a compact copy for scans
+	arena       []byte   // distinct term ids of each document (see docRef)
+	garbage     int      // dead arena bytes
+	n           int      // live documents
+	total       uint64   // Σ docLen of live documents
 }
 
 // New returns an empty index.
@@ -136,7 +143,7 @@ func New(opts Options) *Index {
 	if !(opts.B >= 0 && opts.B <= 1) {
 		opts.B = 0.75
 	}
-	return &Index{k1: opts.K1, b: opts.B, stem: opts.Stem, dict: make(map[string]uint32)}
+	return &Index{k1: opts.K1, b: opts.B, stem: opts.Stem, seed: maphash.MakeSeed()}
 }
 
 // Len returns the number of documents in the index.
@@ -162,7 +169,7 @@ func (ix *Index) Stats() (docs int, avgLen float64) {
 func (ix *Index) DocFreq(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if id, ok := ix.dict[term]; ok {
+	if id, ok := ix.lookup(term); ok {
 		return ix.terms[id].df()
 	}
 	return 0
@@ -204,9 +211,9 @@ func (ix *Index) addLocked(key uint32, tb *tokenList) {
 	ids := tb.ids[:0]
 	for i := range tb.len() {
 		tok := tb.token(i)
-		id, ok := ix.dict[string(tok)] // no allocation for the lookup
+		id, ok := ix.lookupBytes(tok)
 		if !ok {
-			id = ix.newTerm(string(tok))
+			id = ix.newTerm(tok)
 		}
 		ids = append(ids, id)
 	}
@@ -255,7 +262,7 @@ func (ix *Index) growKeys(n int) {
 	}
 }
 
-func (ix *Index) newTerm(name string) uint32 {
+func (ix *Index) newTerm(name []byte) uint32 {
 	var id uint32
 	if k := len(ix.free); k > 0 {
 		id = ix.free[k-1]
@@ -267,8 +274,8 @@ func (ix *Index) newTerm(name string) uint32 {
 		id = uint32(len(ix.terms))
 		ix.terms = append(ix.terms, term{})
 	}
-	ix.terms[id] = term{name: name}
-	ix.dict[name] = id
+	ix.terms[id] = term{name: ix.addName(name)}
+	ix.link(id)
 	return id
 }
 
@@ -392,7 +399,7 @@ func (ix *Index) removePosting(id, key uint32) {
 	}
 	switch {
 	case t.dead == len(t.keys):
-		delete(ix.dict, t.name)
+		ix.unlink(id)
 		*t = term{}
 		ix.free = append(ix.free, id)
 	case 2*t.dead > len(t.keys):

@@ -326,8 +326,9 @@ func snapshot(t *testing.T, ix *Index, queries []string) string {
 	n, avg := ix.Stats()
 	fmt.Fprintf(&sb, "len=%d docs=%d avg=%v\n", ix.Len(), n, avg)
 	ix.mu.RLock()
-	names := make([]string, 0, len(ix.dict))
-	for name := range ix.dict {
+	dict := dictOf(ix)
+	names := make([]string, 0, len(dict))
+	for name := range dict {
 		names = append(names, name)
 	}
 	ix.mu.RUnlock()
@@ -402,8 +403,8 @@ func TestReplaceRemoveMatchRebuild(t *testing.T) {
 		ix.Remove(k)
 	}
 	ix.Remove(1 << 20) // beyond any key
-	if ix.Len() != 0 || len(ix.dict) != 0 || len(ix.arena) != 0 {
-		t.Fatalf("after removing all: len=%d dict=%d arena=%d", ix.Len(), len(ix.dict), len(ix.arena))
+	if ix.Len() != 0 || len(dictOf(ix)) != 0 || ix.nterms != 0 || len(ix.arena) != 0 {
+		t.Fatalf("after removing all: len=%d dict=%d arena=%d", ix.Len(), len(dictOf(ix)), len(ix.arena))
 	}
 	if n, avg := ix.Stats(); n != 0 || avg != 0 {
 		t.Fatalf("Stats after removing all = %d, %v", n, avg)
@@ -546,13 +547,17 @@ func checkInvariants(t *testing.T, ix *Index) {
 	if live != ix.n || total != ix.total {
 		t.Fatalf("n=%d total=%d, docs say %d, %d", ix.n, ix.total, live, total)
 	}
-	if len(ix.dict) != len(want) {
-		t.Fatalf("dict has %d terms, documents use %d", len(ix.dict), len(want))
+	dict := dictOf(ix)
+	if len(dict) != len(want) || ix.nterms != len(want) {
+		t.Fatalf("dict has %d terms (counted %d), documents use %d", len(dict), ix.nterms, len(want))
 	}
-	for name, id := range ix.dict {
+	for name, id := range dict {
 		tm := &ix.terms[id]
-		if tm.name != name {
-			t.Fatalf("term %d named %q in dict as %q", id, tm.name, name)
+		if got := ix.termName(id); got != name {
+			t.Fatalf("term %d named %q in dict as %q", id, got, name)
+		}
+		if got, ok := ix.lookup(name); !ok || got != id {
+			t.Fatalf("lookup(%q) = %d, %v; want %d", name, got, ok, id)
 		}
 		seen := map[uint32]bool{}
 		dead := 0

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"slices"
@@ -111,7 +112,7 @@ func admittedPostings(t *term, allow Allow, bits []uint64, keys []uint32, tfs []
 			tfs = append(tfs, t.tfs[i])
 		}
 	}
-	ft := term{name: t.name, keys: keys[start:len(keys):len(keys)], tfs: tfs[start:len(tfs):len(tfs)], sorted: sorted}
+	ft := term{keys: keys[start:len(keys):len(keys)], tfs: tfs[start:len(tfs):len(tfs)], sorted: sorted}
 	if n := len(ft.keys); n > 0 {
 		ft.maxKey = slices.Max(ft.keys)
 	}
@@ -197,13 +198,13 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		// also counts them; the search then needs no allow.
 		keys, tfs, fts := sc.keys[:0], sc.tfs[:0], sc.terms[:0]
 		for _, name := range q {
-			if id, ok := ix.dict[name]; ok {
+			if id, ok := ix.lookup(name); ok {
 				src := &ix.terms[id]
 				if post != nil {
 					// The subset's postings (none when it lacks the
 					// term): the same admitted ones, fewer walked.
-					src = &term{name: name}
-					if pid, ok := post.dict[name]; ok {
+					src = &term{}
+					if pid, ok := post.lookup(name); ok {
 						src = &post.terms[pid]
 					}
 				}
@@ -219,7 +220,7 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 	qs := make([]qterm, 0, len(q))
 	j := 0
 	for _, name := range q {
-		id, ok := ix.dict[name]
+		id, ok := ix.lookup(name)
 		if !ok {
 			continue
 		}
@@ -240,7 +241,7 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		}
 		if post != nil && !scoped {
 			// A term the subset lacks adds nothing to its documents.
-			pid, ok := post.dict[name]
+			pid, ok := post.lookup(name)
 			if !ok {
 				continue
 			}
@@ -568,7 +569,7 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 	}
 	skip := map[uint32]bool{}
 	for _, t := range exclude {
-		if id, ok := ix.dict[t]; ok {
+		if id, ok := ix.lookup(t); ok {
 			skip[id] = true
 		}
 	}
@@ -611,11 +612,11 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 			}
 			return 1
 		}
-		return strings.Compare(ix.terms[a.id].name, ix.terms[b.id].name)
+		return bytes.Compare(ix.nameOf(a.id), ix.nameOf(b.id))
 	})
 	out := make([]string, 0, n)
 	for _, c := range cands[:min(n, len(cands))] {
-		out = append(out, ix.terms[c.id].name)
+		out = append(out, ix.termName(c.id))
 	}
 	return out
 }

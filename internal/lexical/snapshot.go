@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -195,12 +196,12 @@ func (ix *Index) encodeLocked() ([]byte, error) {
 	buf = binary.AppendUvarint(buf, posts)
 	for id := range ix.terms {
 		if newID[id] != absent {
-			buf = binary.AppendUvarint(buf, uint64(len(ix.terms[id].name)))
+			buf = binary.AppendUvarint(buf, uint64(ix.terms[id].name.n))
 		}
 	}
 	for id := range ix.terms {
 		if newID[id] != absent {
-			buf = append(buf, ix.terms[id].name...)
+			buf = append(buf, ix.nameOf(uint32(id))...)
 		}
 	}
 	// hp and hd hash the (term, key) pairs of the postings and of the
@@ -227,7 +228,7 @@ func (ix *Index) liveTermIDs() (newID []uint32, nterms, nameBytes int) {
 		if t.df() > 0 {
 			newID[id] = uint32(nterms)
 			nterms++
-			nameBytes += len(t.name)
+			nameBytes += int(t.name.n)
 		}
 	}
 	return newID, nterms, nameBytes
@@ -452,26 +453,21 @@ func decodeIndex(payload []byte, version uint32) (*Index, error) {
 	if nameBytes > d.Rest() {
 		return nil, corrupt("term names of %d bytes", nameBytes)
 	}
-	blob := string(d.Bytes(int(nameBytes)))
+	names := slices.Clone(d.Bytes(int(nameBytes))) // the dictionary's arena (dict.go)
 	terms := make([]term, nterms)
-	off := 0
+	off := uint32(0)
 	for i, n := range lens {
-		terms[i].name = blob[off : off+int(n)]
-		off += int(n)
+		terms[i].name = nameRef{off: off, n: n}
+		off += n
 	}
-	// The dictionary is built while the documents are decoded.
+	// The dictionary's table is built while the documents are decoded.
+	seed := maphash.MakeSeed()
+	var slots []uint32
 	dictc := make(chan error, 1)
-	dict := make(map[string]uint32, nterms)
 	go func() {
-		for i := range terms {
-			name := terms[i].name
-			if _, dup := dict[name]; dup {
-				dictc <- corrupt("term %q twice", name)
-				return
-			}
-			dict[name] = uint32(i)
-		}
-		dictc <- nil
+		var err error
+		slots, err = buildSlots(seed, names, terms)
+		dictc <- err
 	}()
 	decode := decodeDocs
 	if version == 1 {
@@ -484,7 +480,7 @@ func decodeIndex(payload []byte, version uint32) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix.dict = dict
+	ix.names, ix.slots, ix.nterms, ix.seed = names, slots, len(terms), seed
 	return ix, nil
 }
 
@@ -508,7 +504,7 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 	o := uint32(0)
 	for id, c := range df {
 		if c == 0 {
-			return nil, corrupt("term %q has no documents", terms[id].name)
+			return nil, corrupt("term %d has no documents", id)
 		}
 		t := &terms[id]
 		t.keys = keySlab[o : o+c : o+c]

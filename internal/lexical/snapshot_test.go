@@ -323,8 +323,9 @@ func TestSnapshotBoundedAllocation(t *testing.T) {
 func exercise(t *testing.T, ix *Index) {
 	checkInvariants(t, ix)
 	ix.mu.RLock()
-	names := make([]string, 0, len(ix.dict))
-	for name := range ix.dict {
+	dict := dictOf(ix)
+	names := make([]string, 0, len(dict))
+	for name := range dict {
 		names = append(names, name)
 	}
 	nkeys := len(ix.docs)

@@ -104,7 +104,7 @@ func (ix *Index) encodeV1Locked() ([]byte, error) {
 		if t.df() > 0 {
 			newID[id] = uint32(nterms)
 			nterms++
-			nameBytes += len(t.name)
+			nameBytes += int(t.name.n)
 		}
 	}
 	// The term frequencies live in the postings; gather them in document
@@ -164,12 +164,12 @@ func (ix *Index) encodeV1Locked() ([]byte, error) {
 	buf = binary.AppendUvarint(buf, posts)
 	for id := range ix.terms {
 		if newID[id] != absent {
-			buf = binary.AppendUvarint(buf, uint64(len(ix.terms[id].name)))
+			buf = binary.AppendUvarint(buf, uint64(ix.terms[id].name.n))
 		}
 	}
 	for id := range ix.terms {
 		if newID[id] != absent {
-			buf = append(buf, ix.terms[id].name...)
+			buf = append(buf, ix.nameOf(uint32(id))...)
 		}
 	}
 	for key, d := range ix.docs {
