@@ -150,7 +150,7 @@ func (ix *Index) addName(name []byte) nameRef {
 
 // buildSlots is the table of terms whose names are in names (a decoded
 // snapshot's), or an error naming a duplicate.
-func buildSlots(seed maphash.Seed, names []byte, terms []term) ([]uint32, error) {
+func buildSlots(seed maphash.Seed, names []byte, terms []entry) ([]uint32, error) {
 	n := 64
 	for n < 2*len(terms) {
 		n *= 2

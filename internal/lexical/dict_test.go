@@ -1,10 +1,12 @@
 package lexical
 
 import (
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -79,24 +81,89 @@ func checkDictionary(t *testing.T, ix *Index, live map[uint32]string) {
 
 // The point of the dictionary's shape: however many terms an index
 // holds, its names and its table are not pointers the garbage collector
-// must follow on every cycle — no map, no string per term; a term's only
-// pointers are its postings' two arrays.
+// must follow on every cycle — no map, no string per term, and no slice
+// per term for its postings (postings.go).
 func TestDictionaryHoldsNoPointers(t *testing.T) {
 	var ptrs []string
-	for f := range reflect.TypeFor[term]().Fields() {
+	for f := range reflect.TypeFor[entry]().Fields() {
 		switch f.Type.Kind() {
 		case reflect.String, reflect.Map, reflect.Pointer, reflect.Interface:
-			t.Errorf("term.%s is a %s", f.Name, f.Type.Kind())
+			t.Errorf("entry.%s is a %s", f.Name, f.Type.Kind())
 		case reflect.Slice:
 			ptrs = append(ptrs, f.Name)
 		}
 	}
-	if !slices.Equal(ptrs, []string{"keys", "tfs"}) {
-		t.Errorf("term's slices: %v, want only the postings' keys and tfs", ptrs)
+	if len(ptrs) > 0 {
+		t.Errorf("entry's slices: %v, want none (the postings are regions of the index's slabs)", ptrs)
 	}
 	for f := range reflect.TypeFor[Index]().Fields() {
 		if k := f.Type.Kind(); k == reflect.Map || k == reflect.String {
 			t.Errorf("Index.%s is a %s", f.Name, k)
+		}
+	}
+}
+
+// The postings slabs through churn with compaction forced often: every
+// list stays in a region of its own (checkSlabs), the postings stay those
+// of the documents (checkInvariants), and searches give what an index
+// built afresh from the surviving documents gives.
+func TestPostingsSlabsCompaction(t *testing.T) {
+	old := postCompactMin
+	postCompactMin = 64
+	t.Cleanup(func() { postCompactMin = old })
+	r := rand.New(rand.NewPCG(31, 32))
+	ix := New(DefaultOptions())
+	docs := map[uint32]string{}
+	compactions, garbage := 0, 0
+	for step := range 20000 {
+		k := uint32(r.IntN(600))
+		if r.IntN(3) == 0 {
+			ix.Remove(k)
+			delete(docs, k)
+		} else {
+			text := randomDoc(r) + " common words everywhere" + strings.Repeat(" again", r.IntN(4))
+			ix.Add(k, text)
+			docs[k] = text
+		}
+		if ix.postGarbage < garbage {
+			compactions++
+		}
+		garbage = ix.postGarbage
+		if step%1000 == 0 {
+			checkInvariants(t, ix)
+		}
+		if step%700 == 0 { // besides those garbage triggers
+			ix.mu.Lock()
+			ix.compactPostings()
+			ix.mu.Unlock()
+		}
+	}
+	checkInvariants(t, ix)
+	if compactions < 20 {
+		t.Fatalf("%d compactions", compactions)
+	}
+	fresh := New(DefaultOptions())
+	for k, text := range docs {
+		fresh.Add(k, text)
+	}
+	postings := func(ix *Index, name string) map[uint32]int {
+		m := map[uint32]int{}
+		ix.Postings(name, func(key uint32, tf int) { m[key] = tf })
+		return m
+	}
+	freshDict := dictOf(fresh)
+	if len(freshDict) != len(dictOf(ix)) {
+		t.Fatalf("churned index has %d terms, a fresh one %d", len(dictOf(ix)), len(freshDict))
+	}
+	for name := range freshDict {
+		if got, want := postings(ix, name), postings(fresh, name); !maps.Equal(got, want) {
+			t.Fatalf("%q: churned postings %v, fresh %v", name, got, want)
+		}
+	}
+	for _, q := range []string{"common", "words everywhere", "again", "again " + randomDoc(r), randomDoc(r), randomDoc(r), randomDoc(r)} {
+		got, want := ix.Search(q, 20, nil), fresh.Search(q, 20, nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: churned index gives %v, a fresh one %v", q, got, want)
 		}
 	}
 }

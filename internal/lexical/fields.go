@@ -40,7 +40,7 @@ func (ix *Index) Postings(term string, fn func(key uint32, tf int)) {
 	if !ok {
 		return
 	}
-	t := &ix.terms[id]
+	t := ix.view(id)
 	for i, k := range t.keys {
 		if t.tfs[i] != 0 {
 			fn(k, int(t.tfs[i]))
@@ -57,7 +57,7 @@ func (ix *Index) PostingsIn(term string, in Bits, fn func(key uint32, tf int)) {
 	if !ok {
 		return
 	}
-	t := &ix.terms[id]
+	t := ix.view(id)
 	for i, k := range t.keys {
 		if w := int(k >> 6); w < len(in) && in[w]&(1<<(k&63)) != 0 && t.tfs[i] != 0 {
 			fn(k, int(t.tfs[i]))

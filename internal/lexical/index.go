@@ -85,15 +85,29 @@ const (
 	arenaCompactMin = 1 << 12
 )
 
-// term is one postings list. keys[:sorted] is strictly increasing; keys[sorted:]
-// is a short unsorted tail of out-of-order appends (bounded by tailLimit, then
-// merged in). A posting removed from the sorted prefix stays in place with
-// tf 0 (a tombstone) until more than half of the list is dead, when the list
-// is rebuilt; re-adding the key revives it. A posting removed from the tail
-// is swap-deleted, so the tail holds no tombstones. Each key appears at most
-// once per list.
+// entry is one term: its name (dict.go) and its postings list, a region of
+// the index's two postings slabs (postings.go). keys[:sorted] is strictly
+// increasing; keys[sorted:] is a short unsorted tail of out-of-order
+// appends (bounded by tailLimit, then merged in). A posting removed from
+// the sorted prefix stays in place with tf 0 (a tombstone) until more than
+// half of the list is dead, when the list is rebuilt; re-adding the key
+// revives it. A posting removed from the tail is swap-deleted, so the tail
+// holds no tombstones. Each key appears at most once per list. An entry
+// holds no pointer, so the collector never scans the terms, however many.
+type entry struct {
+	name   nameRef // in Index.names (dict.go)
+	off    uint32  // first posting in Index.pkeys and Index.ptfs
+	n, cap uint32  // postings, and the region's length
+	sorted uint32  // length of the sorted prefix
+	dead   uint32  // tombstones
+	maxKey uint32  // largest key in the list (live or dead)
+}
+
+func (e *entry) df() int { return int(e.n - e.dead) }
+
+// term is a read-only view of a postings list (Index.view), or a list of
+// a search's own (a scoped search's admitted postings).
 type term struct {
-	name   nameRef  // in Index.names (dict.go)
 	keys   []uint32 // document keys
 	tfs    []uint16 // term frequency per posting, parallel to keys; 0 = removed
 	sorted int      // length of the sorted prefix of keys
@@ -124,7 +138,12 @@ type Index struct {
 	slots       []uint32
 	nterms      int // terms in slots
 	seed        maphash.Seed
-	terms       []term
+	terms       []entry
+	// The postings of every term, in regions of two parallel slabs
+	// (postings.go); garbage counts the slabs' unused regions.
+	pkeys       []uint32
+	ptfs        []uint16
+	postGarbage int
 	free        []uint32 // ids of deleted terms, reused first
 	docs        []docRef // by key
 	docLen      []uint32 // by key: tokens after analysis (0 when absent)
@@ -272,70 +291,68 @@ func (ix *Index) newTerm(name []byte) uint32 {
 			panic("lexical: too many terms")
 		}
 		id = uint32(len(ix.terms))
-		ix.terms = append(ix.terms, term{})
+		ix.terms = append(ix.terms, entry{})
 	}
-	ix.terms[id] = term{name: ix.addName(name)}
+	ix.terms[id] = entry{name: ix.addName(name)}
 	ix.link(id)
 	return id
 }
 
 func (ix *Index) addPosting(id, key uint32, tf int) {
-	t := &ix.terms[id]
-	n := len(t.keys)
-	if n == 0 || key > t.maxKey {
-		t.maxKey = key
-		if t.sorted == n { // no tail: the sorted prefix grows
-			t.sorted++
-			t.keys = append(t.keys, key)
-			t.tfs = append(t.tfs, uint16(tf))
+	e := &ix.terms[id]
+	if e.n == 0 || key > e.maxKey {
+		e.maxKey = key
+		if e.sorted == e.n { // no tail: the sorted prefix grows
+			e.sorted++
+			ix.push(e, key, uint16(tf))
 			return
 		}
-	} else if i, ok := slices.BinarySearch(t.keys[:t.sorted], key); ok {
-		t.tfs[i] = uint16(tf) // a tombstone of an earlier version (the tail has none)
-		t.dead--
+	} else if i, ok := slices.BinarySearch(ix.pkeys[e.off:e.off+e.sorted], key); ok {
+		ix.ptfs[e.off+uint32(i)] = uint16(tf) // a tombstone of an earlier version (the tail has none)
+		e.dead--
 		return
 	}
-	t.keys = append(t.keys, key)
-	t.tfs = append(t.tfs, uint16(tf))
-	if len(t.keys)-t.sorted > tailLimit(t.sorted) {
-		t.rebuild()
+	ix.push(e, key, uint16(tf))
+	if int(e.n-e.sorted) > tailLimit(int(e.sorted)) {
+		ix.rebuild(e)
 	}
 }
 
-// rebuild rewrites the list sorted, without tombstones.
-func (t *term) rebuild() {
-	tail := make([]uint64, 0, len(t.keys)-t.sorted)
-	for i := t.sorted; i < len(t.keys); i++ {
-		if t.tfs[i] != 0 {
-			tail = append(tail, uint64(t.keys[i])<<16|uint64(t.tfs[i]))
+// rebuild rewrites e's list sorted, without tombstones, in its region.
+func (ix *Index) rebuild(e *entry) {
+	keys, tfs := ix.pkeys[e.off:e.off+e.n], ix.ptfs[e.off:e.off+e.n]
+	tail := make([]uint64, 0, e.n-e.sorted)
+	for i := e.sorted; i < e.n; i++ {
+		if tfs[i] != 0 {
+			tail = append(tail, uint64(keys[i])<<16|uint64(tfs[i]))
 		}
 	}
 	slices.Sort(tail)
-	n := t.df()
-	keys := make([]uint32, 0, n)
-	tfs := make([]uint16, 0, n)
-	i := 0
+	// The merged list is built aside (merging in place could overwrite
+	// a posting not yet read), then copied back.
+	merged := make([]uint64, 0, e.df())
+	i := uint32(0)
 	for _, p := range tail {
 		k := uint32(p >> 16)
-		for ; i < t.sorted && t.keys[i] < k; i++ {
-			if t.tfs[i] != 0 {
-				keys = append(keys, t.keys[i])
-				tfs = append(tfs, t.tfs[i])
+		for ; i < e.sorted && keys[i] < k; i++ {
+			if tfs[i] != 0 {
+				merged = append(merged, uint64(keys[i])<<16|uint64(tfs[i]))
 			}
 		}
-		keys = append(keys, k)
-		tfs = append(tfs, uint16(p))
+		merged = append(merged, p)
 	}
-	for ; i < t.sorted; i++ {
-		if t.tfs[i] != 0 {
-			keys = append(keys, t.keys[i])
-			tfs = append(tfs, t.tfs[i])
+	for ; i < e.sorted; i++ {
+		if tfs[i] != 0 {
+			merged = append(merged, uint64(keys[i])<<16|uint64(tfs[i]))
 		}
 	}
-	t.keys, t.tfs = keys, tfs
-	t.sorted, t.dead = len(keys), 0
-	if len(keys) > 0 {
-		t.maxKey = keys[len(keys)-1]
+	for j, p := range merged {
+		keys[j], tfs[j] = uint32(p>>16), uint16(p)
+	}
+	n := uint32(len(merged))
+	e.n, e.sorted, e.dead = n, n, 0
+	if n > 0 {
+		e.maxKey = keys[n-1]
 	}
 }
 
@@ -380,30 +397,32 @@ func (ix *Index) removeLocked(key uint32) {
 }
 
 func (ix *Index) removePosting(id, key uint32) {
-	t := &ix.terms[id]
-	if i, ok := slices.BinarySearch(t.keys[:t.sorted], key); ok {
-		if t.tfs[i] == 0 {
+	e := &ix.terms[id]
+	keys, tfs := ix.pkeys[e.off:e.off+e.n], ix.ptfs[e.off:e.off+e.n]
+	if i, ok := slices.BinarySearch(keys[:e.sorted], key); ok {
+		if tfs[i] == 0 {
 			panic("lexical: postings list out of sync")
 		}
-		t.tfs[i] = 0 // tombstone
-		t.dead++
+		tfs[i] = 0 // tombstone
+		e.dead++
 	} else {
-		i = slices.Index(t.keys[t.sorted:], key) // the tail holds no tombstones
+		i = slices.Index(keys[e.sorted:], key) // the tail holds no tombstones
 		if i < 0 {
 			panic("lexical: postings list out of sync")
 		}
-		i += t.sorted
-		last := len(t.keys) - 1
-		t.keys[i], t.tfs[i] = t.keys[last], t.tfs[last]
-		t.keys, t.tfs = t.keys[:last], t.tfs[:last]
+		i += int(e.sorted)
+		last := len(keys) - 1
+		keys[i], tfs[i] = keys[last], tfs[last]
+		e.n--
 	}
 	switch {
-	case t.dead == len(t.keys):
+	case e.dead == e.n:
 		ix.unlink(id)
-		*t = term{}
+		ix.postGarbage += int(e.cap)
+		*e = entry{}
 		ix.free = append(ix.free, id)
-	case 2*t.dead > len(t.keys):
-		t.rebuild()
+	case 2*e.dead > e.n:
+		ix.rebuild(e)
 	}
 }
 

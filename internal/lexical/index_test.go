@@ -551,8 +551,9 @@ func checkInvariants(t *testing.T, ix *Index) {
 	if len(dict) != len(want) || ix.nterms != len(want) {
 		t.Fatalf("dict has %d terms (counted %d), documents use %d", len(dict), ix.nterms, len(want))
 	}
+	checkSlabs(t, ix)
 	for name, id := range dict {
-		tm := &ix.terms[id]
+		tm := ix.view(id)
 		if got := ix.termName(id); got != name {
 			t.Fatalf("term %d named %q in dict as %q", id, got, name)
 		}
@@ -590,6 +591,41 @@ func checkInvariants(t *testing.T, ix *Index) {
 		if 2*tm.dead > len(tm.keys) || len(tm.keys)-tm.sorted > tailLimit(tm.sorted) {
 			t.Fatalf("%q: %d postings, %d dead, %d sorted", name, len(tm.keys), tm.dead, tm.sorted)
 		}
+	}
+}
+
+// checkSlabs verifies the postings slabs' accounting: every list in a
+// region of its own within the slabs, no two overlapping, and the regions
+// plus the garbage exactly the slabs.
+func checkSlabs(t *testing.T, ix *Index) {
+	t.Helper()
+	if len(ix.pkeys) != len(ix.ptfs) {
+		t.Fatalf("slabs of %d keys and %d tfs", len(ix.pkeys), len(ix.ptfs))
+	}
+	type region struct{ off, end uint32 }
+	var rs []region
+	used := 0
+	for id := range ix.terms {
+		e := &ix.terms[id]
+		if e.n > e.cap || uint64(e.off)+uint64(e.cap) > uint64(len(ix.pkeys)) {
+			t.Fatalf("term %d: %d postings in a region of %d at %d, slabs of %d", id, e.n, e.cap, e.off, len(ix.pkeys))
+		}
+		if e.name.n == 0 && (e.n != 0 || e.cap != 0) {
+			t.Fatalf("free term %d holds a region", id)
+		}
+		if e.cap > 0 {
+			rs = append(rs, region{e.off, e.off + e.cap})
+			used += int(e.cap)
+		}
+	}
+	slices.SortFunc(rs, func(a, b region) int { return int(a.off) - int(b.off) })
+	for i := 1; i < len(rs); i++ {
+		if rs[i].off < rs[i-1].end {
+			t.Fatalf("regions %v and %v overlap", rs[i-1], rs[i])
+		}
+	}
+	if used+ix.postGarbage != len(ix.pkeys) {
+		t.Fatalf("regions %d + garbage %d != slabs %d", used, ix.postGarbage, len(ix.pkeys))
 	}
 }
 

@@ -199,17 +199,17 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		keys, tfs, fts := sc.keys[:0], sc.tfs[:0], sc.terms[:0]
 		for _, name := range q {
 			if id, ok := ix.lookup(name); ok {
-				src := &ix.terms[id]
+				src := ix.view(id)
 				if post != nil {
 					// The subset's postings (none when it lacks the
 					// term): the same admitted ones, fewer walked.
-					src = &term{}
+					src = term{}
 					if pid, ok := post.lookup(name); ok {
-						src = &post.terms[pid]
+						src = post.view(pid)
 					}
 				}
 				var ft term
-				ft, keys, tfs = admittedPostings(src, allow, bits, keys, tfs)
+				ft, keys, tfs = admittedPostings(&src, allow, bits, keys, tfs)
 				fts = append(fts, ft)
 			}
 		}
@@ -224,7 +224,8 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 		if !ok {
 			continue
 		}
-		t := &ix.terms[id]
+		v := ix.view(id)
+		t := &v
 		gdf := t.df()
 		df := float64(gdf)
 		if scoped {
@@ -245,7 +246,8 @@ func (ix *Index) resolve(q []string, allow Allow, bits []uint64, scopedDocs int,
 			if !ok {
 				continue
 			}
-			t = &post.terms[pid]
+			pv := post.view(pid)
+			t = &pv
 		}
 		qs = append(qs, qterm{name: name, t: t, df: gdf, w: idf * (k1 + 1)})
 	}
@@ -595,10 +597,10 @@ func (ix *Index) Expand(keys []uint32, w []float64, exclude []string, n int, all
 	}
 	var cands []tw
 	for id, v := range weight {
-		t := &ix.terms[id]
+		t := ix.view(id)
 		df := float64(t.df())
 		if scoped {
-			df = min(float64(scopedDF(t, allow)), total)
+			df = min(float64(scopedDF(&t, allow)), total)
 		}
 		if df < 2 { // a word of one document expands nothing
 			continue

@@ -243,10 +243,10 @@ func (ix *Index) appendPostings(buf []byte, newID []uint32) (_ []byte, hp uint64
 	buf = binary.LittleEndian.AppendUint64(buf, 0)
 	var tail []uint64
 	for id := range ix.terms {
-		t := &ix.terms[id]
 		if newID[id] == absent {
 			continue
 		}
+		t := ix.view(uint32(id))
 		buf = binary.AppendUvarint(buf, uint64(t.df()))
 		prev := int64(-1)
 		put := func(key uint32, tf uint16) {
@@ -454,7 +454,7 @@ func decodeIndex(payload []byte, version uint32) (*Index, error) {
 		return nil, corrupt("term names of %d bytes", nameBytes)
 	}
 	names := slices.Clone(d.Bytes(int(nameBytes))) // the dictionary's arena (dict.go)
-	terms := make([]term, nterms)
+	terms := make([]entry, nterms)
 	off := uint32(0)
 	for i, n := range lens {
 		terms[i].name = nameRef{off: off, n: n}
@@ -486,7 +486,7 @@ func decodeIndex(payload []byte, version uint32) (*Index, error) {
 
 // decodeDocsV1 decodes the documents of a format 1 snapshot and derives
 // the postings lists from them.
-func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []entry, nposts uint32) (*Index, error) {
 	ix := &Index{k1: k1, b: b, stem: stem, terms: terms}
 	ix.docs = make([]docRef, nkeys)
 	ix.docLen = make([]uint32, nkeys)
@@ -507,9 +507,7 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 			return nil, corrupt("term %d has no documents", id)
 		}
 		t := &terms[id]
-		t.keys = keySlab[o : o+c : o+c]
-		t.tfs = tfSlab[o : o+c : o+c]
-		t.sorted = int(c)
+		t.off, t.n, t.cap, t.sorted = o, c, c, c
 		next[id] = o
 		o += c
 	}
@@ -517,10 +515,11 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 		arena = slices.Clone(arena)
 	}
 	ix.arena = arena
+	ix.pkeys, ix.ptfs = keySlab, tfSlab
 	ix.fillPostingsV1(tfs, next, keySlab, tfSlab, nposts)
 	for id := range terms {
 		t := &terms[id]
-		t.maxKey = t.keys[len(t.keys)-1]
+		t.maxKey = keySlab[t.off+t.n-1]
 	}
 	return ix, nil
 }
@@ -630,7 +629,7 @@ func (ix *Index) fillPostingsV1(tfs []uint16, next, keySlab []uint32, tfSlab []u
 		if acc >= nposts/2 {
 			break
 		}
-		acc += uint32(len(terms[id].keys))
+		acc += terms[id].n
 		split = uint32(id) + 1
 	}
 	var wg sync.WaitGroup
@@ -643,7 +642,7 @@ func (ix *Index) fillPostingsV1(tfs []uint16, next, keySlab []uint32, tfSlab []u
 // snapshot, side by side on two goroutines: each list is read straight
 // into its place, each document's term list copied into the arena once
 // checked, and the two must hold the same (term, key) pairs.
-func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []term, nposts uint32) (*Index, error) {
+func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []entry, nposts uint32) (*Index, error) {
 	plen := d.U64()
 	if d.Err != nil || plen > d.Rest() {
 		return nil, corrupt("postings of %d bytes", plen)
@@ -659,7 +658,7 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 	var hp uint64
 	var perr error
 	var wg sync.WaitGroup
-	wg.Go(func() { hp, perr = decodePostings(pb, terms, nkeys, nposts, secret) })
+	wg.Go(func() { ix.pkeys, ix.ptfs, hp, perr = decodePostings(pb, terms, nkeys, nposts, secret) })
 	r := snapio.NewReader(db, corrupt)
 	arena, p, hd := ix.decodeDocLists(r, nposts, secret)
 	wg.Wait()
@@ -680,11 +679,11 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []t
 }
 
 // decodePostings reads the postings section pb of a format 2 snapshot
-// straight into the terms' lists, slices of two slabs of nposts. hp hashes
+// straight into the terms' lists, regions of two slabs of nposts. hp hashes
 // its (term, key) pairs with secret.
-func decodePostings(pb []byte, terms []term, nkeys int, nposts uint32, secret uint64) (hp uint64, _ error) {
-	keySlab := make([]uint32, nposts)
-	tfSlab := make([]uint16, nposts)
+func decodePostings(pb []byte, terms []entry, nkeys int, nposts uint32, secret uint64) (keySlab []uint32, tfSlab []uint16, hp uint64, _ error) {
+	keySlab = make([]uint32, nposts)
+	tfSlab = make([]uint16, nposts)
 	r := snapio.NewReader(pb, corrupt)
 	o := uint32(0)
 	for id := range terms {
@@ -695,34 +694,35 @@ func decodePostings(pb []byte, terms []term, nkeys int, nposts uint32, secret ui
 		}
 		c := uint32(df)
 		t := &terms[id]
-		t.keys, t.tfs, t.sorted = keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c], int(c)
+		t.off, t.n, t.cap, t.sorted = o, c, c, c
+		keys, tfs := keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c]
 		prev := int64(-1)
-		for j := range t.keys {
+		for j := range keys {
 			delta, tf := r.Uvarint(), r.Uvarint()
 			key := uint64(prev+1) + delta
 			if delta >= uint64(nkeys) || key >= uint64(nkeys) || tf == 0 || tf > maxTF {
 				r.Fail("posting")
 				break
 			}
-			t.keys[j], t.tfs[j] = uint32(key), uint16(tf)
+			keys[j], tfs[j] = uint32(key), uint16(tf)
 			hp += pairHash(uint32(id), uint32(key), secret)
 			prev = int64(key)
 		}
 		if r.Err != nil {
 			break
 		}
-		t.maxKey = t.keys[c-1]
+		t.maxKey = keys[c-1]
 		o += c
 	}
 	switch {
 	case r.Err != nil:
-		return 0, r.Err
+		return nil, nil, 0, r.Err
 	case o != nposts:
-		return 0, corrupt("%d postings, header says %d", o, nposts)
+		return nil, nil, 0, corrupt("%d postings, header says %d", o, nposts)
 	case r.Rest() != 0:
-		return 0, corrupt("%d trailing bytes after the postings", r.Rest())
+		return nil, nil, 0, corrupt("%d trailing bytes after the postings", r.Rest())
 	}
-	return hp, nil
+	return keySlab, tfSlab, hp, nil
 }
 
 // decodeDocLists reads the documents section of a format 2 snapshot from

@@ -130,7 +130,7 @@ func (ix *Index) encodeV1Locked() ([]byte, error) {
 		return fmt.Errorf("lexical: snapshot: the postings of key %d disagree with its terms", key)
 	}
 	for id := range ix.terms {
-		t := &ix.terms[id]
+		t := ix.view(uint32(id))
 		h := idHash(uint32(id))
 		for i, key := range t.keys {
 			tf := t.tfs[i]

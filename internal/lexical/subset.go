@@ -27,7 +27,7 @@ func (ix *Index) CopyTo(dst *Index, key uint32) {
 	defer putTokens(tb)
 	tb.buf, tb.ends = tb.buf[:0], tb.ends[:0]
 	ix.eachTerm(ix.docs[key], func(id uint32) {
-		t, name := &ix.terms[id], ix.nameOf(id)
+		t, name := ix.view(id), ix.nameOf(id)
 		for range t.tf(key) {
 			tb.buf = append(tb.buf, name...)
 			tb.ends = append(tb.ends, len(tb.buf))
