@@ -6,10 +6,14 @@ import "slices"
 // frequencies side by side, each list a region (entry.off, entry.cap) of
 // them. A list that outgrows its region moves to a new one, twice as
 // large, at the slabs' end; the region it leaves is garbage, and once
-// garbage is half the slabs they are rewritten without it. One list per
-// term as a slice of its own was two pointers and two objects a term for
-// the collector to follow and mark on every cycle; a large index holds
-// hundreds of thousands of terms, most with one or two postings.
+// garbage is a quarter of the slabs they are rewritten without it (at a
+// half the slabs held 70% more than the slices did; at a quarter, 30%
+// less). One list per term as a slice of its own was two pointers and two
+// objects a term for the collector to follow and mark on every cycle; a
+// large index holds hundreds of thousands of terms, most with one or two
+// postings. Measured on 500,000 synthetic documents of 690,000 terms, a
+// forced collection with the index live took 140 ms with the map and the
+// slices, 0.6 ms with the arena, the table and the slabs.
 
 // postCompactMin is the least garbage (postings) that triggers compaction
 // (a variable for tests).
@@ -36,7 +40,7 @@ func (ix *Index) push(e *entry, key uint32, tf uint16) {
 
 // grow gives e's list a region with room for at least one more posting.
 func (ix *Index) grow(e *entry) {
-	if ix.postGarbage >= postCompactMin && 2*ix.postGarbage > len(ix.pkeys) {
+	if ix.postGarbage >= postCompactMin && 4*ix.postGarbage > len(ix.pkeys) {
 		ix.compactPostings()
 		if e.n < e.cap {
 			return
