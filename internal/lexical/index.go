@@ -7,9 +7,12 @@
 //
 // # Storage
 //
-// Each term has a postings list held as two parallel, pointer-free slices
-// (keys []uint32, tfs []uint16: 6 bytes per posting, no per-posting
-// pointers). Each document keeps the ids of its distinct terms in one shared
+// Nothing the index holds per term or per document is a pointer, so the
+// garbage collector's work does not grow with the index (issue 14). Term
+// names are back to back in one byte arena, found through an
+// open-addressing table of term ids (dict.go). Each term's postings list
+// is a region of two parallel slabs shared by all terms (keys []uint32,
+// tfs []uint16: 6 bytes per posting; postings.go). Each document keeps the ids of its distinct terms in one shared
 // byte arena (ascending, as varints: the first id, then the differences;
 // about two bytes a term instead of four) plus its token count, so Remove
 // knows exactly which postings lists to visit.
