@@ -108,9 +108,9 @@ func TestDictionaryHoldsNoPointers(t *testing.T) {
 // of the documents (checkInvariants), and searches give what an index
 // built afresh from the surviving documents gives.
 func TestPostingsSlabsCompaction(t *testing.T) {
-	old := postCompactMin
-	postCompactMin = 64
-	t.Cleanup(func() { postCompactMin = old })
+	oldMin, oldChunk := postCompactMin, postChunk
+	postCompactMin, postChunk = 64, 128 // lists longer than a chunk too
+	t.Cleanup(func() { postCompactMin, postChunk = oldMin, oldChunk })
 	r := rand.New(rand.NewPCG(31, 32))
 	ix := New(DefaultOptions())
 	docs := map[uint32]string{}
@@ -125,10 +125,10 @@ func TestPostingsSlabsCompaction(t *testing.T) {
 			ix.Add(k, text)
 			docs[k] = text
 		}
-		if ix.postGarbage < garbage {
+		if ix.post.garbage < garbage {
 			compactions++
 		}
-		garbage = ix.postGarbage
+		garbage = ix.post.garbage
 		if step%1000 == 0 {
 			checkInvariants(t, ix)
 		}
@@ -139,8 +139,8 @@ func TestPostingsSlabsCompaction(t *testing.T) {
 		}
 	}
 	checkInvariants(t, ix)
-	if compactions < 20 {
-		t.Fatalf("%d compactions", compactions)
+	if compactions < 20 || len(ix.post.keys) < 10 {
+		t.Fatalf("%d compactions, %d chunks", compactions, len(ix.post.keys))
 	}
 	fresh := New(DefaultOptions())
 	for k, text := range docs {

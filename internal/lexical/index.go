@@ -99,7 +99,8 @@ const (
 // holds no pointer, so the collector never scans the terms, however many.
 type entry struct {
 	name   nameRef // in Index.names (dict.go)
-	off    uint32  // first posting in Index.pkeys and Index.ptfs
+	chunk  uint32  // the region's chunk of the slabs (postings.go)
+	off    uint32  // its first posting there
 	n, cap uint32  // postings, and the region's length
 	sorted uint32  // length of the sorted prefix
 	dead   uint32  // tombstones
@@ -142,19 +143,17 @@ type Index struct {
 	nterms      int // terms in slots
 	seed        maphash.Seed
 	terms       []entry
-	// The postings of every term, in regions of two parallel slabs
-	// (postings.go); garbage counts the slabs' unused regions.
-	pkeys       []uint32
-	ptfs        []uint16
-	postGarbage int
-	free        []uint32 // ids of deleted terms, reused first
-	docs        []docRef // by key
-	docLen      []uint32 // by key: tokens after analysis (0 when absent)
-	lenCode     []uint8  // by key: min(docLen, 255), a compact copy for scans
-	arena       []byte   // distinct term ids of each document (see docRef)
-	garbage     int      // dead arena bytes
-	n           int      // live documents
-	total       uint64   // Σ docLen of live documents
+	// The postings of every term, in regions of chunked slabs
+	// (postings.go).
+	post    slabs
+	free    []uint32 // ids of deleted terms, reused first
+	docs    []docRef // by key
+	docLen  []uint32 // by key: tokens after analysis (0 when absent)
+	lenCode []uint8  // by key: min(docLen, 255), a compact copy for scans
+	arena   []byte   // distinct term ids of each document (see docRef)
+	garbage int      // dead arena bytes
+	n       int      // live documents
+	total   uint64   // Σ docLen of live documents
 }
 
 // New returns an empty index.
@@ -310,10 +309,13 @@ func (ix *Index) addPosting(id, key uint32, tf int) {
 			ix.push(e, key, uint16(tf))
 			return
 		}
-	} else if i, ok := slices.BinarySearch(ix.pkeys[e.off:e.off+e.sorted], key); ok {
-		ix.ptfs[e.off+uint32(i)] = uint16(tf) // a tombstone of an earlier version (the tail has none)
-		e.dead--
-		return
+	} else {
+		keys, tfs := ix.region(e)
+		if i, ok := slices.BinarySearch(keys[:e.sorted], key); ok {
+			tfs[i] = uint16(tf) // a tombstone of an earlier version (the tail has none)
+			e.dead--
+			return
+		}
 	}
 	ix.push(e, key, uint16(tf))
 	if int(e.n-e.sorted) > tailLimit(int(e.sorted)) {
@@ -323,7 +325,8 @@ func (ix *Index) addPosting(id, key uint32, tf int) {
 
 // rebuild rewrites e's list sorted, without tombstones, in its region.
 func (ix *Index) rebuild(e *entry) {
-	keys, tfs := ix.pkeys[e.off:e.off+e.n], ix.ptfs[e.off:e.off+e.n]
+	keys, tfs := ix.region(e)
+	keys, tfs = keys[:e.n], tfs[:e.n]
 	tail := make([]uint64, 0, e.n-e.sorted)
 	for i := e.sorted; i < e.n; i++ {
 		if tfs[i] != 0 {
@@ -401,7 +404,8 @@ func (ix *Index) removeLocked(key uint32) {
 
 func (ix *Index) removePosting(id, key uint32) {
 	e := &ix.terms[id]
-	keys, tfs := ix.pkeys[e.off:e.off+e.n], ix.ptfs[e.off:e.off+e.n]
+	keys, tfs := ix.region(e)
+	keys, tfs = keys[:e.n], tfs[:e.n]
 	if i, ok := slices.BinarySearch(keys[:e.sorted], key); ok {
 		if tfs[i] == 0 {
 			panic("lexical: postings list out of sync")
@@ -421,7 +425,7 @@ func (ix *Index) removePosting(id, key uint32) {
 	switch {
 	case e.dead == e.n:
 		ix.unlink(id)
-		ix.postGarbage += int(e.cap)
+		ix.removeList(e)
 		*e = entry{}
 		ix.free = append(ix.free, id)
 	case 2*e.dead > e.n:

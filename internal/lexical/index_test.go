@@ -599,33 +599,48 @@ func checkInvariants(t *testing.T, ix *Index) {
 // plus the garbage exactly the slabs.
 func checkSlabs(t *testing.T, ix *Index) {
 	t.Helper()
-	if len(ix.pkeys) != len(ix.ptfs) {
-		t.Fatalf("slabs of %d keys and %d tfs", len(ix.pkeys), len(ix.ptfs))
+	if len(ix.post.keys) != len(ix.post.tfs) {
+		t.Fatalf("%d chunks of keys and %d of tfs", len(ix.post.keys), len(ix.post.tfs))
 	}
-	type region struct{ off, end uint32 }
+	inChunks := 0
+	for c := range ix.post.keys {
+		if len(ix.post.keys[c]) != len(ix.post.tfs[c]) {
+			t.Fatalf("chunk %d: %d keys, %d tfs", c, len(ix.post.keys[c]), len(ix.post.tfs[c]))
+		}
+		inChunks += len(ix.post.keys[c])
+	}
+	if inChunks != ix.post.used {
+		t.Fatalf("chunks hold %d postings, used says %d", inChunks, ix.post.used)
+	}
+	type region struct{ chunk, off, end uint32 }
 	var rs []region
 	used := 0
 	for id := range ix.terms {
 		e := &ix.terms[id]
-		if e.n > e.cap || uint64(e.off)+uint64(e.cap) > uint64(len(ix.pkeys)) {
-			t.Fatalf("term %d: %d postings in a region of %d at %d, slabs of %d", id, e.n, e.cap, e.off, len(ix.pkeys))
+		if e.n > e.cap || e.cap > 0 && (int(e.chunk) >= len(ix.post.keys) || uint64(e.off)+uint64(e.cap) > uint64(len(ix.post.keys[e.chunk]))) {
+			t.Fatalf("term %d: %d postings in a region of %d at %d:%d", id, e.n, e.cap, e.chunk, e.off)
 		}
 		if e.name.n == 0 && (e.n != 0 || e.cap != 0) {
 			t.Fatalf("free term %d holds a region", id)
 		}
 		if e.cap > 0 {
-			rs = append(rs, region{e.off, e.off + e.cap})
+			rs = append(rs, region{e.chunk, e.off, e.off + e.cap})
 			used += int(e.cap)
 		}
 	}
-	slices.SortFunc(rs, func(a, b region) int { return int(a.off) - int(b.off) })
+	slices.SortFunc(rs, func(a, b region) int {
+		if a.chunk != b.chunk {
+			return int(a.chunk) - int(b.chunk)
+		}
+		return int(a.off) - int(b.off)
+	})
 	for i := 1; i < len(rs); i++ {
-		if rs[i].off < rs[i-1].end {
+		if rs[i].chunk == rs[i-1].chunk && rs[i].off < rs[i-1].end {
 			t.Fatalf("regions %v and %v overlap", rs[i-1], rs[i])
 		}
 	}
-	if used+ix.postGarbage != len(ix.pkeys) {
-		t.Fatalf("regions %d + garbage %d != slabs %d", used, ix.postGarbage, len(ix.pkeys))
+	if used+ix.post.garbage != ix.post.used {
+		t.Fatalf("regions %d + garbage %d != slabs %d", used, ix.post.garbage, ix.post.used)
 	}
 }
 

@@ -515,7 +515,7 @@ func decodeDocsV1(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms [
 		arena = slices.Clone(arena)
 	}
 	ix.arena = arena
-	ix.pkeys, ix.ptfs = keySlab, tfSlab
+	ix.post = slabs{keys: [][]uint32{keySlab}, tfs: [][]uint16{tfSlab}, used: len(keySlab)}
 	ix.fillPostingsV1(tfs, next, keySlab, tfSlab, nposts)
 	for id := range terms {
 		t := &terms[id]
@@ -658,7 +658,12 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []e
 	var hp uint64
 	var perr error
 	var wg sync.WaitGroup
-	wg.Go(func() { ix.pkeys, ix.ptfs, hp, perr = decodePostings(pb, terms, nkeys, nposts, secret) })
+	wg.Go(func() {
+		var keySlab []uint32
+		var tfSlab []uint16
+		keySlab, tfSlab, hp, perr = decodePostings(pb, terms, nkeys, nposts, secret)
+		ix.post = slabs{keys: [][]uint32{keySlab}, tfs: [][]uint16{tfSlab}, used: len(keySlab)}
+	})
 	r := snapio.NewReader(db, corrupt)
 	arena, p, hd := ix.decodeDocLists(r, nposts, secret)
 	wg.Wait()
