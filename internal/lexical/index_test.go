@@ -628,6 +628,19 @@ func checkSlabs(t *testing.T, ix *Index) {
 			used += int(e.cap)
 		}
 	}
+	nfree := 0
+	for b, l := range ix.post.free {
+		for i := 0; i < len(l); i += 2 {
+			rs = append(rs, region{l[i], l[i+1], l[i+1] + 1<<b})
+			if uint64(l[i+1])+1<<b > uint64(len(ix.post.keys[l[i]])) {
+				t.Fatalf("free region of %d at %d:%d outside its chunk", 1<<b, l[i], l[i+1])
+			}
+			nfree += 1 << b
+		}
+	}
+	if nfree != ix.post.nfree {
+		t.Fatalf("free lists hold %d postings, nfree says %d", nfree, ix.post.nfree)
+	}
 	slices.SortFunc(rs, func(a, b region) int {
 		if a.chunk != b.chunk {
 			return int(a.chunk) - int(b.chunk)
@@ -639,8 +652,8 @@ func checkSlabs(t *testing.T, ix *Index) {
 			t.Fatalf("regions %v and %v overlap", rs[i-1], rs[i])
 		}
 	}
-	if used+ix.post.garbage != ix.post.used {
-		t.Fatalf("regions %d + garbage %d != slabs %d", used, ix.post.garbage, ix.post.used)
+	if used+nfree+ix.post.garbage != ix.post.used {
+		t.Fatalf("regions %d + free %d + garbage %d != slabs %d", used, nfree, ix.post.garbage, ix.post.used)
 	}
 }
 

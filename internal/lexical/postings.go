@@ -1,11 +1,17 @@
 package lexical
 
+import "math/bits"
+
 // The postings of every term live in chunked slabs, keys and term
 // frequencies side by side, each list a region (entry.chunk, entry.off,
 // entry.cap) of one chunk. A list that outgrows its region moves to a new
-// one, twice as large, at the end of the last chunk (or in a new chunk);
-// the region it leaves is garbage, and once garbage is a quarter of the
-// slabs they are rewritten without it. Chunks keep a move from copying
+// one, twice as large; the region it leaves is kept on a free list by its
+// size (a power of two) for the next list that needs one that size, and
+// only what no list can reuse (the odd sizes of a snapshot's exact
+// regions and of compaction's) is garbage; once garbage is a quarter of
+// the slabs they are rewritten without it. New regions come from the free
+// list of their size, else from the end of the last chunk (or a new
+// chunk). Chunks keep a move from copying
 // more than the list itself: one growing slab was copied whole each time
 // it grew. One list per term as a slice of its own was two pointers and
 // two objects a term for the collector to follow and mark on every cycle;
@@ -17,7 +23,7 @@ package lexical
 
 // postChunk is the size in postings of a chunk (a larger list gets a chunk
 // of its own size); a variable for tests.
-var postChunk = 1 << 20
+var postChunk = 1 << 18
 
 // postCompactMin is the least garbage (postings) that triggers compaction
 // (a variable for tests).
@@ -25,16 +31,40 @@ var postCompactMin = 1 << 16
 
 // slabs holds the postings lists' regions: chunks of keys and of term
 // frequencies, parallel; used counts the postings of every chunk's used
-// part (regions and garbage).
+// part (regions, free regions and garbage). free[b] lists free regions of
+// 1<<b postings, each as its chunk and offset.
 type slabs struct {
 	keys    [][]uint32
 	tfs     [][]uint16
 	used    int
 	garbage int
+	free    [32][]uint32
+	nfree   int // postings in free regions
+}
+
+// release takes back the region of c postings at chunk, off: the largest
+// power of two it holds goes to its free list, the rest is garbage.
+func (s *slabs) release(chunk, off, c uint32) {
+	if c == 0 {
+		return
+	}
+	b := bits.Len32(c) - 1
+	s.free[b] = append(s.free[b], chunk, off)
+	s.nfree += 1 << b
+	s.garbage += int(c) - 1<<b
 }
 
 // alloc returns a region of c postings.
 func (s *slabs) alloc(c uint32) (chunk, off uint32) {
+	if c&(c-1) == 0 {
+		if b := bits.Len32(c) - 1; len(s.free[b]) > 0 {
+			l := s.free[b]
+			chunk, off = l[len(l)-2], l[len(l)-1]
+			s.free[b] = l[:len(l)-2]
+			s.nfree -= int(c)
+			return chunk, off
+		}
+	}
 	if k := len(s.keys) - 1; k >= 0 && len(s.keys[k])+int(c) <= cap(s.keys[k]) {
 		off := len(s.keys[k])
 		s.keys[k] = s.keys[k][:off+int(c)]
@@ -88,7 +118,7 @@ func (ix *Index) grow(e *entry) {
 			return
 		}
 	}
-	c := max(2, 2*e.cap)
+	c := max(2, uint32(1)<<bits.Len32(e.cap)) // the next power of two
 	if uint64(c) >= uint64(absent) {
 		panic("lexical: postings list too long")
 	}
@@ -96,7 +126,7 @@ func (ix *Index) grow(e *entry) {
 	chunk, off := ix.post.alloc(c)
 	copy(ix.post.keys[chunk][off:], oldKeys[:e.n])
 	copy(ix.post.tfs[chunk][off:], oldTfs[:e.n])
-	ix.post.garbage += int(e.cap)
+	ix.post.release(e.chunk, e.off, e.cap)
 	e.chunk, e.off, e.cap = chunk, off, c
 }
 
@@ -122,5 +152,5 @@ func (ix *Index) compactPostings() {
 
 // removeList drops e's region (the term is gone).
 func (ix *Index) removeList(e *entry) {
-	ix.post.garbage += int(e.cap)
+	ix.post.release(e.chunk, e.off, e.cap)
 }
