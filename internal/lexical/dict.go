@@ -123,7 +123,12 @@ func (ix *Index) unlink(id uint32) {
 	}
 	ix.slots[i] = 0
 	ix.nterms--
-	ix.nameGarbage += int(ix.terms[id].name.n)
+	// The name's bytes are zeroed, not just left as garbage: a term goes
+	// when its last document does, which may be an erasure, and the words
+	// of an erased record must not stay readable in the process.
+	r := ix.terms[id].name
+	clear(ix.names[r.off : r.off+r.n])
+	ix.nameGarbage += int(r.n)
 }
 
 // addName appends name to the arena, compacting it first when most of it

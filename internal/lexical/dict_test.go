@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -165,5 +166,24 @@ func TestPostingsSlabsCompaction(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("%q: churned index gives %v, a fresh one %v", q, got, want)
 		}
+	}
+}
+
+// A term removed with its last document leaves no trace of its name in
+// the arena (an erased record's words must not stay in the process).
+func TestRemovedTermNameZeroed(t *testing.T) {
+	ix := New(DefaultOptions())
+	ix.Add(1, "common zanzibarite")
+	ix.Add(2, "common words")
+	word := Analyze("zanzibarite", true)[0]
+	if !bytes.Contains(ix.names, []byte(word)) {
+		t.Fatalf("%q is not in the arena: %q", word, ix.names)
+	}
+	ix.Remove(1)
+	if bytes.Contains(ix.names, []byte(word)) {
+		t.Fatalf("the removed term's name is still in the arena: %q", ix.names)
+	}
+	if !bytes.Contains(ix.names, []byte("common")) {
+		t.Fatalf("a live term's name is gone: %q", ix.names)
 	}
 }
