@@ -51,7 +51,7 @@ func CopyDir(ctx context.Context, src, dst string, progress io.Writer) error {
 		case !d.Type().IsRegular(), filepath.Ext(p) == ".lock":
 			return nil
 		}
-		return copyFile(p, to, func(n int64) {
+		return copyFile(ctx, p, to, func(n int64) {
 			before := copied >> 20
 			copied += n
 			bar.add(int(copied>>20 - before))
@@ -64,8 +64,9 @@ func CopyDir(ctx context.Context, src, dst string, progress io.Writer) error {
 	return nil
 }
 
-// copyFile copies one file, calling wrote with each chunk's size.
-func copyFile(from, to string, wrote func(int64)) error {
+// copyFile copies one file, calling wrote with each chunk's size; it
+// stops when ctx ends (a store's database is gigabytes).
+func copyFile(ctx context.Context, from, to string, wrote func(int64)) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err
@@ -77,6 +78,10 @@ func copyFile(from, to string, wrote func(int64)) error {
 	}
 	buf := make([]byte, 4<<20)
 	for {
+		if err := ctx.Err(); err != nil {
+			out.Close()
+			return err
+		}
 		n, rerr := in.Read(buf)
 		if n > 0 {
 			if _, err := out.Write(buf[:n]); err != nil {
