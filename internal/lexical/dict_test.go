@@ -187,3 +187,35 @@ func TestRemovedTermNameZeroed(t *testing.T) {
 		t.Fatalf("a live term's name is gone: %q", ix.names)
 	}
 }
+
+// A restored list keeps room to grow (an eighth of its length), so the
+// first postings added after a restore do not move the long lists of
+// common words.
+func TestRestoredListsHaveRoom(t *testing.T) {
+	ix := New(DefaultOptions())
+	for k := range 400 {
+		ix.Add(uint32(k), "common words "+strconv.Itoa(k))
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadIndex(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, got)
+	id, ok := got.lookup("common")
+	if !ok {
+		t.Fatal("common not restored")
+	}
+	e := got.terms[id]
+	if e.n != 400 || e.cap < 400+400/8 {
+		t.Fatalf("restored list of %d postings in a region of %d", e.n, e.cap)
+	}
+	got.Add(400, "common words again")
+	if after := got.terms[id]; after.chunk != e.chunk || after.off != e.off || after.n != 401 {
+		t.Fatalf("adding a posting moved the restored list: %+v -> %+v", e, after)
+	}
+	checkInvariants(t, got)
+}

@@ -684,22 +684,26 @@ func decodeDocs(d *snapio.Reader, k1, b float64, stem bool, nkeys int, terms []e
 }
 
 // decodePostings reads the postings section pb of a format 2 snapshot
-// straight into the terms' lists, regions of two slabs of nposts. hp hashes
-// its (term, key) pairs with secret.
+// straight into the terms' lists, regions of two slabs. Each region keeps
+// an eighth of its list as room to grow, as compaction leaves it: with
+// exact regions, the first posting added to each list after a restore
+// moved it, and a restored server's first writes copied the long lists of
+// every common word (the more turns stored, the longer). hp hashes its
+// (term, key) pairs with secret.
 func decodePostings(pb []byte, terms []entry, nkeys int, nposts uint32, secret uint64) (keySlab []uint32, tfSlab []uint16, hp uint64, _ error) {
-	keySlab = make([]uint32, nposts)
-	tfSlab = make([]uint16, nposts)
+	keySlab = make([]uint32, nposts+nposts/8) // Σ (c + c/8) ≤ nposts + nposts/8
+	tfSlab = make([]uint16, len(keySlab))
 	r := snapio.NewReader(pb, corrupt)
-	o := uint32(0)
+	o, p := uint32(0), uint32(0) // slab offset, postings read
 	for id := range terms {
 		df := r.Uvarint()
-		if df == 0 || df > uint64(nposts-o) {
+		if df == 0 || df > uint64(nposts-p) {
 			r.Fail("document frequency")
 			break
 		}
 		c := uint32(df)
 		t := &terms[id]
-		t.off, t.n, t.cap, t.sorted = o, c, c, c
+		t.off, t.n, t.cap, t.sorted = o, c, c+c/8, c
 		keys, tfs := keySlab[o:o+c:o+c], tfSlab[o:o+c:o+c]
 		prev := int64(-1)
 		for j := range keys {
@@ -717,17 +721,18 @@ func decodePostings(pb []byte, terms []entry, nkeys int, nposts uint32, secret u
 			break
 		}
 		t.maxKey = keys[c-1]
-		o += c
+		o += t.cap
+		p += c
 	}
 	switch {
 	case r.Err != nil:
 		return nil, nil, 0, r.Err
-	case o != nposts:
-		return nil, nil, 0, corrupt("%d postings, header says %d", o, nposts)
+	case p != nposts:
+		return nil, nil, 0, corrupt("%d postings, header says %d", p, nposts)
 	case r.Rest() != 0:
 		return nil, nil, 0, corrupt("%d trailing bytes after the postings", r.Rest())
 	}
-	return keySlab, tfSlab, hp, nil
+	return keySlab[:o], tfSlab[:o], hp, nil
 }
 
 // decodeDocLists reads the documents section of a format 2 snapshot from
