@@ -40,6 +40,7 @@ type retrievalBenchFlags struct {
 	weightDense, weightLexical, weightKeys      float64
 	contextSpread, feedback, speaker, session   float64
 	timeBoost                                   float64
+	weightPhrases                               float64
 }
 
 func (bf *retrievalBenchFlags) define(fs *flag.FlagSet) {
@@ -54,6 +55,7 @@ func (bf *retrievalBenchFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&bf.weightDense, "weight-dense", -1, "fusion weight of the dense signal (default: the search default)")
 	fs.Float64Var(&bf.weightLexical, "weight-lexical", -1, "fusion weight of the lexical signal")
 	fs.Float64Var(&bf.weightKeys, "weight-keys", -1, "fusion weight of the derived category keys of turns (0 disables)")
+	fs.Float64Var(&bf.weightPhrases, "weight-phrases", -1, "fusion weight of the keyphrase keys of turns the question shares (0 disables)")
 	fs.Float64Var(&bf.contextSpread, "context", -1, "score fraction spread to neighbouring turns (default: the search default)")
 	fs.Float64Var(&bf.feedback, "feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	fs.Float64Var(&bf.speaker, "speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
@@ -108,7 +110,7 @@ func (bf *retrievalBenchFlags) check(name string, cfg *config.Config) ([]string,
 // tuning is the search tuning the flags set: the weights and boosts given
 // (not negative) go into o, the rest stay the search defaults.
 func (bf *retrievalBenchFlags) tuning(o *bench.Options) {
-	for sig, w := range map[string]float64{"dense": bf.weightDense, "lexical": bf.weightLexical, "keys": bf.weightKeys} {
+	for sig, w := range map[string]float64{"dense": bf.weightDense, "lexical": bf.weightLexical, "keys": bf.weightKeys, "phrases": bf.weightPhrases} {
 		if w >= 0 {
 			if o.Weights == nil {
 				o.Weights = map[string]float64{}

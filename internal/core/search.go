@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -83,6 +84,11 @@ var (
 	// DefaultKeysWeight is the fusion weight of the derived category keys
 	// of conversation turns (retrieve.SignalKeys).
 	DefaultKeysWeight = 0.5
+	// DefaultPhrasesWeight is the fusion weight of the keyphrase list of
+	// conversation turns (retrieve.SignalPhrases; docs/retrieval.md,
+	// round five: 0.1 gains on both development files, 0.25 and more
+	// cost LoCoMo multi-hop recall).
+	DefaultPhrasesWeight = 0.1
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -208,8 +214,8 @@ func validateSearch(req SearchRequest) (time.Duration, error) {
 		return 0, fault.Field("recency_weight", "must be between 0 and 10")
 	}
 	for sig, w := range req.Weights {
-		if sig != retrieve.SignalLexical && sig != retrieve.SignalDense && sig != retrieve.SignalGraph && sig != retrieve.SignalKeys {
-			return 0, fault.Field("weights", "keys must be lexical, dense, graph or keys")
+		if !slices.Contains(weightNames, sig) {
+			return 0, fault.Field("weights", "keys must be among "+strings.Join(weightNames, ", "))
 		}
 		if w < 0 || w > 10 || w != w {
 			return 0, fault.Field("weights", "must be between 0 and 10")
@@ -235,6 +241,10 @@ func validateSearch(req SearchRequest) (time.Duration, error) {
 	}
 	return halfLife, nil
 }
+
+// weightNames are the keys of a search request's weights: the signals,
+// and the keyphrase list of conversation turns (retrieve/keyphrase.go).
+var weightNames = []string{retrieve.SignalLexical, retrieve.SignalDense, retrieve.SignalGraph, retrieve.SignalKeys, retrieve.SignalPhrases}
 
 // searchQuery is the retrieval query for req as p: the access filter,
 // the fusion weights and boosts with their defaults, the route's MMR.
@@ -264,7 +274,8 @@ func (s *Service) searchQuery(p memory.Principal, req SearchRequest, halfLife ti
 	if emb := s.index.Embedder(); emb != nil {
 		dense = DenseWeight(emb.Model())
 	}
-	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: dense, retrieve.SignalGraph: 1, retrieve.SignalKeys: DefaultKeysWeight}
+	q.Weights = map[string]float64{retrieve.SignalLexical: 1, retrieve.SignalDense: dense, retrieve.SignalGraph: 1, retrieve.SignalKeys: DefaultKeysWeight,
+		retrieve.SignalPhrases: DefaultPhrasesWeight}
 	for sig, w := range req.Weights {
 		q.Weights[sig] = w
 	}

@@ -168,7 +168,7 @@ func derivedFields(r *memory.Record, event time.Time) []string {
 // changing how BM25 weighs its words.
 func linkFields(r *memory.Record) []string {
 	if r.Type == memory.Episode {
-		return entityFields(r.Content)
+		return append(entityFields(r.Content), phraseFields(r.Content)...) // keyphrase.go
 	}
 	return sourceFields(r)
 }

@@ -563,6 +563,11 @@ func (e *Engine) runSignals(ctx context.Context, q *Query, res *Result, r signal
 			add(SignalKeys, keys, sc)
 		}
 	}
+	if r.want(SignalLexical) && q.Weights[SignalPhrases] > 0 { // keyphrase.go
+		if keys, sc := e.phraseSearch(q.Text, r.pool, r.allow); len(keys) > 0 {
+			add(SignalPhrases, keys, sc)
+		}
+	}
 	if r.want(SignalLexical) && wantsFacts(&q.Filter) {
 		factKeys, factScores, out.factOf = e.factLinked(r.terms, q.Filter, r.pool, r.allow)
 	}

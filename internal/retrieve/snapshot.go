@@ -82,7 +82,7 @@ var (
 )
 
 const (
-	snapVersion = 4 // 4: the filter's agent is the writer's principal id, not its name
+	snapVersion = 5 // 4: the filter's agent is the writer's principal id, not its name; 5: turns' keyphrase keys
 	maxHead     = 1 << 20
 	maxSection  = 1 << 40
 	// sectionChunk is the most a section read allocates beyond the bytes
