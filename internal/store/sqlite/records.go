@@ -364,7 +364,35 @@ func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error
 	if err := t.logChange(ctx, ws, r.ID); err != nil {
 		return err
 	}
-	return mapErr(op, t.insertEntities(ctx, ws, r.ID, r.Entities))
+	if err := t.insertEntities(ctx, ws, r.ID, r.Entities); err != nil {
+		return mapErr(op, err)
+	}
+	t.lastWrite, t.lastWritten = readBack(r, args), true
+	return nil
+}
+
+// readBack is r, just bound as args by recordArgs, as scanRecord reads
+// it back: JSON columns as stored, times to the microsecond in UTC, lists
+// never nil.
+func readBack(r memory.Record, args []any) memory.Record {
+	r.Metadata = []byte(args[6].(string))
+	if r.Entities == nil {
+		r.Entities = []string{}
+	}
+	if r.Source.Evidence == nil {
+		r.Source.Evidence = []string{}
+	}
+	at := func(t time.Time) time.Time { return fromMicros(micros(t)) }
+	ptr := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		v := at(*t)
+		return &v
+	}
+	r.ValidFrom, r.ValidUntil, r.InvalidatedAt, r.LastRetrievedAt = ptr(r.ValidFrom), ptr(r.ValidUntil), ptr(r.InvalidatedAt), ptr(r.LastRetrievedAt)
+	r.IngestedAt, r.CreatedAt, r.UpdatedAt = at(r.IngestedAt), at(r.CreatedAt), at(r.UpdatedAt)
+	return r
 }
 
 func (t *tx) insertEntities(ctx context.Context, ws, id string, entities []string) error {

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Principals", testPrincipals},
 		{"PrincipalNames", testPrincipalNames},
 		{"RecordRoundTrip", testRecordRoundTrip},
+		{"LastWrite", testLastWrite},
 		{"RecordNotFound", testRecordNotFound},
 		{"InsertRecordTwice", testInsertRecordTwice},
 		{"UpdateRecord", testUpdateRecord},
