@@ -89,7 +89,7 @@ type handOff struct {
 
 type handedRecord struct {
 	seq int64
-	r   memory.Record
+	r   *memory.Record
 }
 
 // maxHanded bounds the hand-off: past it (catch-ups failing, or a bulk
@@ -117,7 +117,7 @@ func (w *txWrites) note(tx store.Tx, ws string, r memory.Record) {
 		return
 	}
 	if seq, stored, ok := cs.LastWrite(); ok && stored.ID == r.ID {
-		*w = append(*w, handedWrite{ws: ws, handedRecord: handedRecord{seq: seq, r: stored}})
+		*w = append(*w, handedWrite{ws: ws, handedRecord: handedRecord{seq: seq, r: &stored}})
 	}
 }
 
@@ -151,7 +151,10 @@ func (h *handOff) take(ws, id string, seq int64) (memory.Record, bool) {
 		return memory.Record{}, false
 	}
 	delete(h.recs, k)
-	return x.r, x.seq == seq
+	if x.seq < seq {
+		return memory.Record{}, false
+	}
+	return *x.r, true
 }
 
 // passed forgets the records whose entries are at or before seq: the

@@ -272,8 +272,8 @@ func TestCatchUpTakesOwnWritesFromTheHandOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(h.r, stored) {
-		t.Fatalf("the handed record differs from the head the store reads back:\nhanded %+v\nstored %+v", h.r, stored)
+	if !reflect.DeepEqual(*h.r, stored) {
+		t.Fatalf("the handed record differs from the head the store reads back:\nhanded %+v\nstored %+v", *h.r, stored)
 	}
 
 	// Another process changes w1 after this process wrote it, before this
@@ -286,7 +286,7 @@ func TestCatchUpTakesOwnWritesFromTheHandOff(t *testing.T) {
 	}
 	// As if this process's write of w1 were still waiting in the hand-off,
 	// at a seq before the other process's change.
-	a.handed.put(txWrites{{ws: op.Workspace, handedRecord: handedRecord{seq: h.seq, r: w1.Record}}})
+	a.handed.put(txWrites{{ws: op.Workspace, handedRecord: handedRecord{seq: h.seq, r: &w1.Record}}})
 	if _, err := b.Write(ctx, op, WriteRequest{Type: memory.Belief, Content: "the mountain hut serves barley soup"}); err != nil {
 		t.Fatal(err)
 	}

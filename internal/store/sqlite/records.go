@@ -215,10 +215,10 @@ func (c *conn) ListRecords(ctx context.Context, ws string, q store.RecordQuery) 
 	if err != nil {
 		return nil, mapErr("sqlite: list records", err)
 	}
-	// A small first allocation: a record is over 500 bytes, so room for
-	// 64 was a 35 KB zeroed allocation on every call, most of which find
-	// a few records or none (the grants of a new graph node: issue 14).
-	out, err := scanRecords(rows, min(limit, 8))
+	// No room ahead: a record is over 500 bytes, so room for 64 was a
+	// 35 KB zeroed allocation on every call, most of which find a few
+	// records or none (the grants of a new graph node: issue 14).
+	out, err := scanRecords(rows, 0)
 	if err != nil {
 		return nil, mapErr("sqlite: list records", err)
 	}
