@@ -65,6 +65,11 @@ type Store struct {
 	// The checkpointer (checkpoint.go), woken after commits.
 	ckptWake chan struct{}
 	ckptRuns atomic.Int64 // checkpoints run, for tests
+	// ckptMu keeps the checkpointer's runs and Checkpoint apart: SQLite
+	// answers a checkpoint that meets another one running as blocked, so
+	// a truncating Checkpoint (erasure's) would fail now and then merely
+	// because this store's own checkpointer had just been woken.
+	ckptMu sync.Mutex
 }
 
 var _ store.Store = (*Store)(nil)
@@ -269,6 +274,8 @@ func (s *Store) Close() error {
 // truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). It fails if readers
 // kept the checkpoint from completing.
 func (s *Store) Checkpoint(ctx context.Context) error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	var busy, logPages, done int
 	err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done)
 	if err != nil {
