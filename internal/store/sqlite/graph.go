@@ -337,3 +337,12 @@ func (c *conn) MentioningRecords(ctx context.Context, ws, entity string, limit i
 	}
 	return out, mapErr("sqlite: mentioning records", rows.Err())
 }
+
+// NamesEntity reports whether any record head names entity
+// (store.EntityNamer).
+func (c *conn) NamesEntity(ctx context.Context, ws, entity string) (bool, error) {
+	ctx = c.detach(ctx)
+	var named bool
+	err := c.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM record_entities WHERE workspace_id = ? AND entity = ?)", ws, entity).Scan(&named)
+	return named, mapErr("sqlite: names entity", err)
+}

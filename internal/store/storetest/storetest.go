@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PrincipalNames", testPrincipalNames},
 		{"RecordRoundTrip", testRecordRoundTrip},
 		{"LastWrite", testLastWrite},
+		{"NamesEntity", testNamesEntity},
 		{"RecordNotFound", testRecordNotFound},
 		{"InsertRecordTwice", testInsertRecordTwice},
 		{"UpdateRecord", testUpdateRecord},
