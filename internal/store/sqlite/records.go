@@ -378,13 +378,11 @@ func (t *tx) InsertRecord(ctx context.Context, ws string, r memory.Record) error
 // it back: JSON columns as stored, times to the microsecond in UTC, lists
 // never nil.
 func readBack(r memory.Record, args []any) memory.Record {
+	// Lists of its own, as a read's are: the caller keeps the record it
+	// wrote, and the index keeps this one.
 	r.Metadata = []byte(args[6].(string))
-	if r.Entities == nil {
-		r.Entities = []string{}
-	}
-	if r.Source.Evidence == nil {
-		r.Source.Evidence = []string{}
-	}
+	r.Entities = append([]string{}, r.Entities...)
+	r.Source.Evidence = append([]string{}, r.Source.Evidence...)
 	at := func(t time.Time) time.Time { return fromMicros(micros(t)) }
 	ptr := func(t *time.Time) *time.Time {
 		if t == nil {
