@@ -177,15 +177,20 @@ func (s *scanner) str() (string, error) {
 }
 
 type member struct {
-	key   string
-	units []uint16 // key as UTF-16, the order RFC 8785 §3.2.3 sorts by
-	value []byte
+	key      string
+	units    []uint16 // key as UTF-16, the order RFC 8785 §3.2.3 sorts by (set for non-ASCII keys only)
+	from, to int      // the value's span in the object's rendered values
 }
 
 func (s *scanner) object(out *bytes.Buffer) error {
 	s.i++ // {
 	var members []member
 	var seen map[string]bool // for large objects; small ones are searched
+	// Values are rendered into one buffer, each member keeping its span,
+	// because their position is only known once every key has been read
+	// and sorted.
+	var vals bytes.Buffer
+	ascii := true
 	for {
 		s.ws()
 		if s.b[s.i] == '}' {
@@ -220,15 +225,23 @@ func (s *scanner) object(out *bytes.Buffer) error {
 		}
 		s.ws()
 		s.i++ // :
-		// Values are rendered separately because their position is only
-		// known once every key has been read and sorted.
-		var val bytes.Buffer
-		if err := s.value(&val); err != nil {
+		from := vals.Len()
+		if err := s.value(&vals); err != nil {
 			return err
 		}
-		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), value: val.Bytes()})
+		ascii = ascii && isASCII(key)
+		members = append(members, member{key: key, from: from, to: vals.Len()})
 	}
-	slices.SortFunc(members, func(a, b member) int { return slices.Compare(a.units, b.units) })
+	if ascii {
+		// For ASCII keys byte order is UTF-16 code unit order.
+		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	} else {
+		for i := range members {
+			members[i].units = utf16.Encode([]rune(members[i].key))
+		}
+		slices.SortFunc(members, func(a, b member) int { return slices.Compare(a.units, b.units) })
+	}
+	v := vals.Bytes()
 	out.WriteByte('{')
 	for i, m := range members {
 		if i > 0 {
@@ -236,10 +249,19 @@ func (s *scanner) object(out *bytes.Buffer) error {
 		}
 		WriteString(out, m.key)
 		out.WriteByte(':')
-		out.Write(m.value)
+		out.Write(v[m.from:m.to])
 	}
 	out.WriteByte('}')
 	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *scanner) array(out *bytes.Buffer) error {

@@ -181,6 +181,12 @@ func recordGrants(ctx context.Context, r RecordLister, ws, entity string) ([]mem
 	q := store.RecordQuery{Entity: entity, Statuses: everyStatus, Access: store.AccessFilter{Levels: memory.AccessLevels},
 		IncludeInvalidated: true, Limit: store.MaxLimit}
 	gs := []memory.Grant{}
+	if n, ok := r.(store.EntityNamer); ok {
+		named, err := n.NamesEntity(ctx, ws, entity)
+		if err != nil || !named {
+			return gs, err
+		}
+	}
 	for {
 		page, err := r.ListRecords(ctx, ws, q)
 		if err != nil {

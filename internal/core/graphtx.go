@@ -27,6 +27,7 @@ type GraphTx struct {
 	p       memory.Principal
 	now     time.Time
 	refused *memory.Record
+	written txWrites // the records this attempt wrote, for the hand-off (follow.go)
 }
 
 // InGraphTx runs fn in one transaction as p, so a call either takes effect
@@ -45,7 +46,7 @@ func (s *Service) InGraphTx(ctx context.Context, p memory.Principal, fn func(g *
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = s.tx(ctx, "graph", func(tx store.Tx) error {
-			g.tx, g.refused = tx, nil
+			g.tx, g.refused, g.written = tx, nil, g.written[:0]
 			return fn(g)
 		})
 		if attempt == 3 || !errors.Is(err, store.ErrVersionConflict) {
@@ -59,6 +60,7 @@ func (s *Service) InGraphTx(ctx context.Context, p memory.Principal, fn func(g *
 		}
 		return err
 	}
+	s.handed.put(g.written)
 	s.logMoved(ctx)
 	return nil
 }
@@ -211,6 +213,9 @@ type RecordOptions struct {
 // InGraphTx's refusal audit and returned.
 func (g *GraphTx) WriteRecord(ctx context.Context, req WriteRequest, o RecordOptions) (WriteResult, error) {
 	req.exactByCaller, req.nodes = o.ExactByCaller, o.Nodes
+	if g.s.index != nil {
+		req.written = &g.written
+	}
 	res, err := g.s.writeIn(ctx, g.tx, g.p, req, g.now)
 	if err != nil && isRefusal(err) {
 		g.Refuse(req)

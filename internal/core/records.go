@@ -52,6 +52,9 @@ type WriteRequest struct {
 	// linking and regranting do not read them again (the drop-in's
 	// create_entities writes an entity's node, then its observations).
 	nodes map[string]memory.Node
+	// written, when set, collects the record the write inserts for the
+	// search index's catch-up after commit (follow.go).
+	written *txWrites
 	// ownTurn is set by the gateway for a user's own chat turn
 	// (gate.Input.OwnConversation).
 	ownTurn bool
@@ -174,8 +177,13 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 	// again, re-checking against the new head, instead of answering 409 to
 	// a create (issue 14).
 	var err error
+	var written txWrites
+	if s.index != nil {
+		req.written = &written
+	}
 	for attempt := 0; ; attempt++ {
 		err = s.tx(ctx, "record", func(tx store.Tx) error {
+			written = written[:0] // this attempt's
 			var err error
 			res, err = s.writeTx(ctx, tx, p, r, req, found, decisionID, now)
 			return err
@@ -191,6 +199,7 @@ func (s *Service) Write(ctx context.Context, p memory.Principal, req WriteReques
 		return WriteResult{}, err
 	}
 	s.countDecision(res.Decision, res.Reason)
+	s.handed.put(written)
 	s.logMoved(ctx)
 	return res, nil
 }
@@ -301,6 +310,7 @@ func (s *Service) insertWritten(ctx context.Context, tx store.Tx, p memory.Princ
 	if err := tx.InsertRecord(ctx, p.Workspace, r); err != nil {
 		return WriteResult{}, err
 	}
+	req.written.note(tx, p.Workspace, r)
 	if err := fileChanged(ctx, tx, p.Workspace, r, "created", now); err != nil {
 		return WriteResult{}, err
 	}

@@ -90,6 +90,7 @@ type Service struct {
 	graphCatchMu  sync.Mutex
 	indexCatchUps catchUps
 	graphCatchUps catchUps
+	handed        handOff // records written here, for the index's catch-up (follow.go)
 	onErased      func()
 	erasure       *erasure
 

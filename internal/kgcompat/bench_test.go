@@ -78,6 +78,21 @@ func kgFill(b testing.TB, s *Service, p memory.Principal, n int) {
 
 func BenchmarkKGCreateEntities(b *testing.B) {
 	s, p := kgBenchService(b)
+	benchKGCreate(b, s, p)
+}
+
+// BenchmarkKGCreateEntitiesAgent writes as a standard agent, the principal
+// scripts/mcp-bench.sh drives memgate as.
+func BenchmarkKGCreateEntitiesAgent(b *testing.B) {
+	s, op := kgBenchService(b)
+	cp, err := s.svc.CreateAgent(context.Background(), op, "bench", memory.Standard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchKGCreate(b, s, cp.Principal)
+}
+
+func benchKGCreate(b *testing.B, s *Service, p memory.Principal) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := s.CreateEntities(context.Background(), p, kgBenchEntities(i*100, i*100+100)); err != nil {

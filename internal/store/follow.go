@@ -88,3 +88,18 @@ func (f *Follower) Sync(ctx context.Context, st FollowReader, ix FollowIndex) er
 		}
 	}
 }
+
+// ChangeSequencer is implemented by a Tx whose change-log rows have their
+// final seq the moment they are written (SQLite: one writer, so a row's
+// seq is fixed unless its transaction rolls back). A process that wrote a
+// record can then tell, once the transaction has committed, which change
+// of the log its own copy of the record is; it follows the log with that
+// copy instead of reading the record back (core/follow.go). PostgreSQL
+// assigns seqs at commit and does not implement it.
+type ChangeSequencer interface {
+	// LastWrite returns the record head this transaction wrote last, as
+	// a read of it returns it, and the seq of the change-log row that
+	// write made; ok is false when the last change-log row this
+	// transaction wrote was not a record insert's.
+	LastWrite() (seq int64, r memory.Record, ok bool)
+}

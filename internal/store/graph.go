@@ -1,6 +1,10 @@
 package store
 
-import "github.com/memgate/memgate/internal/memory"
+import (
+	"context"
+
+	"github.com/memgate/memgate/internal/memory"
+)
 
 // NodeQuery filters ListNodes. Empty lists mean no filter; nodes come in
 // id order after the cursor After, at most Limit (DefaultLimit when 0).
@@ -19,4 +23,12 @@ type EdgeQuery struct {
 	IncludeInvalidated bool
 	After              string
 	Limit              int
+}
+
+// EntityNamer is implemented by readers that can tell with one indexed
+// lookup whether any record head names an entity. A new graph node's
+// grants come from the records that name it, and most new nodes have
+// none; asking first spares those the full listing (issue 14).
+type EntityNamer interface {
+	NamesEntity(ctx context.Context, ws, entity string) (bool, error)
 }

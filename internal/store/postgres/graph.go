@@ -308,3 +308,11 @@ func (c *conn) MentioningRecords(ctx context.Context, ws, entity string, limit i
 	}
 	return out, mapErr("postgres: mentioning records", rows.Err())
 }
+
+// NamesEntity reports whether any record head names entity
+// (store.EntityNamer).
+func (c *conn) NamesEntity(ctx context.Context, ws, entity string) (bool, error) {
+	var named bool
+	err := c.q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM record_entities WHERE workspace_id = $1 AND entity = $2)", ws, entity).Scan(&named)
+	return named, mapErr("postgres: names entity", err)
+}

@@ -4,12 +4,22 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
 
 func (t *tx) logChange(ctx context.Context, ws, id string) error {
-	_, err := t.db.ExecContext(ctx, "INSERT INTO record_changes (workspace_id, record_id) VALUES (?, ?)", ws, id)
-	return mapErr("sqlite: change log", err)
+	res, err := t.db.ExecContext(ctx, "INSERT INTO record_changes (workspace_id, record_id) VALUES (?, ?)", ws, id)
+	if err != nil {
+		return mapErr("sqlite: change log", err)
+	}
+	// seq is the table's INTEGER PRIMARY KEY, so the rowid.
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return mapErr("sqlite: change log", err)
+	}
+	t.lastChange, t.lastWrite, t.lastWritten = seq, memory.Record{}, false
+	return nil
 }
 
 func (c *conn) ListChanges(ctx context.Context, after int64, limit int) ([]store.Change, error) {

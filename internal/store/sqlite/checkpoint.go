@@ -65,7 +65,9 @@ func (s *Store) checkpointer(db *sql.DB) {
 		case <-s.ckptWake:
 		}
 		var busy, logPages, done int
+		s.ckptMu.Lock()
 		_ = db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &done)
+		s.ckptMu.Unlock()
 		s.ckptRuns.Add(1)
 		pause.Reset(checkpointEvery)
 		select {

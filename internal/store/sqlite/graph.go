@@ -187,34 +187,49 @@ func (c *conn) ScanGraph(ctx context.Context, fn func(ws string, n *memory.Node,
 }
 
 func (t *tx) InsertNode(ctx context.Context, ws string, n memory.Node) error {
+	_, err := t.insertNode(ctx, ws, n, "")
+	return err
+}
+
+// insertNode inserts n, with onConflict (empty or an ON CONFLICT clause)
+// after its values, and logs the change if a row was inserted.
+func (t *tx) insertNode(ctx context.Context, ws string, n memory.Node, onConflict string) (inserted bool, err error) {
 	ctx = t.detach(ctx)
 	props, err := jsonObject("properties", n.Properties)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = t.db.ExecContext(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	res, err := t.db.ExecContext(ctx, "INSERT INTO nodes ("+nodeCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+onConflict,
 		ws, n.ID, n.Label, n.NaturalKey, props, string(n.Provenance), string(n.Status), micros(n.CreatedAt), micros(n.UpdatedAt),
 		string(n.Access), n.Writer, store.EncodeGrants(n.Grants))
 	if err != nil {
-		return mapErr("sqlite: insert node", err)
+		return false, mapErr("sqlite: insert node", err)
 	}
-	return t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
+	if onConflict != "" {
+		if k, err := res.RowsAffected(); err != nil || k == 0 {
+			return false, mapErr("sqlite: insert node", err)
+		}
+	}
+	return true, t.logGraphChange(ctx, ws, store.GraphNode, n.ID)
 }
 
 func (t *tx) EnsureNode(ctx context.Context, ws string, n memory.Node) (memory.Node, bool, error) {
-	// SQLite has one writer at a time, so the lookup and the insert
-	// cannot interleave with another transaction's.
-	got, err := t.GetNode(ctx, store.NodeFind{Workspace: ws, Label: n.Label, Key: n.NaturalKey})
+	// Insert first and read only when the label and key are taken: a new
+	// node (the usual case: callers have looked it up already) costs one
+	// statement, not a lookup and an insert. SQLite has one writer at a
+	// time, so nothing can come between the two.
+	inserted, err := t.insertNode(ctx, ws, n, " ON CONFLICT (workspace_id, label, natural_key) DO NOTHING")
 	switch {
-	case err == nil:
-		return got, false, nil
-	case !errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return memory.Node{}, false, err
+	case inserted:
+		return n, true, nil
+	}
+	got, err := t.GetNode(ctx, store.NodeFind{Workspace: ws, Label: n.Label, Key: n.NaturalKey})
+	if err != nil {
 		return memory.Node{}, false, err
 	}
-	if err := t.InsertNode(ctx, ws, n); err != nil {
-		return memory.Node{}, false, err
-	}
-	return n, true, nil
+	return got, false, nil
 }
 
 func (t *tx) UpdateNode(ctx context.Context, ws string, n memory.Node) error {
@@ -321,4 +336,13 @@ func (c *conn) MentioningRecords(ctx context.Context, ws, entity string, limit i
 		out = append(out, id)
 	}
 	return out, mapErr("sqlite: mentioning records", rows.Err())
+}
+
+// NamesEntity reports whether any record head names entity
+// (store.EntityNamer).
+func (c *conn) NamesEntity(ctx context.Context, ws, entity string) (bool, error) {
+	ctx = c.detach(ctx)
+	var named bool
+	err := c.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM record_entities WHERE workspace_id = ? AND entity = ?)", ws, entity).Scan(&named)
+	return named, mapErr("sqlite: names entity", err)
 }

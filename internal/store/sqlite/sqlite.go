@@ -22,6 +22,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -64,6 +65,11 @@ type Store struct {
 	// The checkpointer (checkpoint.go), woken after commits.
 	ckptWake chan struct{}
 	ckptRuns atomic.Int64 // checkpoints run, for tests
+	// ckptMu keeps the checkpointer's runs and Checkpoint apart: SQLite
+	// answers a checkpoint that meets another one running as blocked, so
+	// a truncating Checkpoint (erasure's) would fail now and then merely
+	// because this store's own checkpointer had just been woken.
+	ckptMu sync.Mutex
 }
 
 var _ store.Store = (*Store)(nil)
@@ -268,6 +274,8 @@ func (s *Store) Close() error {
 // truncates the log (PRAGMA wal_checkpoint(TRUNCATE)). It fails if readers
 // kept the checkpoint from completing.
 func (s *Store) Checkpoint(ctx context.Context) error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	var busy, logPages, done int
 	err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &done)
 	if err != nil {
@@ -318,9 +326,26 @@ type tx struct {
 	conn
 	cache [numStmts]*sql.Stmt
 	heads map[string]auditHead // audit chain heads of this transaction (AppendAudit)
+	// lastChange is the seq of the change-log row written last
+	// (logChange); lastWrite, when lastWritten, the record head that
+	// row is of, as a read returns it (InsertRecord).
+	lastChange  int64
+	lastWrite   memory.Record
+	lastWritten bool
 }
 
-var _ store.Tx = (*tx)(nil)
+var (
+	_ store.Tx              = (*tx)(nil)
+	_ store.ChangeSequencer = (*tx)(nil)
+)
+
+// LastWrite returns the record inserted last in this write transaction
+// and the seq of its change-log row, if that row is the last one written
+// (store.ChangeSequencer): the writer holds SQLite's write lock, so the
+// seq is the row's for good once the transaction commits.
+func (t *tx) LastWrite() (int64, memory.Record, bool) {
+	return t.lastChange, t.lastWrite, t.lastWritten && t.lastChange > 0
+}
 
 // detach strips cancellation from the context of statements run inside a
 // write transaction: SQLite answers an interrupted write by rolling back

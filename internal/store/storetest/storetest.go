@@ -34,6 +34,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Principals", testPrincipals},
 		{"PrincipalNames", testPrincipalNames},
 		{"RecordRoundTrip", testRecordRoundTrip},
+		{"LastWrite", testLastWrite},
+		{"NamesEntity", testNamesEntity},
 		{"RecordNotFound", testRecordNotFound},
 		{"InsertRecordTwice", testInsertRecordTwice},
 		{"UpdateRecord", testUpdateRecord},
