@@ -70,6 +70,9 @@ type SearchRequest struct {
 	// query's time expressions name: fused score × (1 + time) (default
 	// DefaultTime; 0 disables).
 	Time *float64 `json:"time,omitempty"`
+	// Ranker re-orders the fused top results by the learned ranker
+	// (retrieve.DefaultRanker; default DefaultRanker).
+	Ranker *bool `json:"ranker,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -83,6 +86,9 @@ var (
 	// DefaultKeysWeight is the fusion weight of the derived category keys
 	// of conversation turns (retrieve.SignalKeys).
 	DefaultKeysWeight = 0.5
+	// DefaultRanker says whether searches re-rank with the learned
+	// ranker (docs/retrieval.md, round five).
+	DefaultRanker = false
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -284,6 +290,10 @@ func (s *Service) searchQuery(p memory.Principal, req SearchRequest, halfLife ti
 	if req.Session != nil {
 		q.Session = *req.Session
 	}
+	if ranker := DefaultRanker; req.Ranker == nil && ranker || req.Ranker != nil && *req.Ranker {
+		q.Ranker = &retrieve.DefaultRanker
+	}
+	q.RankFeatures = req.Explain
 	route := q.Route
 	if route == "" {
 		route = retrieve.Route(req.Query)
