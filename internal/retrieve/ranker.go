@@ -1,6 +1,9 @@
 package retrieve
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"regexp"
 	"slices"
@@ -112,6 +115,20 @@ func (m *RankModel) Score(x []float64) float64 {
 	}
 	return s
 }
+
+// Sum is a checksum of the model: the sha256 of its trees' fields, little
+// endian. The generated weights file states the sum of what the generator
+// fitted, so a test tells a hand edit of the weights.
+func (m *RankModel) Sum() string {
+	h := sha256.New()
+	for _, t := range m.Trees {
+		_ = binary.Write(h, binary.LittleEndian, t)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inf32 is the threshold of a node that sends every sample left.
+var inf32 = float32(math.Inf(1))
 
 // boostTrace records, per candidate, what the fusion's boosts did: the
 // speaker and time boosts applied (1) or not, and the relative session

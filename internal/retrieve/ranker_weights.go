@@ -2,5 +2,8 @@
 
 package retrieve
 
+// DefaultRankerSum is the checksum of DefaultRanker (RankModel.Sum).
+const DefaultRankerSum = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // DefaultRanker is the learned ranker (none fitted yet).
 var DefaultRanker = RankModel{}
