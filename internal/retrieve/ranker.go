@@ -48,6 +48,8 @@ var RankFeatureNames = []string{
 	"length",        // log(1 + the turn's indexed length)
 	"session_share", // the share of the fused top RankDepth in the turn's session
 	"q_aggregate",   // 1 when the question asks for a count or a list ("how many", "all the")
+	"cosine_rel",    // the cosine over the best cosine among the candidates
+	"coverage_rel",  // the coverage over the best coverage among the candidates
 }
 
 // Feature indexes used by the engine.
@@ -72,6 +74,8 @@ const (
 	fLength
 	fSessionShare
 	fAggregate
+	fCosineRel
+	fCoverageRel
 	numRankFeatures
 )
 
@@ -102,9 +106,12 @@ func (t *RankTree) Score(x []float64) float64 {
 	return float64(t.Leaf[l])
 }
 
-// RankModel is a fitted ranker: the sum of its trees' values.
+// RankModel is a fitted ranker: the sum of its trees' values. With
+// KeepFirst the fused first hit stays first and the model orders the
+// rest.
 type RankModel struct {
-	Trees []RankTree
+	Trees     []RankTree
+	KeepFirst bool
 }
 
 // Score is the model's score of one candidate's features.
@@ -121,6 +128,9 @@ func (m *RankModel) Score(x []float64) float64 {
 // fitted, so a test tells a hand edit of the weights.
 func (m *RankModel) Sum() string {
 	h := sha256.New()
+	if m.KeepFirst {
+		h.Write([]byte("keep-first"))
+	}
 	for _, t := range m.Trees {
 		_ = binary.Write(h, binary.LittleEndian, t)
 	}
@@ -269,6 +279,20 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fAggregate] = b2f(in.aggregate)
 		out[k] = x
 	}
+	// Cosines and coverages are on each query's own scale: relative to
+	// the best candidate's they compare across queries.
+	var bestCos, bestCov float64
+	for _, x := range out {
+		bestCos, bestCov = max(bestCos, x[fCosine]), max(bestCov, x[fCoverage])
+	}
+	for _, x := range out {
+		if bestCos > 0 {
+			x[fCosineRel] = x[fCosine] / bestCos
+		}
+		if bestCov > 0 {
+			x[fCoverageRel] = x[fCoverage] / bestCov
+		}
+	}
 	return out
 }
 
@@ -276,7 +300,11 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 // of their features (ties keep the fused order); the rest follow.
 func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
 	n := min(len(order), RankDepth)
-	head := slices.Clone(order[:n])
+	from := 0
+	if m.KeepFirst {
+		from = min(1, n)
+	}
+	head := slices.Clone(order[from:n])
 	sc := make(map[uint32]float64, n)
 	for _, k := range head {
 		sc[k] = m.Score(feats[k])
@@ -290,7 +318,7 @@ func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
 		}
 		return 0
 	})
-	return append(head, order[n:]...)
+	return slices.Concat(order[:from], head, order[n:])
 }
 
 // listShare is a list's reciprocal-rank share of key (60/(60+rank)), 0

@@ -19,6 +19,7 @@ import (
 type acc struct {
 	n                            int
 	r10, hit5, mrr, all10, sess1 float64
+	smrr                         float64
 	mhN, odN, msN                int
 	mh10, od10, msAll10          float64
 }
@@ -51,12 +52,13 @@ func (a *acc) add(q *question, idx []int) {
 			a.hit5++
 		}
 	}
-	if len(idx) > 0 {
-		for _, t := range q.Hits[idx[0]].Turns {
-			if slices.Contains(q.EvidenceSessions, bench.TurnSession(t)) {
+	for r, i := range idx {
+		if slices.ContainsFunc(q.Hits[i].Turns, func(t string) bool { return slices.Contains(q.EvidenceSessions, bench.TurnSession(t)) }) {
+			a.smrr += 1 / float64(r+1)
+			if r == 0 {
 				a.sess1++
-				break
 			}
+			break
 		}
 	}
 	switch q.Group {
@@ -75,8 +77,8 @@ func (a *acc) add(q *question, idx []int) {
 }
 
 func header() string {
-	return fmt.Sprintf("%-15s %-15s %-15s %-15s %-15s %-15s %-15s %-15s",
-		"recall@10", "hit@5", "mrr", "recall_all@10", "session@1", "multi-hop@10", "open-domain@10", "multi-sess all@10")
+	return fmt.Sprintf("%-15s %-15s %-15s %-15s %-15s %-15s %-15s %-15s %-15s",
+		"recall@10", "hit@5", "mrr", "recall_all@10", "session@1", "session mrr", "multi-hop@10", "open-domain@10", "multi-sess all@10")
 }
 
 // row prints a's figures → b's.
@@ -87,9 +89,9 @@ func (a acc) row(b acc) string {
 		}
 		return fmt.Sprintf("%-15s", fmt.Sprintf("%.3f → %.3f", x/float64(n), y/float64(n)))
 	}
-	return fmt.Sprintf("%4d %s %s %s %s %s %s %s %s", a.n,
+	return fmt.Sprintf("%4d %s %s %s %s %s %s %s %s %s", a.n,
 		pair(a.r10, b.r10, a.n), pair(a.hit5, b.hit5, a.n), pair(a.mrr, b.mrr, a.n), pair(a.all10, b.all10, a.n),
-		pair(a.sess1, b.sess1, a.n), pair(a.mh10, b.mh10, a.mhN), pair(a.od10, b.od10, a.odN), pair(a.msAll10, b.msAll10, a.msN))
+		pair(a.sess1, b.sess1, a.n), pair(a.smrr, b.smrr, a.n), pair(a.mh10, b.mh10, a.mhN), pair(a.od10, b.od10, a.odN), pair(a.msAll10, b.msAll10, a.msN))
 }
 
 // source is the Go file of the model, its command in the header.
@@ -101,7 +103,7 @@ func source(m retrieve.RankModel, args []string) string {
 	b.WriteString("// on the development files; docs/retrieval.md, round five.)\n\npackage retrieve\n\n")
 	fmt.Fprintf(&b, "// DefaultRankerSum is the checksum of DefaultRanker (RankModel.Sum).\nconst DefaultRankerSum = %q\n\n", m.Sum())
 	b.WriteString("// DefaultRanker is the learned ranker fitted on every development conversation.\n")
-	b.WriteString("var DefaultRanker = RankModel{Trees: []RankTree{\n")
+	fmt.Fprintf(&b, "var DefaultRanker = RankModel{KeepFirst: %v, Trees: []RankTree{\n", m.KeepFirst)
 	for _, t := range m.Trees {
 		fmt.Fprintf(&b, "\t{F: [3]uint8{%d, %d, %d}, T: [3]float32{%s, %s, %s}, Leaf: [4]float32{%s, %s, %s, %s}},\n",
 			t.F[0], t.F[1], t.F[2], f32(t.T[0]), f32(t.T[1]), f32(t.T[2]),

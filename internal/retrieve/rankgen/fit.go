@@ -34,6 +34,7 @@ type params struct {
 	lambda    float64 // L2 penalty of a leaf's value
 	minHess   float64 // a leaf needs at least this much hessian
 	lmeWeight float64 // a LongMemEval question's weight against a LoCoMo one
+	keepFirst bool    // the model orders all but the fused first hit
 }
 
 // sample is one hit of a training question.
@@ -52,7 +53,7 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 		}
 	}
 	if len(train) == 0 {
-		return retrieve.RankModel{}
+		return retrieve.RankModel{KeepFirst: p.keepFirst}
 	}
 	d := len(train[0].x[0])
 	thr := thresholds(train, d)
@@ -77,7 +78,7 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 	score := make([]float64, len(samples))
 	grad := make([]float64, len(samples))
 	hess := make([]float64, len(samples))
-	var m retrieve.RankModel
+	m := retrieve.RankModel{KeepFirst: p.keepFirst}
 	for range p.trees {
 		clear(grad)
 		clear(hess)

@@ -46,6 +46,7 @@ func main() {
 	flag.Float64Var(&p.lambda, "lambda", 1, "L2 penalty of a leaf value")
 	flag.Float64Var(&p.minHess, "min-hess", 1, "least hessian mass of a leaf")
 	flag.Float64Var(&p.lmeWeight, "lme-weight", 4, "weight of a LongMemEval question against a LoCoMo one")
+	flag.BoolVar(&p.keepFirst, "keep-first", false, "keep the fused first hit first; the model orders the rest")
 	flag.Parse()
 	if !slices.Contains([]string{"lambdarank", "pairwise", "pointwise"}, p.objective) {
 		fmt.Fprintln(os.Stderr, "rankgen: -objective must be lambdarank, pairwise or pointwise")
@@ -168,11 +169,15 @@ func order(q *question, m *retrieve.RankModel) []int {
 		idx[i] = i
 	}
 	if m != nil {
+		from := 0
+		if m.KeepFirst {
+			from = min(1, len(idx))
+		}
 		s := make([]float64, len(q.x))
 		for i, x := range q.x {
 			s[i] = m.Score(x)
 		}
-		slices.SortStableFunc(idx, func(a, b int) int {
+		slices.SortStableFunc(idx[from:], func(a, b int) int {
 			switch {
 			case s[a] > s[b]:
 				return -1
