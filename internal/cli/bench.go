@@ -40,6 +40,7 @@ type retrievalBenchFlags struct {
 	weightDense, weightLexical, weightKeys      float64
 	contextSpread, feedback, speaker, session   float64
 	ranker                                      string
+	opening                                     float64
 	timeBoost                                   float64
 }
 
@@ -59,6 +60,7 @@ func (bf *retrievalBenchFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&bf.feedback, "feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	fs.Float64Var(&bf.speaker, "speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	fs.Float64Var(&bf.session, "session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
+	fs.Float64Var(&bf.opening, "opening", -1, "boost of the user's opening turn of each session for how-many / all-the questions (default: the search default)")
 	fs.StringVar(&bf.ranker, "ranker", "", "on or off: re-rank with the learned ranker (default: the search default)")
 	fs.Float64Var(&bf.timeBoost, "time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&bf.report, "report", "", "write per-question results as JSON lines to this file")
@@ -128,7 +130,7 @@ func (bf *retrievalBenchFlags) tuning(o *bench.Options) {
 		return nil
 	}
 	o.Feedback, o.Speaker, o.Session = given(&bf.feedback), given(&bf.speaker), given(&bf.session)
-	o.Time, o.Context = given(&bf.timeBoost), given(&bf.contextSpread)
+	o.Time, o.Context, o.Opening = given(&bf.timeBoost), given(&bf.contextSpread), given(&bf.opening)
 	switch bf.ranker {
 	case "on":
 		o.Ranker = new(true)

@@ -70,6 +70,11 @@ type SearchRequest struct {
 	// query's time expressions name: fused score × (1 + time) (default
 	// DefaultTime; 0 disables).
 	Time *float64 `json:"time,omitempty"`
+	// Opening boosts, for a question asking for every instance of
+	// something ("how many ..."), the user's opening turn of each
+	// session: fused score × (1 + opening) (default DefaultOpening; 0
+	// disables).
+	Opening *float64 `json:"opening,omitempty"`
 	// Ranker re-orders the fused top results by the learned ranker
 	// (retrieve.DefaultRanker; default DefaultRanker).
 	Ranker *bool `json:"ranker,omitempty"`
@@ -83,6 +88,7 @@ var (
 	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
 	DefaultTime        = 0.5
+	DefaultOpening     = 0.5
 	// DefaultKeysWeight is the fusion weight of the derived category keys
 	// of conversation turns (retrieve.SignalKeys).
 	DefaultKeysWeight = 0.5
@@ -230,6 +236,9 @@ func validateSearch(req SearchRequest) (time.Duration, error) {
 	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
 		return 0, fault.Field("session", "must be between 0 and 10")
 	}
+	if req.Opening != nil && (*req.Opening < 0 || *req.Opening > 10) {
+		return 0, fault.Field("opening", "must be between 0 and 10")
+	}
 	if req.Time != nil && (*req.Time < 0 || *req.Time > 10) {
 		return 0, fault.Field("time", "must be between 0 and 10")
 	}
@@ -289,6 +298,10 @@ func (s *Service) searchQuery(p memory.Principal, req SearchRequest, halfLife ti
 	q.Session = DefaultSession
 	if req.Session != nil {
 		q.Session = *req.Session
+	}
+	q.Opening = DefaultOpening
+	if req.Opening != nil {
+		q.Opening = *req.Opening
 	}
 	if ranker := DefaultRanker; req.Ranker == nil && ranker || req.Ranker != nil && *req.Ranker {
 		q.Ranker = &retrieve.DefaultRanker

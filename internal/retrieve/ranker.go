@@ -50,6 +50,7 @@ var RankFeatureNames = []string{
 	"q_aggregate",   // 1 when the question asks for a count or a list ("how many", "all the")
 	"cosine_rel",    // the cosine over the best cosine among the candidates
 	"coverage_rel",  // the coverage over the best coverage among the candidates
+	"opening_boost", // 1 when the opening boost applied (opening.go)
 }
 
 // Feature indexes used by the engine.
@@ -76,6 +77,7 @@ const (
 	fAggregate
 	fCosineRel
 	fCoverageRel
+	fOpeningBoost
 	numRankFeatures
 )
 
@@ -144,12 +146,12 @@ var inf32 = float32(math.Inf(1))
 // speaker and time boosts applied (1) or not, and the relative session
 // score. Filled only when a search ranks or reports features.
 type boostTrace struct {
-	speaker, time map[uint32]bool
-	session       map[uint32]float64
+	speaker, time, opening map[uint32]bool
+	session                map[uint32]float64
 }
 
 func newBoostTrace() *boostTrace {
-	return &boostTrace{speaker: map[uint32]bool{}, time: map[uint32]bool{}, session: map[uint32]float64{}}
+	return &boostTrace{speaker: map[uint32]bool{}, time: map[uint32]bool{}, opening: map[uint32]bool{}, session: map[uint32]float64{}}
 }
 
 // rankInputs is what the features of one search's candidates are computed
@@ -250,6 +252,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 			x[fSpeaker] = b2f(in.trace.speaker[k])
 			x[fSession] = in.trace.session[k]
 			x[fTime] = b2f(in.trace.time[k])
+			x[fOpeningBoost] = b2f(in.trace.opening[k])
 		}
 		if sk, ok := e.sessionKey(k); ok {
 			b := sess[sk]

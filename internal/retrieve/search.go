@@ -107,6 +107,10 @@ type Query struct {
 	// Now is the query's reference time: recency ages and relative time
 	// expressions count from it.
 	Now time.Time
+	// Opening, when > 0, multiplies by 1+Opening the fused score of the
+	// user's opening turn of each session for a question asking for
+	// every instance of something (opening.go).
+	Opening float64
 	// Ranker, when set, re-orders the fused top RankDepth by the model
 	// (ranker.go); not with MMR.
 	Ranker *RankModel
@@ -296,6 +300,9 @@ func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map
 		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
 			e.timeBoost(spans, fused, q.Time, tr)
 		}
+	}
+	if q.Opening > 0 && aggregateRe.MatchString(q.Text) {
+		e.openingBoost(fused, q.Opening, tr)
 	}
 	return fused
 }
