@@ -94,7 +94,7 @@ var (
 	DefaultKeysWeight = 0.5
 	// DefaultRanker says whether searches re-rank with the learned
 	// ranker (docs/retrieval.md, round five).
-	DefaultRanker = false
+	DefaultRanker = true
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular

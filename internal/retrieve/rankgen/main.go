@@ -73,6 +73,24 @@ func main() {
 	}
 	fmt.Print(crossValidate(qs, p))
 	m := fit(qs, func(*question) bool { return true }, p)
+	// In sample (not a validation): what the engine gives with the
+	// shipped model on these files, to check the wiring end to end.
+	var in [2][2]acc
+	for _, q := range qs {
+		if q.Headline {
+			i := 0
+			if q.locomo {
+				i = 1
+			}
+			in[i][0].add(q, order(q, nil))
+			in[i][1].add(q, order(q, &m))
+		}
+	}
+	for i, name := range []string{"longmemeval", "locomo"} {
+		if in[i][0].n > 0 {
+			fmt.Printf("%-4s %-11s %s\n", "in", name, in[i][0].row(in[i][1]))
+		}
+	}
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(source(m, os.Args[1:])), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "rankgen:", err)
