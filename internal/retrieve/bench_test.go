@@ -244,12 +244,16 @@ func BenchmarkSearch(b *testing.B) {
 				name    string
 				hnsw    bool
 				signals []string
+				ranker  bool
 			}{
-				{"lexical", false, []string{SignalLexical}},
-				{"dense_exact", false, []string{SignalDense}},
-				{"dense_hnsw", true, []string{SignalDense}},
-				{"hybrid_exact", false, nil},
-				{"hybrid_hnsw", true, nil},
+				{"lexical", false, []string{SignalLexical}, false},
+				// The learned ranker's cost, side by side (ranker.go).
+				{"lexical_ranker", false, []string{SignalLexical}, true},
+				{"dense_exact", false, []string{SignalDense}, false},
+				{"dense_hnsw", true, []string{SignalDense}, false},
+				{"hybrid_exact", false, nil, false},
+				{"hybrid_exact_ranker", false, nil, true},
+				{"hybrid_hnsw", true, nil, false},
 			} {
 				b.Run(m.name, func(b *testing.B) {
 					s := benchEngine(b, n)
@@ -264,8 +268,12 @@ func BenchmarkSearch(b *testing.B) {
 					for b.Loop() {
 						q := s.queries[i%len(s.queries)]
 						i++
+						sq := s.query(q, m.signals)
+						if m.ranker {
+							sq.Ranker = &DefaultRanker
+						}
 						t := time.Now()
-						if _, err := s.e.Search(ctx, s.query(q, m.signals)); err != nil {
+						if _, err := s.e.Search(ctx, sq); err != nil {
 							b.Fatal(err)
 						}
 						d := time.Since(t)

@@ -264,7 +264,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 				x[fNeighbour] = nb / top
 			}
 			list := e.sessions[sk]
-			if i := slices.Index(list, k); i >= 0 {
+			if i, ok := slices.BinarySearchFunc(list, k, e.turnCompare); ok {
 				if len(list) > 1 {
 					x[fPosition] = float64(i) / float64(len(list)-1)
 				}
