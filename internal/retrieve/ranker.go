@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
 )
 
 // The learned ranker (issue 18, item 5). Fusion multiplies the speaker,
@@ -297,6 +298,24 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		}
 	}
 	return out
+}
+
+// turnsOnly reports whether a filter admits conversation turns
+// (episodes) only. The ranker was fitted on rankings of turns, whose
+// features (session, position, speaker) other records lack, so it
+// re-ranks only such searches (the gateway's recall of a conversation,
+// the benches); a search mixing in facts or documents keeps the fused
+// order.
+func turnsOnly(f *Filter) bool {
+	if len(f.Types) == 0 {
+		return false
+	}
+	for _, t := range f.Types {
+		if t != memory.Episode {
+			return false
+		}
+	}
+	return true
 }
 
 // rerank re-orders the first RankDepth keys of order by the model's score

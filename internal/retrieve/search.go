@@ -112,7 +112,7 @@ type Query struct {
 	// every instance of something (opening.go).
 	Opening float64
 	// Ranker, when set, re-orders the fused top RankDepth by the model
-	// (ranker.go); not with MMR.
+	// (ranker.go) in a search for conversation turns only; not with MMR.
 	Ranker *RankModel
 	// RankFeatures reports each hit's ranker features in
 	// Evidence.Features (for explain and the generator).
@@ -446,6 +446,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			c := qt.coverage(e.lex, sigs.factOf[k])
 			factStrength[k] = c * c
 		}
+	}
+	if !turnsOnly(&q.Filter) {
+		q.Ranker = nil // fitted on rankings of turns (ranker.go)
 	}
 	var tr *boostTrace
 	if q.Ranker != nil || q.RankFeatures {
