@@ -244,16 +244,19 @@ func BenchmarkSearch(b *testing.B) {
 				name    string
 				hnsw    bool
 				signals []string
+				turns   bool // turns only, the searches the ranker re-ranks
 				ranker  bool
 			}{
-				{"lexical", false, []string{SignalLexical}, false},
+				{"lexical", false, []string{SignalLexical}, false, false},
 				// The learned ranker's cost, side by side (ranker.go).
-				{"lexical_ranker", false, []string{SignalLexical}, true},
-				{"dense_exact", false, []string{SignalDense}, false},
-				{"dense_hnsw", true, []string{SignalDense}, false},
-				{"hybrid_exact", false, nil, false},
-				{"hybrid_exact_ranker", false, nil, true},
-				{"hybrid_hnsw", true, nil, false},
+				{"lexical_turns", false, []string{SignalLexical}, true, false},
+				{"lexical_turns_ranker", false, []string{SignalLexical}, true, true},
+				{"dense_exact", false, []string{SignalDense}, false, false},
+				{"dense_hnsw", true, []string{SignalDense}, false, false},
+				{"hybrid_exact", false, nil, false, false},
+				{"hybrid_exact_turns", false, nil, true, false},
+				{"hybrid_exact_turns_ranker", false, nil, true, true},
+				{"hybrid_hnsw", true, nil, false, false},
 			} {
 				b.Run(m.name, func(b *testing.B) {
 					s := benchEngine(b, n)
@@ -269,6 +272,9 @@ func BenchmarkSearch(b *testing.B) {
 						q := s.queries[i%len(s.queries)]
 						i++
 						sq := s.query(q, m.signals)
+						if m.turns {
+							sq.Filter.Types = []memory.Type{memory.Episode}
+						}
 						if m.ranker {
 							sq.Ranker = &DefaultRanker
 						}
