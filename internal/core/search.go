@@ -75,7 +75,8 @@ type SearchRequest struct {
 	// session: fused score × (1 + opening) (default DefaultOpening; 0
 	// disables).
 	Opening *float64 `json:"opening,omitempty"`
-	// Ranker re-orders the fused top results by the learned ranker
+	// Ranker re-orders the fused top results of a search for
+	// conversation turns only by the learned ranker
 	// (retrieve.DefaultRanker; default DefaultRanker).
 	Ranker *bool `json:"ranker,omitempty"`
 }

@@ -247,8 +247,9 @@ func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(ui
 }
 
 // fuse merges the signals' lists by reciprocal-rank fusion and applies
-// the recency weight and the session, speaker and time boosts; e.mu is
-// held.
+// the recency weight and the session, speaker, time and opening boosts,
+// recording what they did in tr when given (the ranker's features); e.mu
+// is held.
 func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, factStrength map[uint32]float64, allow func(uint32) bool, tr *boostTrace) map[uint32]float64 {
 	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
 	// by how strongly its signal holds it (see strength).
