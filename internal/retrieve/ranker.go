@@ -229,6 +229,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		}
 	}
 	user := lexical.FieldTerm(speakerField, speakerUser)
+	cov := e.coverages(in.qt, in.order[:n])
 	for r, k := range in.order[:n] {
 		x := make([]float64, numRankFeatures)
 		x[fLogRank] = math.Log1p(float64(r))
@@ -239,7 +240,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fDense] = listShare(in.lists[SignalDense], k)
 		x[fKeys] = listShare(in.lists[SignalKeys], k)
 		x[fFacts] = in.factStrength[k]
-		x[fCoverage] = in.qt.coverage(e.lex, k)
+		x[fCoverage] = cov[k]
 		if in.qvec != nil && e.vecs != nil {
 			if v, ok := e.vecs.Vector(k); ok && len(v) == len(in.qvec) {
 				var dot float64
@@ -316,6 +317,39 @@ func turnsOnly(f *Filter) bool {
 		}
 	}
 	return true
+}
+
+// coverages is queryTerms.coverage of each key, computed term by term:
+// a rare term's postings are walked once for all the keys, a common
+// term is looked up in each key's document. The sums run in the same
+// order as coverage's, so the values are the same.
+func (e *Engine) coverages(qt queryTerms, keys []uint32) map[uint32]float64 {
+	out := make(map[uint32]float64, len(keys))
+	if qt.sum == 0 || len(keys) == 0 {
+		return out
+	}
+	var in lexical.Bits
+	for _, k := range keys {
+		in = setBit(in, k)
+	}
+	for i, t := range qt.terms {
+		df := e.lex.DocFreq(t)
+		switch {
+		case df == 0:
+		case df <= 50*len(keys):
+			e.lex.PostingsIn(t, in, func(k uint32, _ int) { out[k] += qt.idf[i] })
+		default:
+			for _, k := range keys {
+				if e.lex.HasTerm(k, t) {
+					out[k] += qt.idf[i]
+				}
+			}
+		}
+	}
+	for k, c := range out {
+		out[k] = c / qt.sum
+	}
+	return out
 }
 
 // rerank re-orders the first RankDepth keys of order by the model's score

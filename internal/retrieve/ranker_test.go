@@ -79,6 +79,9 @@ func TestRankFeaturesReported(t *testing.T) {
 		if got := h.Evidence.Features[fLogRank]; math.Abs(got-math.Log1p(float64(r))) > 1e-12 {
 			t.Errorf("hit %d log_rank %v", r, got)
 		}
+		if got := h.Evidence.Features[fCoverage]; got != h.Evidence.Coverage {
+			t.Errorf("hit %d coverage feature %v, evidence coverage %v", r, got, h.Evidence.Coverage)
+		}
 		byID[h.ID] = h.Evidence.Features
 	}
 	f1, f2, f4 := byID[rec(1, "").ID], byID[rec(2, "").ID], byID[rec(4, "").ID]
