@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/memgate/memgate/internal/retrieve"
 )
 
 // TestWriteFeatures: a run asked for evidence writes each question's hits
-// with their fused score and signal ranks, the input of the ranker
-// generator (internal/retrieve/rankgen).
+// with their fused score, signal ranks and the ranker's features as the
+// engine computed them, the input of the ranker generator
+// (internal/retrieve/rankgen).
 func TestWriteFeatures(t *testing.T) {
 	ds, err := LoadLongMemEval(strings.NewReader(lmeFixture))
 	if err != nil {
@@ -24,7 +27,7 @@ func TestWriteFeatures(t *testing.T) {
 	if len(lines) == 0 {
 		t.Fatal("no feature lines")
 	}
-	withSignals := 0
+	withSignals, withFeatures := 0, 0
 	for _, l := range lines {
 		var fl FeatureLine
 		if err := json.Unmarshal([]byte(l), &fl); err != nil {
@@ -37,9 +40,14 @@ func TestWriteFeatures(t *testing.T) {
 			if h.Score > 0 && len(h.Signals) > 0 {
 				withSignals++
 			}
+			if len(h.Evidence.Features) == len(retrieve.RankFeatureNames) {
+				withFeatures++
+			} else if len(h.Evidence.Features) != 0 {
+				t.Fatalf("a hit has %d features, want %d", len(h.Evidence.Features), len(retrieve.RankFeatureNames))
+			}
 		}
 	}
-	if withSignals == 0 {
-		t.Fatal("no hit carries its fused score and signals")
+	if withSignals == 0 || withFeatures == 0 {
+		t.Fatalf("hits with fused score and signals: %d, with the ranker's features: %d", withSignals, withFeatures)
 	}
 }

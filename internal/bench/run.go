@@ -50,6 +50,9 @@ type Options struct {
 	Speaker  *float64
 	Session  *float64
 	Time     *float64
+	Opening  *float64
+	// Ranker turns the learned ranker on or off (nil: the search default).
+	Ranker *bool
 	// Limit keeps only the first Limit conversations (0: all).
 	Limit int
 	// Workers run questions concurrently (default GOMAXPROCS).
@@ -369,7 +372,7 @@ func ask(ctx context.Context, svc Service, c Conv, q Question, st *convState, o 
 	for _, e := range q.Evidence {
 		qr.Rank[e] = 0
 	}
-	req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, ReferenceTime: q.Date,
+	req := core.SearchRequest{Query: truncate(q.Text, 4096), K: o.KMax, Signals: o.Signals, Weights: o.Weights, Context: o.Context, Feedback: o.Feedback, Speaker: o.Speaker, Session: o.Session, Time: o.Time, Ranker: o.Ranker, Opening: o.Opening, ReferenceTime: q.Date,
 		Scope: memory.Scope{AppID: AppID, ProjectID: c.ID},
 		// The metric is turn recall: a result counts when it is a
 		// turn's episode, so the facts extraction derived from

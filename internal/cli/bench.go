@@ -39,6 +39,8 @@ type retrievalBenchFlags struct {
 	jsonOnly, reuse                             bool
 	weightDense, weightLexical, weightKeys      float64
 	contextSpread, feedback, speaker, session   float64
+	ranker                                      string
+	opening                                     float64
 	timeBoost                                   float64
 	weightPhrases                               float64
 }
@@ -60,6 +62,8 @@ func (bf *retrievalBenchFlags) define(fs *flag.FlagSet) {
 	fs.Float64Var(&bf.feedback, "feedback", -1, "fusion weight of pseudo-relevance feedback (default: the search default)")
 	fs.Float64Var(&bf.speaker, "speaker", -1, "boost of the turns of the speaker a question points at (default: the search default)")
 	fs.Float64Var(&bf.session, "session", -1, "boost of the turns of sessions matching the question as a whole (default: the search default)")
+	fs.Float64Var(&bf.opening, "opening", -1, "boost of the user's opening turn of each session for how-many / all-the questions (default: the search default)")
+	fs.StringVar(&bf.ranker, "ranker", "", "on or off: re-rank with the learned ranker (default: the search default)")
 	fs.Float64Var(&bf.timeBoost, "time", -1, "boost of the turns whose date falls in a time span the question names (default: the search default)")
 	fs.StringVar(&bf.report, "report", "", "write per-question results as JSON lines to this file")
 	fs.StringVar(&bf.features, "features", "", "write every hit's signals and evidence per question as JSON lines to this file (to train the ranker: internal/retrieve/rankgen)")
@@ -89,6 +93,9 @@ func (bf *retrievalBenchFlags) check(name string, cfg *config.Config) ([]string,
 	}
 	if bf.limit < 0 {
 		return nil, usagef("bench: --limit must not be negative")
+	}
+	if bf.ranker != "" && bf.ranker != "on" && bf.ranker != "off" {
+		return nil, usagef("bench: --ranker must be on or off")
 	}
 	var sigs []string
 	for s := range strings.SplitSeq(bf.signals, ",") {
@@ -125,7 +132,13 @@ func (bf *retrievalBenchFlags) tuning(o *bench.Options) {
 		return nil
 	}
 	o.Feedback, o.Speaker, o.Session = given(&bf.feedback), given(&bf.speaker), given(&bf.session)
-	o.Time, o.Context = given(&bf.timeBoost), given(&bf.contextSpread)
+	o.Time, o.Context, o.Opening = given(&bf.timeBoost), given(&bf.contextSpread), given(&bf.opening)
+	switch bf.ranker {
+	case "on":
+		o.Ranker = new(true)
+	case "off":
+		o.Ranker = new(false)
+	}
 }
 
 // runBench runs a retrieval benchmark: `memgate bench locomo|longmemeval

@@ -71,6 +71,15 @@ type SearchRequest struct {
 	// query's time expressions name: fused score × (1 + time) (default
 	// DefaultTime; 0 disables).
 	Time *float64 `json:"time,omitempty"`
+	// Opening boosts, for a question asking for every instance of
+	// something ("how many ..."), the user's opening turn of each
+	// session: fused score × (1 + opening) (default DefaultOpening; 0
+	// disables).
+	Opening *float64 `json:"opening,omitempty"`
+	// Ranker re-orders the fused top results of a search for
+	// conversation turns only by the learned ranker
+	// (retrieve.DefaultRanker; default DefaultRanker).
+	Ranker *bool `json:"ranker,omitempty"`
 }
 
 // Fusion defaults, chosen on the LoCoMo and LongMemEval dev sets (README).
@@ -81,6 +90,7 @@ var (
 	DefaultSpeaker     = 0.4
 	DefaultSession     = 0.5
 	DefaultTime        = 0.5
+	DefaultOpening     = 0.5
 	// DefaultKeysWeight is the fusion weight of the derived category keys
 	// of conversation turns (retrieve.SignalKeys).
 	DefaultKeysWeight = 0.5
@@ -89,6 +99,9 @@ var (
 	// round five: 0.1 gains on both development files, 0.25 and more
 	// cost LoCoMo multi-hop recall).
 	DefaultPhrasesWeight = 0.1
+	// DefaultRanker says whether searches re-rank with the learned
+	// ranker (docs/retrieval.md, round five).
+	DefaultRanker = true
 )
 
 // ModelDenseWeights are dense fusion weights measured for particular
@@ -230,6 +243,9 @@ func validateSearch(req SearchRequest) (time.Duration, error) {
 	if req.Session != nil && (*req.Session < 0 || *req.Session > 10) {
 		return 0, fault.Field("session", "must be between 0 and 10")
 	}
+	if req.Opening != nil && (*req.Opening < 0 || *req.Opening > 10) {
+		return 0, fault.Field("opening", "must be between 0 and 10")
+	}
 	if req.Time != nil && (*req.Time < 0 || *req.Time > 10) {
 		return 0, fault.Field("time", "must be between 0 and 10")
 	}
@@ -295,6 +311,14 @@ func (s *Service) searchQuery(p memory.Principal, req SearchRequest, halfLife ti
 	if req.Session != nil {
 		q.Session = *req.Session
 	}
+	q.Opening = DefaultOpening
+	if req.Opening != nil {
+		q.Opening = *req.Opening
+	}
+	if ranker := DefaultRanker; req.Ranker == nil && ranker || req.Ranker != nil && *req.Ranker {
+		q.Ranker = &retrieve.DefaultRanker
+	}
+	q.RankFeatures = req.Explain
 	route := q.Route
 	if route == "" {
 		route = retrieve.Route(req.Query)

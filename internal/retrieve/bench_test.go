@@ -244,12 +244,19 @@ func BenchmarkSearch(b *testing.B) {
 				name    string
 				hnsw    bool
 				signals []string
+				turns   bool // turns only, the searches the ranker re-ranks
+				ranker  bool
 			}{
-				{"lexical", false, []string{SignalLexical}},
-				{"dense_exact", false, []string{SignalDense}},
-				{"dense_hnsw", true, []string{SignalDense}},
-				{"hybrid_exact", false, nil},
-				{"hybrid_hnsw", true, nil},
+				{"lexical", false, []string{SignalLexical}, false, false},
+				// The learned ranker's cost, side by side (ranker.go).
+				{"lexical_turns", false, []string{SignalLexical}, true, false},
+				{"lexical_turns_ranker", false, []string{SignalLexical}, true, true},
+				{"dense_exact", false, []string{SignalDense}, false, false},
+				{"dense_hnsw", true, []string{SignalDense}, false, false},
+				{"hybrid_exact", false, nil, false, false},
+				{"hybrid_exact_turns", false, nil, true, false},
+				{"hybrid_exact_turns_ranker", false, nil, true, true},
+				{"hybrid_hnsw", true, nil, false, false},
 			} {
 				b.Run(m.name, func(b *testing.B) {
 					s := benchEngine(b, n)
@@ -264,8 +271,15 @@ func BenchmarkSearch(b *testing.B) {
 					for b.Loop() {
 						q := s.queries[i%len(s.queries)]
 						i++
+						sq := s.query(q, m.signals)
+						if m.turns {
+							sq.Filter.Types = []memory.Type{memory.Episode}
+						}
+						if m.ranker {
+							sq.Ranker = &DefaultRanker
+						}
 						t := time.Now()
-						if _, err := s.e.Search(ctx, s.query(q, m.signals)); err != nil {
+						if _, err := s.e.Search(ctx, sq); err != nil {
 							b.Fatal(err)
 						}
 						d := time.Since(t)

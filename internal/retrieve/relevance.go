@@ -15,6 +15,9 @@ import (
 type Evidence struct {
 	Dense    *float64 `json:"dense,omitempty"`
 	Coverage float64  `json:"coverage"`
+	// Features are the ranker's inputs (RankFeatureNames, in order), for
+	// the fused top RankDepth of a search that asks for them.
+	Features []float64 `json:"features,omitempty"`
 }
 
 // RelevanceModel is a logistic model of P(record is evidence for the

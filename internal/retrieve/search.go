@@ -107,6 +107,16 @@ type Query struct {
 	// Now is the query's reference time: recency ages and relative time
 	// expressions count from it.
 	Now time.Time
+	// Opening, when > 0, multiplies by 1+Opening the fused score of the
+	// user's opening turn of each session for a question asking for
+	// every instance of something (opening.go).
+	Opening float64
+	// Ranker, when set, re-orders the fused top RankDepth by the model
+	// (ranker.go) in a search for conversation turns only; not with MMR.
+	Ranker *RankModel
+	// RankFeatures reports each hit's ranker features in
+	// Evidence.Features (for explain and the generator).
+	RankFeatures bool
 }
 
 // SignalScore is one signal's view of a result.
@@ -237,9 +247,10 @@ func (e *Engine) lexicalSignal(terms []string, q *Query, pool int, allow func(ui
 }
 
 // fuse merges the signals' lists by reciprocal-rank fusion and applies
-// the recency weight and the session, speaker and time boosts; e.mu is
-// held.
-func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, factStrength map[uint32]float64, allow func(uint32) bool) map[uint32]float64 {
+// the recency weight and the session, speaker, time and opening boosts,
+// recording what they did in tr when given (the ranker's features); e.mu
+// is held.
+func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map[uint32]float64, lexStrength float64, factStrength map[uint32]float64, allow func(uint32) bool, tr *boostTrace) map[uint32]float64 {
 	// Reciprocal-rank fusion (SPEC §5 step 3), each entry's share scaled
 	// by how strongly its signal holds it (see strength).
 	fused := map[uint32]float64{}
@@ -281,22 +292,24 @@ func (e *Engine) fuse(q *Query, lists map[string][]uint32, scores map[string]map
 		}
 	}
 	if q.Session > 0 {
-		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter))
+		e.sessionPrior(q.Text, fused, q.Session, allow, e.scopeDocs(q.Filter), tr)
 	}
 	if q.Speaker > 0 {
-		e.speakerBoost(q.Text, fused, q.Speaker)
+		e.speakerBoost(q.Text, fused, q.Speaker, tr)
 	}
 	if q.Time > 0 {
 		if spans := TimeSpans(q.Text, q.Now); len(spans) > 0 {
-			e.timeBoost(spans, fused, q.Time)
+			e.timeBoost(spans, fused, q.Time, tr)
 		}
+	}
+	if q.Opening > 0 && aggregateRe.MatchString(q.Text) {
+		e.openingBoost(fused, q.Opening, tr)
 	}
 	return fused
 }
 
 // rank orders the fused candidates (ties by id, the same on every
-// backend), diversifies them with MMR when asked, and keeps q.K; e.mu is
-// held.
+// backend) and diversifies them with MMR when asked; e.mu is held.
 func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
 	order := make([]uint32, 0, len(fused))
 	for k := range fused {
@@ -311,9 +324,6 @@ func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
 	})
 	if q.MMR > 0 && len(order) > q.K {
 		order = e.mmr(order, fused, q.K, q.MMR)
-	}
-	if len(order) > q.K {
-		order = order[:q.K]
 	}
 	return order
 }
@@ -438,8 +448,32 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 			factStrength[k] = c * c
 		}
 	}
-	fused := e.fuse(&q, lists, scores, lexStrength, factStrength, allow)
-	res.Hits = e.hits(e.rank(&q, fused), fused, lists, scores, qt, qvec)
+	if !turnsOnly(&q.Filter) {
+		q.Ranker = nil // fitted on rankings of turns (ranker.go)
+	}
+	var tr *boostTrace
+	if q.Ranker != nil || q.RankFeatures {
+		tr = newBoostTrace()
+	}
+	fused := e.fuse(&q, lists, scores, lexStrength, factStrength, allow, tr)
+	order := e.rank(&q, fused)
+	var feats map[uint32][]float64
+	if tr != nil {
+		feats = e.rankFeatures(&rankInputs{order: order, fused: fused, lists: lists, factStrength: factStrength,
+			trace: tr, qt: qt, qvec: qvec, matchTerms: e.queryMatchTerms(q.Text), aggregate: aggregateRe.MatchString(q.Text)})
+		if q.Ranker != nil && q.MMR <= 0 {
+			order = rerank(order, feats, q.Ranker)
+		}
+	}
+	if len(order) > q.K {
+		order = order[:q.K]
+	}
+	res.Hits = e.hits(order, fused, lists, scores, qt, qvec)
+	if q.RankFeatures {
+		for i, k := range order {
+			res.Hits[i].Evidence.Features = feats[k]
+		}
+	}
 	e.mu.RUnlock()
 	return res, nil
 }

@@ -113,8 +113,9 @@ func (e *Engine) sessionScores(terms []string, allow func(uint32) bool, scopeDoc
 }
 
 // sessionPrior multiplies the fused score of every candidate turn by
-// 1 + w·s/max, s being its session's score and max the best session's.
-func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, allow func(uint32) bool, scopeDocs int) {
+// 1 + w·s/max, s being its session's score and max the best session's,
+// and records s/max in tr when given (the ranker's feature).
+func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, allow func(uint32) bool, scopeDocs int, tr *boostTrace) {
 	scores := e.sessionScores(lexical.Analyze(text, true), allow, scopeDocs)
 	best := 0.0
 	for _, s := range scores {
@@ -130,6 +131,9 @@ func (e *Engine) sessionPrior(text string, fused map[uint32]float64, w float64, 
 		}
 		if s, ok := scores[e.sessions[sk][0]]; ok {
 			fused[k] *= 1 + w*s/best
+			if tr != nil {
+				tr.session[k] = s / best
+			}
 		}
 	}
 }

@@ -138,8 +138,9 @@ func querySpeakers(text string) []string {
 }
 
 // speakerBoost multiplies by 1+w the fused score of every candidate
-// spoken by a speaker the query points at, when some candidate is.
-func (e *Engine) speakerBoost(text string, fused map[uint32]float64, w float64) {
+// spoken by a speaker the query points at, when some candidate is, and
+// records the boosted candidates in tr when given.
+func (e *Engine) speakerBoost(text string, fused map[uint32]float64, w float64, tr *boostTrace) {
 	var terms []string
 	for _, t := range querySpeakers(text) {
 		if e.lex.DocFreq(t) > 0 {
@@ -153,6 +154,9 @@ func (e *Engine) speakerBoost(text string, fused map[uint32]float64, w float64) 
 		for _, t := range terms {
 			if e.lex.HasTerm(k, t) {
 				fused[k] *= 1 + w
+				if tr != nil {
+					tr.speaker[k] = true
+				}
 				break
 			}
 		}

@@ -340,18 +340,23 @@ const timeSlack = 7 * 24 * time.Hour
 
 // timeBoost multiplies by 1+w the fused score of the candidates whose
 // event time falls in one of spans (or up to timeSlack after).
-func (e *Engine) timeBoost(spans []Span, fused map[uint32]float64, w float64) {
+func (e *Engine) timeBoost(spans []Span, fused map[uint32]float64, w float64, tr *boostTrace) {
 	derived := e.derivedInSpans(spans)
 	for k, s := range fused {
-		if derived[k] {
-			fused[k] = s * (1 + w)
-			continue
+		in := derived[k]
+		if !in {
+			t := time.UnixMicro(e.docs[k].eventTime).UTC()
+			for _, sp := range spans {
+				if sp.contains(t) || (t.After(sp.To) || t.Equal(sp.To)) && t.Sub(sp.To) < timeSlack {
+					in = true
+					break
+				}
+			}
 		}
-		t := time.UnixMicro(e.docs[k].eventTime).UTC()
-		for _, sp := range spans {
-			if sp.contains(t) || (t.After(sp.To) || t.Equal(sp.To)) && t.Sub(sp.To) < timeSlack {
-				fused[k] = s * (1 + w)
-				break
+		if in {
+			fused[k] = s * (1 + w)
+			if tr != nil {
+				tr.time[k] = true
 			}
 		}
 	}

@@ -1,25 +1,53 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memgate/memgate/internal/bench"
+	"github.com/memgate/memgate/internal/retrieve"
 )
 
-// A features file of two conversations: in each question the evidence
-// is the hit with the higher coverage but the lower fused rank, so a fit
-// on coverage reverses the fused order.
-const featuresFixture = `{"conv":"c1","group":"g","headline":true,"evidence":["D1:2"],"evidence_sessions":["D1"],"hits":[{"turns":["D1:1"],"score":1,"evidence":{"coverage":0.1},"signals":{"lexical":{"rank":1,"score":3}}},{"turns":["D1:2"],"score":0.9,"evidence":{"coverage":0.9},"signals":{"lexical":{"rank":2,"score":2}}}]}
-{"conv":"c2","group":"g","headline":true,"evidence":["D2:2"],"evidence_sessions":["D2"],"hits":[{"turns":["D2:1"],"score":1,"evidence":{"coverage":0.2},"signals":{"lexical":{"rank":1,"score":3}}},{"turns":["D2:2"],"score":0.9,"evidence":{"coverage":0.8},"signals":{"lexical":{"rank":2,"score":2}}}]}
-`
-
-func TestFoldsAreByConversation(t *testing.T) {
+// fixture writes a features file of convs conversations, one question
+// each: ten hits, the evidence the fused rank-3 hit, which alone has the
+// "opening" feature set, so a fit on the other conversations lifts it to
+// the top.
+func fixture(t *testing.T, convs ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range convs {
+		l := bench.FeatureLine{Conv: c, Group: "multi_hop", Headline: true, Evidence: []string{"D1:3"}, EvidenceSessions: []string{"D1"}}
+		for r := range 10 {
+			x := make([]float64, len(retrieve.RankFeatureNames))
+			x[0] = float64(r)
+			x[1] = 1 - float64(r)/10
+			if r == 2 {
+				x[14] = 1
+			}
+			l.Hits = append(l.Hits, bench.FeatureHit{Turns: []string{"D1:" + string(rune('1'+r))}, Score: x[1],
+				Evidence: retrieve.Evidence{Features: x}})
+		}
+		j, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
 	path := filepath.Join(t.TempDir(), "f.jsonl")
-	if err := os.WriteFile(path, []byte(featuresFixture+strings.Replace(featuresFixture, `"c1"`, `"c3"`, 1)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	qs, err := read(path, true)
+	return path
+}
+
+var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1}
+
+func TestFoldsAreByConversation(t *testing.T) {
+	qs, err := read(fixture(t, "c1", "c2", "c3", "c1"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +61,47 @@ func TestFoldsAreByConversation(t *testing.T) {
 	if fold["c1"] == fold["c2"] || fold["c2"] == fold["c3"] {
 		t.Fatalf("distinct conversations share a fold: %v", fold)
 	}
-	// Trained on c2 and c3 only, the model ranks c1's evidence first.
-	m := fit(qs, func(q *question) bool { return q.Conv != "c1" }, 0.01)
-	var a, b acc
-	a.add(qs[0], order(qs[0], nil))
-	b.add(qs[0], order(qs[0], &m))
-	if a.mrr != 0.5 || b.mrr != 1 || b.sess1 != 1 {
-		t.Fatalf("fused MRR %v, ranker MRR %v session@1 %v; want 0.5, 1, 1", a.mrr, b.mrr, b.sess1)
+	// Trained on c2 and c3 only, every objective ranks c1's evidence first.
+	for _, obj := range []string{"lambdarank", "pairwise", "pointwise"} {
+		p := testParams
+		p.objective = obj
+		m := fit(qs, func(q *question) bool { return q.Conv != "c1" }, p)
+		var a, b acc
+		a.add(qs[0], order(qs[0], nil))
+		b.add(qs[0], order(qs[0], &m))
+		if a.mrr >= 0.34 || b.mrr != 1 || b.sess1 != 1 || b.mhN != 1 {
+			t.Fatalf("%s: fused MRR %v, ranker MRR %v session@1 %v; want 1/3, 1, 1", obj, a.mrr, b.mrr, b.sess1)
+		}
+	}
+}
+
+// TestFitIsDeterministic: the same features give the same model, and the
+// generated source states its checksum and the command.
+func TestFitIsDeterministic(t *testing.T) {
+	qs, err := read(fixture(t, "c1", "c2", "c3"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(*question) bool { return true }
+	m1, m2 := fit(qs, all, testParams), fit(qs, all, testParams)
+	if m1.Sum() != m2.Sum() || len(m1.Trees) != testParams.trees {
+		t.Fatalf("two fits differ or have %d trees", len(m1.Trees))
+	}
+	src := source(m1, []string{"-locomo", "x.jsonl"})
+	if !strings.Contains(src, m1.Sum()) || !strings.Contains(src, "go run ./internal/retrieve/rankgen -locomo x.jsonl") {
+		t.Fatalf("source lacks the checksum or the command:\n%s", src)
+	}
+}
+
+// TestReadRefusesOldFeatures: a features file without the ranker's
+// features (an older memgate) is refused, not fitted on zeros.
+func TestReadRefusesOldFeatures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.jsonl")
+	old := `{"conv":"c1","group":"g","headline":true,"evidence":["D1:2"],"hits":[{"turns":["D1:1"],"score":1,"evidence":{"coverage":0.1},"signals":{}}]}` + "\n"
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read(path, true); err == nil || !strings.Contains(err.Error(), "features") {
+		t.Fatalf("read = %v, want a features error", err)
 	}
 }

@@ -1,0 +1,394 @@
+package retrieve
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"regexp"
+	"slices"
+
+	"github.com/memgate/memgate/internal/lexical"
+	"github.com/memgate/memgate/internal/memory"
+)
+
+// The learned ranker (issue 18, item 5). Fusion multiplies the speaker,
+// session and time boosts into one score and forgets them; the ranker
+// sees them separately, beside features the fusion has no place for (the
+// best fused score of another turn of the same session, the turn's
+// position in its session, whether the user said it, how many of the
+// question's category keys and names it holds, its length), and
+// re-orders the fused top RankDepth with a small ensemble of regression
+// trees fitted offline by internal/retrieve/rankgen on the development
+// files (cross-validated by conversation; docs/retrieval.md). The
+// features are reported per hit (Evidence.Features, under explain), so
+// the generator trains on exactly what the engine computes.
+
+// RankDepth is how many fused candidates the ranker re-orders.
+const RankDepth = 50
+
+// RankFeatureNames name the ranker's features, in order.
+var RankFeatureNames = []string{
+	"log_rank",      // log(1 + 0-based fused rank)
+	"score",         // fused score over the best fused score
+	"lexical",       // the lexical list's reciprocal-rank share 60/(60+rank), 0 when absent
+	"dense",         // the dense list's share
+	"keys",          // the category-keys list's share
+	"facts",         // the share of the question the best fact citing the turn holds, squared
+	"coverage",      // Evidence.Coverage
+	"cosine",        // Evidence.Dense, 0 without a vector
+	"has_vector",    // 1 when the cosine is known
+	"speaker",       // 1 when the speaker boost applied
+	"session",       // the turn's session score over the best session's (0 outside a session)
+	"time",          // 1 when the time boost applied
+	"neighbour",     // the best fused score of another candidate of the same session, over the best
+	"position",      // the turn's place in its session, 0 first … 1 last
+	"opening",       // 1 for a session's first turn
+	"user_turn",     // 1 when the turn's speaker is the user
+	"key_match",     // how many of the question's focus category keys and names the turn holds
+	"length",        // log(1 + the turn's indexed length)
+	"session_share", // the share of the fused top RankDepth in the turn's session
+	"q_aggregate",   // 1 when the question asks for a count or a list ("how many", "all the")
+	"cosine_rel",    // the cosine over the best cosine among the candidates
+	"coverage_rel",  // the coverage over the best coverage among the candidates
+	"opening_boost", // 1 when the opening boost applied (opening.go)
+}
+
+// Feature indexes used by the engine.
+const (
+	fLogRank = iota
+	fScore
+	fLexical
+	fDense
+	fKeys
+	fFacts
+	fCoverage
+	fCosine
+	fHasVector
+	fSpeaker
+	fSession
+	fTime
+	fNeighbour
+	fPosition
+	fOpening
+	fUserTurn
+	fKeyMatch
+	fLength
+	fSessionShare
+	fAggregate
+	fCosineRel
+	fCoverageRel
+	fOpeningBoost
+	numRankFeatures
+)
+
+// aggregateRe finds questions that ask for every instance of something.
+var aggregateRe = regexp.MustCompile(`(?i)\b(how many|how much|in total|all the|list|count|times)\b`)
+
+// RankTree is a regression tree of depth two: the root splits on
+// Feature < Threshold, each child on its own feature and threshold;
+// Leaf[0..3] are the values of left-left, left-right, right-left and
+// right-right.
+type RankTree struct {
+	F    [3]uint8
+	T    [3]float32
+	Leaf [4]float32
+}
+
+// Score is the tree's value for features x.
+func (t *RankTree) Score(x []float64) float64 {
+	c := 1
+	if x[t.F[0]] < float64(t.T[0]) {
+		c = 0
+	}
+	n := 1 + c
+	l := 2 * c
+	if x[t.F[n]] >= float64(t.T[n]) {
+		l++
+	}
+	return float64(t.Leaf[l])
+}
+
+// RankModel is a fitted ranker: the sum of its trees' values. With
+// KeepFirst the fused first hit stays first and the model orders the
+// rest.
+type RankModel struct {
+	Trees     []RankTree
+	KeepFirst bool
+}
+
+// Score is the model's score of one candidate's features.
+func (m *RankModel) Score(x []float64) float64 {
+	s := 0.0
+	for i := range m.Trees {
+		s += m.Trees[i].Score(x)
+	}
+	return s
+}
+
+// Sum is a checksum of the model: the sha256 of its trees' fields, little
+// endian. The generated weights file states the sum of what the generator
+// fitted, so a test tells a hand edit of the weights.
+func (m *RankModel) Sum() string {
+	h := sha256.New()
+	if m.KeepFirst {
+		h.Write([]byte("keep-first"))
+	}
+	for _, t := range m.Trees {
+		_ = binary.Write(h, binary.LittleEndian, t)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inf32 is the threshold of a node that sends every sample left.
+var inf32 = float32(math.Inf(1))
+
+// boostTrace records, per candidate, what the fusion's boosts did: the
+// speaker and time boosts applied (1) or not, and the relative session
+// score. Filled only when a search ranks or reports features.
+type boostTrace struct {
+	speaker, time, opening map[uint32]bool
+	session                map[uint32]float64
+}
+
+func newBoostTrace() *boostTrace {
+	return &boostTrace{speaker: map[uint32]bool{}, time: map[uint32]bool{}, opening: map[uint32]bool{}, session: map[uint32]float64{}}
+}
+
+// rankInputs is what the features of one search's candidates are computed
+// from; e.mu is held while it is used.
+type rankInputs struct {
+	order        []uint32 // the fused order, best first
+	fused        map[uint32]float64
+	lists        map[string][]uint32
+	factStrength map[uint32]float64
+	trace        *boostTrace
+	qt           queryTerms
+	qvec         []float32
+	matchTerms   []string // the question's focus keys and entity keys some document holds
+	aggregate    bool
+}
+
+// queryMatchTerms lists the category-key and entity field terms of the
+// question that some document holds.
+func (e *Engine) queryMatchTerms(text string) []string {
+	var out []string
+	for _, t := range keyTerms(text) {
+		if e.lex.DocFreq(t) > 0 {
+			out = append(out, t)
+		}
+	}
+	for _, x := range textEntities(text, maxTurnEntities) {
+		f := lexical.FieldTerm(entField, x)
+		if e.lex.DocFreq(f) > 0 && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// rankFeatures computes the features of the first RankDepth candidates
+// of in.order; e.mu is held.
+func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
+	n := min(len(in.order), RankDepth)
+	out := make(map[uint32][]float64, n)
+	if n == 0 {
+		return out
+	}
+	top := in.fused[in.order[0]]
+	// The best and second-best fused score of each session among the
+	// candidates, and each session's count in the top n.
+	type sessBest struct {
+		best, second float64
+		bestKey      uint32
+		inTop        int
+	}
+	sess := map[sessKey]*sessBest{}
+	for k, s := range in.fused {
+		sk, ok := e.sessionKey(k)
+		if !ok {
+			continue
+		}
+		b := sess[sk]
+		if b == nil {
+			b = &sessBest{bestKey: k}
+			sess[sk] = b
+			b.best = s
+			continue
+		}
+		switch {
+		case s > b.best:
+			b.second, b.best, b.bestKey = b.best, s, k
+		case s > b.second:
+			b.second = s
+		}
+	}
+	for _, k := range in.order[:n] {
+		if sk, ok := e.sessionKey(k); ok {
+			sess[sk].inTop++
+		}
+	}
+	user := lexical.FieldTerm(speakerField, speakerUser)
+	cov := e.coverages(in.qt, in.order[:n])
+	for r, k := range in.order[:n] {
+		x := make([]float64, numRankFeatures)
+		x[fLogRank] = math.Log1p(float64(r))
+		if top > 0 {
+			x[fScore] = in.fused[k] / top
+		}
+		x[fLexical] = listShare(in.lists[SignalLexical], k)
+		x[fDense] = listShare(in.lists[SignalDense], k)
+		x[fKeys] = listShare(in.lists[SignalKeys], k)
+		x[fFacts] = in.factStrength[k]
+		x[fCoverage] = cov[k]
+		if in.qvec != nil && e.vecs != nil {
+			if v, ok := e.vecs.Vector(k); ok && len(v) == len(in.qvec) {
+				var dot float64
+				for i := range v {
+					dot += float64(v[i]) * float64(in.qvec[i])
+				}
+				x[fCosine], x[fHasVector] = dot, 1
+			}
+		}
+		if in.trace != nil {
+			x[fSpeaker] = b2f(in.trace.speaker[k])
+			x[fSession] = in.trace.session[k]
+			x[fTime] = b2f(in.trace.time[k])
+			x[fOpeningBoost] = b2f(in.trace.opening[k])
+		}
+		if sk, ok := e.sessionKey(k); ok {
+			b := sess[sk]
+			nb := b.best
+			if b.bestKey == k {
+				nb = b.second
+			}
+			if top > 0 {
+				x[fNeighbour] = nb / top
+			}
+			list := e.sessions[sk]
+			if i, ok := slices.BinarySearchFunc(list, k, e.turnCompare); ok {
+				if len(list) > 1 {
+					x[fPosition] = float64(i) / float64(len(list)-1)
+				}
+				x[fOpening] = b2f(i == 0)
+			}
+			x[fSessionShare] = float64(b.inTop) / float64(n)
+		}
+		x[fUserTurn] = b2f(e.lex.HasTerm(k, user))
+		for _, t := range in.matchTerms {
+			if e.lex.HasTerm(k, t) {
+				x[fKeyMatch]++
+			}
+		}
+		x[fLength] = math.Log1p(float64(e.lex.DocLen(k)))
+		x[fAggregate] = b2f(in.aggregate)
+		out[k] = x
+	}
+	// Cosines and coverages are on each query's own scale: relative to
+	// the best candidate's they compare across queries.
+	var bestCos, bestCov float64
+	for _, x := range out {
+		bestCos, bestCov = max(bestCos, x[fCosine]), max(bestCov, x[fCoverage])
+	}
+	for _, x := range out {
+		if bestCos > 0 {
+			x[fCosineRel] = x[fCosine] / bestCos
+		}
+		if bestCov > 0 {
+			x[fCoverageRel] = x[fCoverage] / bestCov
+		}
+	}
+	return out
+}
+
+// turnsOnly reports whether a filter admits conversation turns
+// (episodes) only. The ranker was fitted on rankings of turns, whose
+// features (session, position, speaker) other records lack, so it
+// re-ranks only such searches (the gateway's recall of a conversation,
+// the benches); a search mixing in facts or documents keeps the fused
+// order.
+func turnsOnly(f *Filter) bool {
+	if len(f.Types) == 0 {
+		return false
+	}
+	for _, t := range f.Types {
+		if t != memory.Episode {
+			return false
+		}
+	}
+	return true
+}
+
+// coverages is queryTerms.coverage of each key, computed term by term:
+// a rare term's postings are walked once for all the keys, a common
+// term is looked up in each key's document. The sums run in the same
+// order as coverage's, so the values are the same.
+func (e *Engine) coverages(qt queryTerms, keys []uint32) map[uint32]float64 {
+	out := make(map[uint32]float64, len(keys))
+	if qt.sum == 0 || len(keys) == 0 {
+		return out
+	}
+	var in lexical.Bits
+	for _, k := range keys {
+		in = setBit(in, k)
+	}
+	for i, t := range qt.terms {
+		df := e.lex.DocFreq(t)
+		switch {
+		case df == 0:
+		case df <= 200*len(keys): // ~1.5 ns a posting against ~300 ns a look-up
+			e.lex.PostingsIn(t, in, func(k uint32, _ int) { out[k] += qt.idf[i] })
+		default:
+			for _, k := range keys {
+				if e.lex.HasTerm(k, t) {
+					out[k] += qt.idf[i]
+				}
+			}
+		}
+	}
+	for k, c := range out {
+		out[k] = c / qt.sum
+	}
+	return out
+}
+
+// rerank re-orders the first RankDepth keys of order by the model's score
+// of their features (ties keep the fused order); the rest follow.
+func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
+	n := min(len(order), RankDepth)
+	from := 0
+	if m.KeepFirst {
+		from = min(1, n)
+	}
+	head := slices.Clone(order[from:n])
+	sc := make(map[uint32]float64, n)
+	for _, k := range head {
+		sc[k] = m.Score(feats[k])
+	}
+	slices.SortStableFunc(head, func(a, b uint32) int {
+		switch {
+		case sc[a] > sc[b]:
+			return -1
+		case sc[a] < sc[b]:
+			return 1
+		}
+		return 0
+	})
+	return slices.Concat(order[:from], head, order[n:])
+}
+
+// listShare is a list's reciprocal-rank share of key (60/(60+rank)), 0
+// when the list does not hold it.
+func listShare(keys []uint32, key uint32) float64 {
+	if i := slices.Index(keys, key); i >= 0 {
+		return 60 / (60 + float64(i+1))
+	}
+	return 0
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
