@@ -2,9 +2,11 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/internal/api"
@@ -57,6 +59,16 @@ func TestRelevanceRealServer(t *testing.T) {
 	top := all.Results[0]
 	if !(top.Relevance > 0 && top.Relevance <= 1) || top.Relevance <= all.Results[1].Relevance || top.Evidence == nil {
 		t.Fatalf("relevance %+v", all.Results)
+	}
+	// The round-five knobs reach the server: an opening weight out of
+	// range is refused naming its field, the ranker can be turned off.
+	_, err = c.Search(ctx, RecordSearchRequest{Query: q, Opening: new(11.0)})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidArgument || !strings.Contains(e.Message, "opening") {
+		t.Fatalf("opening 11: %v", err)
+	}
+	if off, err := c.Search(ctx, RecordSearchRequest{Query: q, Ranker: new(false), Opening: new(0.0)}); err != nil || len(off.Results) != 2 {
+		t.Fatalf("ranker off: %+v %v", off, err)
 	}
 	cut, err := c.Search(ctx, RecordSearchRequest{Query: q, MinRelevance: math.Nextafter(all.Results[1].Relevance, 2)})
 	if err != nil || len(cut.Results) != 1 || cut.Results[0].Record.ID != top.Record.ID {

@@ -201,6 +201,14 @@ type RecordSearchRequest struct {
 	Weights         map[string]float64 `json:"weights,omitempty"`
 	Context         *float64           `json:"context,omitempty"`
 	Feedback        *float64           `json:"feedback,omitempty"`
+	// Opening (0..10; server default 0.5) lifts the user's opening turn
+	// of each session for questions asking for every instance ("how
+	// many", "all the"); 0 turns it off.
+	Opening *float64 `json:"opening,omitempty"`
+	// Ranker re-orders a turns-only search's fused top results with the
+	// built-in learned ranker (server default on); false keeps the fused
+	// order.
+	Ranker *bool `json:"ranker,omitempty"`
 }
 
 // SignalScore is one retrieval signal's contribution to a hit.
