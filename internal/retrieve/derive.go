@@ -219,9 +219,16 @@ func keyTerms(text string) []string {
 // keySearch ranks the admitted documents holding a category key the query
 // names, by the summed inverse document frequency of those keys.
 func (e *Engine) keySearch(text string, pool int, allow func(uint32) bool) ([]uint32, []float64) {
+	return e.idfSearch(keyTerms(text), pool, allow)
+}
+
+// idfSearch ranks the documents allow admits holding any of the field
+// terms by the summed inverse document frequency of the terms they hold:
+// the scoring of the keys and keyphrases lists.
+func (e *Engine) idfSearch(terms []string, pool int, allow func(uint32) bool) ([]uint32, []float64) {
 	sc := map[uint32]float64{}
 	n := float64(max(1, e.lex.Len()))
-	for _, f := range keyTerms(text) {
+	for _, f := range terms {
 		df := e.lex.DocFreq(f)
 		if df == 0 {
 			continue

@@ -89,20 +89,10 @@ var clauseRe = strings.NewReplacer(".", " the ", ",", " the ", ";", " the ", ":"
 // keyphrases they share with the query, best first, at most pool; e.mu
 // is held.
 func (e *Engine) phraseSearch(text string, pool int, allow func(uint32) bool) ([]uint32, []float64) {
-	sc := map[uint32]float64{}
-	n := float64(max(1, e.lex.Len()))
-	for _, p := range textPhrases(clauses(text), maxTurnPhrases) {
-		f := lexical.FieldTerm(phraseField, p)
-		df := e.lex.DocFreq(f)
-		if df == 0 {
-			continue
-		}
-		idf := logIDF(n, float64(df))
-		e.lex.Postings(f, func(k uint32, _ int) {
-			if allow(k) {
-				sc[k] += idf
-			}
-		})
+	phrases := textPhrases(clauses(text), maxTurnPhrases)
+	terms := make([]string, len(phrases))
+	for i, p := range phrases {
+		terms[i] = lexical.FieldTerm(phraseField, p)
 	}
-	return e.topScored(sc, pool)
+	return e.idfSearch(terms, pool, allow)
 }
