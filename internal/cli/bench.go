@@ -595,26 +595,13 @@ func runBenchGateway(env Env, args []string) error {
 		}
 		defer cleanup()
 	}
-	if err := unlimitedUserPolicy(cfg); err != nil {
-		return err
-	}
-	openEnv := env
-	openEnv.Stderr = io.Discard
-	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
+	a, gw, closeGW, err := openGatewayBench(ctx, env, cfg)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, false)
-	if err != nil {
+	defer closeGW()
+	if err := prefillGateway(ctx, a, gw, ds, prefillNow, perFlush, turns, progress); err != nil {
 		return err
-	}
-	defer stopGW()
-	if prefillNow > 0 {
-		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: prefillNow, TurnsPerSession: perFlush,
-			Start: a.svc.RunJobs, Progress: progress, TextOffset: turns}); err != nil {
-			return fmt.Errorf("bench gateway: prefill: %w", err)
-		}
 	}
 	stopProfile, err := bench.StartCPUProfile(*gwProfile)
 	if err != nil {

@@ -57,26 +57,13 @@ func buildGatewayStore(ctx context.Context, env Env, cfg *config.Config, ds *ben
 	if _, err := os.Stat(cfg.DBPath()); err == nil {
 		return usagef("bench gateway: %s already holds a database; name a new or empty --data-dir, or add --reuse", cfg.DataDir)
 	}
-	if err := unlimitedUserPolicy(cfg); err != nil {
-		return err
-	}
-	openEnv := env
-	openEnv.Stderr = io.Discard
-	a, err := openWith(ctx, openEnv, cfg, nil, nil, true)
+	a, gw, closeGW, err := openGatewayBench(ctx, env, cfg)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, false)
-	if err != nil {
+	defer closeGW()
+	if err := prefillGateway(ctx, a, gw, ds, s.Prefill, s.TurnsPerFlush, s.TextOffset, progress); err != nil {
 		return err
-	}
-	defer stopGW()
-	if s.Prefill > 0 {
-		if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: s.Prefill, TurnsPerSession: s.TurnsPerFlush,
-			Start: a.svc.RunJobs, Progress: progress, TextOffset: s.TextOffset}); err != nil {
-			return fmt.Errorf("bench gateway: prefill: %w", err)
-		}
 	}
 	if err := saveSnapshotChecked(a.index, a.store, indexSnapshot(cfg)); err != nil {
 		return fmt.Errorf("bench gateway: index snapshot: %w", err)
@@ -86,4 +73,37 @@ func buildGatewayStore(ctx context.Context, env Env, cfg *config.Config, ds *ben
 		return err
 	}
 	return os.WriteFile(filepath.Join(cfg.DataDir, gatewayStoreFile), append(b, '\n'), 0o600)
+}
+
+// openGatewayBench opens the service over cfg's data directory (users
+// without a rate limit, as the bench sends faster than a person) and
+// starts the gateway on loopback in front of it; closeGW stops both.
+func openGatewayBench(ctx context.Context, env Env, cfg *config.Config) (a *app, gw *bench.Gateway, closeGW func(), err error) {
+	if err := unlimitedUserPolicy(cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	openEnv := env
+	openEnv.Stderr = io.Discard
+	if a, err = openWith(ctx, openEnv, cfg, nil, nil, true); err != nil {
+		return nil, nil, nil, err
+	}
+	gw, stopGW, err := bench.StartGateway(ctx, a.svc, cfg.Workspace, false)
+	if err != nil {
+		a.Close()
+		return nil, nil, nil, err
+	}
+	return a, gw, func() { stopGW(); a.Close() }, nil
+}
+
+// prefillGateway sends n turns through gw untimed (their texts start
+// at textOffset, past the timed turns'), extraction included.
+func prefillGateway(ctx context.Context, a *app, gw *bench.Gateway, ds *bench.Dataset, n, perFlush, textOffset int, progress io.Writer) error {
+	if n <= 0 {
+		return nil
+	}
+	if _, err := bench.RunGatewayBench(ctx, ds, gw, bench.GatewayBenchOptions{Turns: n, TurnsPerSession: perFlush,
+		Start: a.svc.RunJobs, Progress: progress, TextOffset: textOffset}); err != nil {
+		return fmt.Errorf("bench gateway: prefill: %w", err)
+	}
+	return nil
 }
