@@ -538,14 +538,9 @@ func runBenchGateway(env Env, args []string) error {
 	if data == "" {
 		data = defaultLatencyData
 	}
-	f, err := os.Open(data)
+	ds, err := loadGatewayData(data)
 	if err != nil {
-		return usagef("bench gateway: %v (pass --data FILE, a LongMemEval JSON file)", err)
-	}
-	ds, err := bench.LoadLongMemEval(f)
-	f.Close()
-	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	cfg.DatabaseURL = "" // benchmarks run on the embedded database, never on a configured one
 	ctx, stop := env.runContext()
@@ -556,44 +551,27 @@ func runBenchGateway(env Env, args []string) error {
 	}
 	// With --data-dir the prefilled store is kept there (built by the
 	// first run, reused by later ones) and the timed turns run on a copy.
-	prefillNow := *prefill
+	prefillNow, keptDir := *prefill, ""
 	if given["data-dir"] {
 		kept, policy := cfg.DataDir, cfg.PolicyFile
-		var s *gatewayStore
-		if *reuse {
-			if s, err = readGatewayStore(kept); err != nil {
-				return err
-			}
-			switch {
-			case given["prefill"] && *prefill != s.Prefill:
-				return usagef("bench gateway: --reuse: %s holds a prefill of %d turns, not --prefill %d", kept, s.Prefill, *prefill)
-			case given["turns-per-flush"] && perFlush != s.TurnsPerFlush:
-				return usagef("bench gateway: --reuse: %s was prefilled with --turns-per-flush %d", kept, s.TurnsPerFlush)
-			case turns > s.TextOffset:
-				return usagef("bench gateway: --reuse: %s was prefilled for at most --turns %d", kept, s.TextOffset)
-			}
-		} else {
-			s = &gatewayStore{Prefill: *prefill, TurnsPerFlush: perFlush, TextOffset: turns, Data: filepath.Base(data)}
-			if err := buildGatewayStore(ctx, env, cfg, ds, *s, progress); err != nil {
-				return err
-			}
+		want := gatewayStore{Prefill: *prefill, TurnsPerFlush: perFlush, TextOffset: turns, Data: filepath.Base(data)}
+		s, err := keptGatewayStore(ctx, env, cfg, ds, want, *reuse, given, progress)
+		if err != nil {
+			return err
 		}
 		*prefill, perFlush, prefillNow = s.Prefill, s.TurnsPerFlush, 0
 		cfg.PolicyFile = policy // not the kept store's
-		cleanup, err := benchTempDir(cfg, "gateway")
-		if err != nil {
+		keptDir = kept
+	}
+	cleanup, err := benchTempDir(cfg, "gateway")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if keptDir != "" {
+		if err := bench.CopyDir(ctx, keptDir, cfg.DataDir, progress); err != nil {
 			return err
 		}
-		defer cleanup()
-		if err := bench.CopyDir(ctx, kept, cfg.DataDir, progress); err != nil {
-			return err
-		}
-	} else {
-		cleanup, err := benchTempDir(cfg, "gateway")
-		if err != nil {
-			return err
-		}
-		defer cleanup()
 	}
 	a, gw, closeGW, err := openGatewayBench(ctx, env, cfg)
 	if err != nil {

@@ -107,3 +107,46 @@ func prefillGateway(ctx context.Context, a *app, gw *bench.Gateway, ds *bench.Da
 	}
 	return nil
 }
+
+// keptGatewayStore is the store kept in cfg's data directory: with
+// reuse the one an earlier run built there, checked against the flags
+// the user gave (given) — a different prefill or flush size, or more
+// timed turns than the prefill left texts for, is a usage error —
+// else a new one built as want says.
+func keptGatewayStore(ctx context.Context, env Env, cfg *config.Config, ds *bench.Dataset, want gatewayStore, reuse bool, given map[string]bool, progress io.Writer) (*gatewayStore, error) {
+	if !reuse {
+		if err := buildGatewayStore(ctx, env, cfg, ds, want, progress); err != nil {
+			return nil, err
+		}
+		return &want, nil
+	}
+	kept := cfg.DataDir
+	s, err := readGatewayStore(kept)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case given["prefill"] && want.Prefill != s.Prefill:
+		return nil, usagef("bench gateway: --reuse: %s holds a prefill of %d turns, not --prefill %d", kept, s.Prefill, want.Prefill)
+	case given["turns-per-flush"] && want.TurnsPerFlush != s.TurnsPerFlush:
+		return nil, usagef("bench gateway: --reuse: %s was prefilled with --turns-per-flush %d", kept, s.TurnsPerFlush)
+	case want.TextOffset > s.TextOffset:
+		return nil, usagef("bench gateway: --reuse: %s was prefilled for at most --turns %d", kept, s.TextOffset)
+	}
+	return s, nil
+}
+
+// loadGatewayData reads the LongMemEval file whose turns the gateway
+// bench sends; a missing or malformed file is a usage error.
+func loadGatewayData(path string) (*bench.Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("bench gateway: %v (pass --data FILE, a LongMemEval JSON file)", err)
+	}
+	defer f.Close()
+	ds, err := bench.LoadLongMemEval(f)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return ds, nil
+}
