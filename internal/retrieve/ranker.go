@@ -196,38 +196,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		return out
 	}
 	top := in.fused[in.order[0]]
-	// The best and second-best fused score of each session among the
-	// candidates, and each session's count in the top n.
-	type sessBest struct {
-		best, second float64
-		bestKey      uint32
-		inTop        int
-	}
-	sess := map[sessKey]*sessBest{}
-	for k, s := range in.fused {
-		sk, ok := e.sessionKey(k)
-		if !ok {
-			continue
-		}
-		b := sess[sk]
-		if b == nil {
-			b = &sessBest{bestKey: k}
-			sess[sk] = b
-			b.best = s
-			continue
-		}
-		switch {
-		case s > b.best:
-			b.second, b.best, b.bestKey = b.best, s, k
-		case s > b.second:
-			b.second = s
-		}
-	}
-	for _, k := range in.order[:n] {
-		if sk, ok := e.sessionKey(k); ok {
-			sess[sk].inTop++
-		}
-	}
+	sess := e.sessionBests(in, n)
 	user := lexical.FieldTerm(speakerField, speakerUser)
 	cov := e.coverages(in.qt, in.order[:n])
 	for r, k := range in.order[:n] {
@@ -284,8 +253,54 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fAggregate] = b2f(in.aggregate)
 		out[k] = x
 	}
-	// Cosines and coverages are on each query's own scale: relative to
-	// the best candidate's they compare across queries.
+	relativeScales(out)
+	return out
+}
+
+// sessBest is a session's best and second-best fused score among a
+// search's candidates (bestKey holds the best) and its count in the
+// ranker's top n.
+type sessBest struct {
+	best, second float64
+	bestKey      uint32
+	inTop        int
+}
+
+// sessionBests computes sessBest for every session with a candidate in
+// in.fused, counting the first n of in.order; e.mu is held.
+func (e *Engine) sessionBests(in *rankInputs, n int) map[sessKey]*sessBest {
+	sess := map[sessKey]*sessBest{}
+	for k, s := range in.fused {
+		sk, ok := e.sessionKey(k)
+		if !ok {
+			continue
+		}
+		b := sess[sk]
+		if b == nil {
+			b = &sessBest{bestKey: k}
+			sess[sk] = b
+			b.best = s
+			continue
+		}
+		switch {
+		case s > b.best:
+			b.second, b.best, b.bestKey = b.best, s, k
+		case s > b.second:
+			b.second = s
+		}
+	}
+	for _, k := range in.order[:n] {
+		if sk, ok := e.sessionKey(k); ok {
+			sess[sk].inTop++
+		}
+	}
+	return sess
+}
+
+// relativeScales sets each candidate's cosine and coverage relative to
+// the best candidate's: the raw values are on each query's own scale,
+// the relative ones compare across queries.
+func relativeScales(out map[uint32][]float64) {
 	var bestCos, bestCov float64
 	for _, x := range out {
 		bestCos, bestCov = max(bestCos, x[fCosine]), max(bestCov, x[fCoverage])
@@ -298,7 +313,6 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 			x[fCoverageRel] = x[fCoverage] / bestCov
 		}
 	}
-	return out
 }
 
 // turnsOnly reports whether a filter admits conversation turns
