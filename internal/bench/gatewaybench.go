@@ -143,6 +143,16 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 	res.Send = time.Since(sendStart)
 	res.Add, res.Flush = summarise(adds), summarise(flushes)
 
+	if err := waitExtraction(ctx, g, o, jobs, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// waitExtraction runs the extraction jobs (o.Start, stopped on return)
+// until every job of jobs has finished, counting the facts they stored
+// and the jobs that died into res, and the time they took.
+func waitExtraction(ctx context.Context, g *Gateway, o GatewayBenchOptions, jobs []string, res *GatewayBenchResult) error {
 	start := time.Now()
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -159,7 +169,7 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 	for _, id := range jobs {
 		j, err := g.Wait(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ebar.add(1)
 		if j.Status != "done" {
@@ -172,7 +182,7 @@ func RunGatewayBench(ctx context.Context, ds *Dataset, g *Gateway, o GatewayBenc
 		}
 	}
 	res.Extraction = time.Since(start)
-	return res, nil
+	return nil
 }
 
 // GatewayBenchJSON is the last line of `memgate bench gateway`.
