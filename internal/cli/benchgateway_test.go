@@ -14,26 +14,35 @@ import (
 // conversations for the gateway bench.
 func writeTinyLongMemEval(t *testing.T) string {
 	t.Helper()
+	return writeLongMemEval(t, 4,
+		func(q, s, k int) string {
+			return fmt.Sprintf("I moved to harbour town %d in spring and I prefer tea number %d.", q*100+s*10+k, q+s+k)
+		},
+		func(q int) string { return "Where did I move?" })
+}
+
+// writeLongMemEval writes a LongMemEval file of three questions, each
+// over sessions haystack sessions of six turns (user and assistant in
+// turn) whose texts content gives; the second session is the evidence.
+func writeLongMemEval(t *testing.T, sessions int, content func(q, s, k int) string, question func(q int) string) string {
+	t.Helper()
+	dates := []string{"2023/05/20 (Sat) 02:21", "2023/05/21 (Sun) 10:00", "2023/05/22 (Mon) 11:00", "2023/05/23 (Tue) 11:00"}
 	var insts []map[string]any
 	for q := range 3 {
-		var sessions [][]map[string]string
+		var hay [][]map[string]string
 		var ids []string
-		for s := range 4 {
+		for s := range sessions {
 			var turns []map[string]string
 			for k := range 6 {
-				role := "user"
-				if k%2 == 1 {
-					role = "assistant"
-				}
-				turns = append(turns, map[string]string{"role": role,
-					"content": fmt.Sprintf("I moved to harbour town %d in spring and I prefer tea number %d.", q*100+s*10+k, q+s+k)})
+				role := map[int]string{0: "user", 1: "assistant"}[k%2]
+				turns = append(turns, map[string]string{"role": role, "content": content(q, s, k)})
 			}
-			sessions, ids = append(sessions, turns), append(ids, fmt.Sprintf("q%d-s%d", q, s))
+			hay, ids = append(hay, turns), append(ids, fmt.Sprintf("q%d-s%d", q, s))
 		}
 		insts = append(insts, map[string]any{"question_id": fmt.Sprint("q", q), "question_type": "single-session-user",
-			"question": "Where did I move?", "answer": "x", "question_date": "2023/06/01 (Thu) 10:00",
-			"haystack_session_ids": ids, "haystack_dates": []string{"2023/05/20 (Sat) 02:21", "2023/05/21 (Sun) 10:00", "2023/05/22 (Mon) 11:00", "2023/05/23 (Tue) 11:00"},
-			"haystack_sessions": sessions, "answer_session_ids": ids[1:2]})
+			"question": question(q), "answer": "x", "question_date": "2023/06/01 (Thu) 10:00",
+			"haystack_session_ids": ids, "haystack_dates": dates[:sessions],
+			"haystack_sessions": hay, "answer_session_ids": ids[1:2]})
 	}
 	raw, err := json.Marshal(insts)
 	if err != nil {
