@@ -98,14 +98,7 @@ func TestForgetErasesDerivedKeys(t *testing.T) {
 func TestDerivedKeysSurviveTheSnapshot(t *testing.T) {
 	e := New(Options{})
 	e.Upsert("w", rec(1, "Melanie: I signed up for a pottery class"))
-	var buf bytes.Buffer
-	if err := e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	e2 := New(Options{})
-	if err := e2.ReadSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	e2 := restored(t, e)
 	if e2.lex.DocFreq(lexical.FieldTerm(keyField, "activity")) != 1 {
 		t.Fatal("a restored engine lost the derived keys")
 	}

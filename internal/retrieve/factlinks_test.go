@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 
@@ -44,14 +43,7 @@ func TestFactRanksItsSourceTurn(t *testing.T) {
 		t.Fatalf("turns %v, want the fact's source turn %s only", got, turn.ID)
 	}
 
-	var buf bytes.Buffer
-	if err := e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	e2 := New(Options{})
-	if err := e2.ReadSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	e2 := restored(t, e)
 	if got := search(e2); !slices.Equal(got, []string{turn.ID}) {
 		t.Fatalf("after a snapshot round trip: turns %v, want %s", got, turn.ID)
 	}

@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -77,14 +76,7 @@ func TestFactIndexFollowsTypeAndLife(t *testing.T) {
 	if e.facts.Len() != 1 {
 		t.Fatalf("fact index holds %d documents, want 1", e.facts.Len())
 	}
-	var buf bytes.Buffer
-	if err := e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	e2 := New(Options{})
-	if err := e2.ReadSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	e2 := restored(t, e)
 	if got := e2.SimilarTo(factFilter, "likes green tea", WordSet("likes green tea"), 5); e2.facts.Len() != 1 || len(got) != 1 || got[0].ID != r.ID {
 		t.Fatalf("after a snapshot: %d facts indexed, similar %v", e2.facts.Len(), got)
 	}

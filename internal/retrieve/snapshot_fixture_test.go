@@ -4,6 +4,7 @@ package retrieve
 // embedder, and comparisons of engines' results and states.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -474,4 +475,18 @@ func load(t *testing.T, st store.Reader, o Options) *Engine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// restored is a new engine (default options) read from a snapshot of e.
+func restored(t *testing.T, e *Engine) *Engine {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := e.WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	e2 := New(Options{})
+	if err := e2.ReadSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return e2
 }

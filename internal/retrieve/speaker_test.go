@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -100,14 +99,7 @@ func TestSpeakerBoostPrefersTheNamedSpeaker(t *testing.T) {
 func TestSpeakerTermsSurviveTheSnapshot(t *testing.T) {
 	e := New(Options{})
 	e.Upsert("w", rec(1, "Caroline: I signed up for a pottery class", spoken("Caroline")))
-	var buf bytes.Buffer
-	if err := e.WriteSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
-	e2 := New(Options{})
-	if err := e2.ReadSnapshot(&buf); err != nil {
-		t.Fatal(err)
-	}
+	e2 := restored(t, e)
 	if !e2.lex.HasTerm(0, "\x00speaker\x00caroline") {
 		t.Fatal("the speaker field term is lost in the snapshot")
 	}
