@@ -196,14 +196,7 @@ func TestRestoredListsHaveRoom(t *testing.T) {
 	for k := range 400 {
 		ix.Add(uint32(k), "common words "+strconv.Itoa(k))
 	}
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadIndex(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := roundTrip(t, ix)
 	checkInvariants(t, got)
 	id, ok := got.lookup("common")
 	if !ok {
@@ -218,4 +211,18 @@ func TestRestoredListsHaveRoom(t *testing.T) {
 		t.Fatalf("adding a posting moved the restored list: %+v -> %+v", e, after)
 	}
 	checkInvariants(t, got)
+}
+
+// roundTrip is ix written to a snapshot and read back.
+func roundTrip(t *testing.T, ix *Index) *Index {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadIndex(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

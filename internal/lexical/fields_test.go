@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"bytes"
 	"testing"
 )
 
@@ -26,14 +25,7 @@ func TestFieldTerms(t *testing.T) {
 		t.Errorf("Postings(caroline) = %v, want both documents", keys)
 	}
 	// Field terms survive a snapshot.
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	ix2, err := ReadIndex(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix2 := roundTrip(t, ix)
 	if !ix2.HasTerm(1, spk) || ix2.HasTerm(2, spk) {
 		t.Error("field terms lost in the snapshot")
 	}

@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 )
@@ -49,14 +48,7 @@ func TestKeysDoNotLengthenTheDocument(t *testing.T) {
 	if sc[1] != sc[2] {
 		t.Fatalf("scores %v: keys changed the words' weight", sc)
 	}
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	ix2, err := ReadIndex(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix2 := roundTrip(t, ix)
 	if ix2.DocLen(2) != ix.DocLen(2) {
 		t.Fatalf("a snapshot changed the keyed length %d → %d", ix.DocLen(2), ix2.DocLen(2))
 	}

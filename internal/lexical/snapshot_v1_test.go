@@ -94,19 +94,7 @@ func TestSnapshotRefusesDisagreement(t *testing.T) {
 // kept to test that such snapshots are still read); the caller holds the
 // read lock.
 func (ix *Index) encodeV1Locked() ([]byte, error) {
-	// Dense ids for the live terms in their current order, so each
-	// document's terms (ascending ids in the arena) stay ascending.
-	newID := make([]uint32, len(ix.terms))
-	nterms, nameBytes := 0, 0
-	for id := range ix.terms {
-		t := &ix.terms[id]
-		newID[id] = absent
-		if t.df() > 0 {
-			newID[id] = uint32(nterms)
-			nterms++
-			nameBytes += int(t.name.n)
-		}
-	}
+	newID, nterms, nameBytes := ix.liveTermIDs()
 	// The term frequencies live in the postings; gather them in document
 	// order: tfs[base[key]+j] is the frequency of key's j-th term. Visiting
 	// the terms by ascending id visits each document's (ascending) terms in
