@@ -15,8 +15,8 @@ import (
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // sdkMethods names the SDK method serving each REST route. A route added
@@ -153,10 +153,7 @@ func realServer(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix, Jobs: core.JobOptions{Poll: 20 * time.Millisecond}})
 	op, _, err := svc.Bootstrap(ctx)
 	if err != nil {

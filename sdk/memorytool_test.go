@@ -15,8 +15,8 @@ import (
 	"github.com/memgate/memgate/internal/files"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // fakeMessages is a fake Anthropic Messages API: each POST /v1/messages
@@ -137,10 +137,7 @@ func TestMemoryToolHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix})
 	opTok, _, err := svc.Bootstrap(ctx)
 	if err != nil {

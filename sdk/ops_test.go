@@ -14,8 +14,8 @@ import (
 	"github.com/memgate/memgate/internal/api"
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestOperationsRealServer drives the operations routes (backup, agent
@@ -27,10 +27,7 @@ func TestOperationsRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix,
 		Backups: core.BackupOptions{Dir: filepath.Join(dir, "backups"), Version: "test"}})
 	opTok, _, err := svc.Bootstrap(ctx)

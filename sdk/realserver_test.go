@@ -13,8 +13,8 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestGatewayConformanceRealServer runs the conformance checks against a
@@ -26,10 +26,7 @@ func TestGatewayConformanceRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix,
 		Jobs: core.JobOptions{Poll: 20 * time.Millisecond}})
 	opTok, _, err := svc.Bootstrap(ctx)
@@ -63,10 +60,7 @@ func TestContextRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix})
 	if _, _, err := svc.Bootstrap(ctx); err != nil {
 		t.Fatal(err)

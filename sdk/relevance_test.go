@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,23 +12,15 @@ import (
 	"github.com/memgate/memgate/internal/core"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestRelevanceRealServer: the SDK's REST and gateway searches carry each
 // hit's relevance and send min_relevance, against a real server.
 func TestRelevanceRealServer(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	st := svctest.SQLite(t)
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Index: ix})
 	opTok, _, err := svc.Bootstrap(ctx)
 	if err != nil {

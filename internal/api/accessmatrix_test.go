@@ -20,11 +20,11 @@ import (
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/mcp"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestAccessMatrixProperty builds random workspaces holding every kind of
@@ -94,10 +94,7 @@ func newMatrixEnv(t *testing.T, backend string, seed uint64) *matrixEnv {
 	t.Cleanup(func() { st.Close() })
 	pol := gate.Default()
 	pol.RateLimit.Operator, pol.RateLimit.Agent, pol.RateLimit.User = gate.Bucket{}, gate.Bucket{}, gate.Bucket{}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: pol, Index: ix})
 	opTok, _, err := svc.Bootstrap(ctx)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,7 +18,7 @@ import (
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/store"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // Every error body is {"error":{"code","message","details"}}, details an
@@ -361,11 +360,7 @@ func (f *fullDisk) Tx(ctx context.Context, fn func(store.Tx) error) error {
 // once a probe write commits.
 func TestReadyzReflectsFailingWrites(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := svctest.SQLite(t)
 	disk := &fullDisk{Store: st}
 	svc := core.New(core.Options{Store: disk, Policy: gate.Default()})
 	tok, _, err := svc.Bootstrap(ctx)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // Two LoCoMo conversations. conv-a has an exact duplicate turn (D1:4 of
@@ -116,11 +115,7 @@ const lmeFixture = `[
 func newService(t *testing.T, emb embed.Embedder) *core.Service {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := svctest.SQLite(t)
 	ix := retrieve.New(retrieve.Options{Embedder: emb})
 	if _, err := ix.Load(ctx, st); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // env is a real service over SQLite with an operator (who seeds) and two
@@ -34,11 +33,7 @@ type env struct {
 func newEnv(t testing.TB, emb embed.Embedder) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memgate.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := svctest.SQLite(t)
 	ix := retrieve.New(retrieve.Options{Embedder: emb})
 	if _, err := ix.Load(ctx, st); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -10,7 +9,7 @@ import (
 	"github.com/memgate/memgate/internal/memory"
 	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // listingStore records where each read of the embedding work list began.
@@ -41,11 +40,7 @@ func (l *listingStore) take() []string {
 // before the cursor that lost its vector.
 func TestEmbedJobCursor(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := svctest.SQLite(t)
 	ix := retrieve.New(retrieve.Options{Embedder: &hashEmbedder{}})
 	if _, err := ix.Load(ctx, st); err != nil {
 		t.Fatal(err)

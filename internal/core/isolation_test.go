@@ -13,9 +13,9 @@ import (
 
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestWorkspaceIsolationProperty drives several workspaces through random
@@ -31,10 +31,7 @@ func TestWorkspaceIsolationProperty(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	pol := gate.Default()
 	pol.RateLimit.Operator, pol.RateLimit.Agent = gate.Bucket{}, gate.Bucket{}
 	s := New(Options{Store: st, Policy: pol, Index: ix})

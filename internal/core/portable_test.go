@@ -17,11 +17,11 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // newPortableService opens a fresh database with a search index; it
@@ -41,10 +41,7 @@ func newPortableService(t testing.TB, bootstrap bool) (*Service, *sqlite.Store, 
 func portableServiceOn(t testing.TB, st store.Store, bootstrap bool) (*Service, *testClock) {
 	t.Helper()
 	ctx := context.Background()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	clk := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s := New(Options{Store: st, Policy: gate.Default(), Now: clk.Now, Index: ix})
 	if bootstrap {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // replicaSet is two or more services on one PostgreSQL database, each
@@ -42,10 +42,7 @@ func (rs *replicaSet) replica(t *testing.T, now func() time.Time) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	s := New(Options{Store: st, Policy: pol, Index: ix, Now: now, Logger: slog.New(rs.logs),
 		Jobs: JobOptions{Workers: 2, Poll: 20 * time.Millisecond}})
 	if rs.user.UserID == "" {

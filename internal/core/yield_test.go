@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/memgate/memgate/internal/embed"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/retrieve"
-	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // TestFgPace: a background chunk runs with every core once requests have
@@ -61,11 +60,7 @@ func (w *workersEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 // on one core; with no request in flight it uses every core.
 func TestEmbedYieldsToRequests(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := svctest.SQLite(t)
 	emb := &workersEmbedder{}
 	ix := retrieve.New(retrieve.Options{Embedder: emb})
 	if _, err := ix.Load(ctx, st); err != nil {

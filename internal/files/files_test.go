@@ -20,6 +20,7 @@ import (
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 type clock struct {
@@ -70,10 +71,7 @@ func newEnv(t testing.TB, st store.Store) *env {
 func newEnvPolicy(t testing.TB, st store.Store, pol gate.Policy) *env {
 	t.Helper()
 	ctx := context.Background()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := core.New(core.Options{Store: st, Policy: pol, Now: clk.Now, Index: ix})
 	tok, _, err := svc.Bootstrap(ctx)

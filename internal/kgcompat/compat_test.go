@@ -12,9 +12,9 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // kgService is a service over a fresh SQLite database with an agent of
@@ -35,10 +35,7 @@ func kgService(t *testing.T, tweak func(*gate.Policy)) (*Service, map[string]mem
 func kgServiceOn(t *testing.T, st store.Store, tweak func(*gate.Policy), agents map[string]memory.Trust) (*Service, map[string]memory.Principal) {
 	t.Helper()
 	ctx := context.Background()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	pol := gate.Default()
 	pol.RateLimit.Operator, pol.RateLimit.Agent = gate.Bucket{}, gate.Bucket{}
 	if tweak != nil {

@@ -12,11 +12,11 @@ import (
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/knowledge"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 type clock struct {
@@ -80,10 +80,7 @@ func sqliteEnvB(b *testing.B) *env {
 func newEnv(t testing.TB, st store.Store, o knowledge.Options) *env {
 	t.Helper()
 	ctx := context.Background()
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := core.New(core.Options{Store: st, Policy: gate.Default(), Now: clk.Now, Index: ix})
 	tok, _, err := svc.Bootstrap(ctx)

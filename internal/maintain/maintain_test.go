@@ -12,11 +12,11 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
-	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 	"github.com/memgate/memgate/internal/store/postgres"
 	"github.com/memgate/memgate/internal/store/postgres/pgtest"
 	"github.com/memgate/memgate/internal/store/sqlite"
+	"github.com/memgate/memgate/internal/svctest"
 )
 
 // clock is the injectable time every test drives by hand.
@@ -67,10 +67,7 @@ func newEnv(t *testing.T, st store.Store, pol gate.Policy, loops core.Loops) env
 	t.Helper()
 	t.Cleanup(func() { st.Close() })
 	clk := &clock{t: t0}
-	ix := retrieve.New(retrieve.Options{})
-	if _, err := ix.Load(t.Context(), st); err != nil {
-		t.Fatal(err)
-	}
+	ix := svctest.Index(t, st)
 	svc := core.New(core.Options{Store: st, Policy: pol, Index: ix, Now: clk.Now, Loops: loops})
 	if _, _, err := svc.Bootstrap(t.Context()); err != nil {
 		t.Fatal(err)
