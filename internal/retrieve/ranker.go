@@ -24,8 +24,12 @@ import (
 // features are reported per hit (Evidence.Features, under explain), so
 // the generator trains on exactly what the engine computes.
 
-// RankDepth is how many fused candidates the ranker re-orders.
-const RankDepth = 50
+// RankDepth is how many fused candidates the engine computes features
+// for, and so the most a model may re-order (RankModel.Depth).
+const RankDepth = 100
+
+// shareDepth is the head of the fused order session_share counts in.
+const shareDepth = 50
 
 // RankFeatureNames name the ranker's features, in order.
 var RankFeatureNames = []string{
@@ -52,6 +56,14 @@ var RankFeatureNames = []string{
 	"cosine_rel",    // the cosine over the best cosine among the candidates
 	"coverage_rel",  // the coverage over the best coverage among the candidates
 	"opening_boost", // 1 when the opening boost applied (opening.go)
+	// The cluster around the fused first hits (ranker_cluster.go).
+	"clu_cos_first",  // cosine of the turn's vector to the fused first hit's (0 for it, or without vectors)
+	"clu_cos_max3",   // the best cosine to the fused top 3 (itself excluded)
+	"clu_cos_mean3",  // the mean cosine to the fused top 3 (itself excluded)
+	"clu_overlap3",   // the most of one fused top-3 hit's words (idf-weighted) the turn holds (itself excluded)
+	"same_speaker",   // 1 when the fused first hit has the turn's speaker
+	"same_session",   // 1 when the fused first hit is in the turn's session
+	"clu_turn_dist",  // 1/(1+d), d the turns to the nearest fused top-3 hit of its session (0: none)
 }
 
 // Feature indexes used by the engine.
@@ -79,6 +91,13 @@ const (
 	fCosineRel
 	fCoverageRel
 	fOpeningBoost
+	fCluCosFirst
+	fCluCosMax3
+	fCluCosMean3
+	fCluOverlap3
+	fSameSpeaker
+	fSameSession
+	fCluTurnDist
 	numRankFeatures
 )
 
@@ -115,6 +134,17 @@ func (t *RankTree) Score(x []float64) float64 {
 type RankModel struct {
 	Trees     []RankTree
 	KeepFirst bool
+	// Depth is how many fused candidates it re-orders; 0 is 50, the
+	// depth of the models before it was recorded.
+	Depth int
+}
+
+// depth is the number of fused candidates m re-orders.
+func (m *RankModel) depth() int {
+	if m.Depth <= 0 {
+		return 50
+	}
+	return min(m.Depth, RankDepth)
 }
 
 // Score is the model's score of one candidate's features.
@@ -133,6 +163,9 @@ func (m *RankModel) Sum() string {
 	h := sha256.New()
 	if m.KeepFirst {
 		h.Write([]byte("keep-first"))
+	}
+	if m.Depth > 0 {
+		_ = binary.Write(h, binary.LittleEndian, int64(m.Depth))
 	}
 	for _, t := range m.Trees {
 		_ = binary.Write(h, binary.LittleEndian, t)
@@ -165,6 +198,7 @@ type rankInputs struct {
 	trace        *boostTrace
 	qt           queryTerms
 	qvec         []float32
+	docs         int      // the documents in scope, for idf
 	matchTerms   []string // the question's focus keys and entity keys some document holds
 	aggregate    bool
 }
@@ -196,7 +230,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		return out
 	}
 	top := in.fused[in.order[0]]
-	sess := e.sessionBests(in, n)
+	sess := e.sessionBests(in, min(n, shareDepth))
 	user := lexical.FieldTerm(speakerField, speakerUser)
 	cov := e.coverages(in.qt, in.order[:n])
 	for r, k := range in.order[:n] {
@@ -241,7 +275,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 				}
 				x[fOpening] = b2f(i == 0)
 			}
-			x[fSessionShare] = float64(b.inTop) / float64(n)
+			x[fSessionShare] = float64(b.inTop) / float64(min(n, shareDepth))
 		}
 		x[fUserTurn] = b2f(e.lex.HasTerm(k, user))
 		for _, t := range in.matchTerms {
@@ -254,6 +288,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		out[k] = x
 	}
 	relativeScales(out)
+	e.clusterFeatures(in, in.order[:n], out)
 	return out
 }
 
@@ -366,10 +401,10 @@ func (e *Engine) coverages(qt queryTerms, keys []uint32) map[uint32]float64 {
 	return out
 }
 
-// rerank re-orders the first RankDepth keys of order by the model's score
+// rerank re-orders the first m.Depth keys of order by the model's score
 // of their features (ties keep the fused order); the rest follow.
 func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
-	n := min(len(order), RankDepth)
+	n := min(len(order), m.depth())
 	from := 0
 	if m.KeepFirst {
 		from = min(1, n)

@@ -35,6 +35,7 @@ type params struct {
 	minHess   float64 // a leaf needs at least this much hessian
 	lmeWeight float64 // a LongMemEval question's weight against a LoCoMo one
 	keepFirst bool    // the model orders all but the fused first hit
+	depth     int     // the model re-orders the fused top depth
 }
 
 // sample is one hit of a training question.
@@ -53,10 +54,10 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 		}
 	}
 	if len(train) == 0 {
-		return retrieve.RankModel{KeepFirst: p.keepFirst}
+		return retrieve.RankModel{KeepFirst: p.keepFirst, Depth: p.depth}
 	}
 	d := len(train[0].x[0])
-	thr := thresholds(train, d)
+	thr := thresholds(train, d, p.depth)
 	var samples []sample
 	start := make([]int, len(train)+1)
 	qw := make([]float64, len(train))
@@ -66,7 +67,7 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 		if !q.locomo {
 			qw[i] = p.lmeWeight
 		}
-		for j, x := range q.x {
+		for j, x := range q.x[:min(len(q.x), p.depth)] {
 			s := sample{x: x, y: q.y[j], bin: make([]uint8, d)}
 			for f := range d {
 				s.bin[f] = uint8(sort.Search(len(thr[f]), func(b int) bool { return x[f] < float64(thr[f][b]) }))
@@ -78,7 +79,7 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 	score := make([]float64, len(samples))
 	grad := make([]float64, len(samples))
 	hess := make([]float64, len(samples))
-	m := retrieve.RankModel{KeepFirst: p.keepFirst}
+	m := retrieve.RankModel{KeepFirst: p.keepFirst, Depth: p.depth}
 	for range p.trees {
 		clear(grad)
 		clear(hess)
@@ -96,13 +97,14 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 }
 
 // thresholds are each feature's split candidates: up to maxBins distinct
-// quantiles of its training values, as float32.
-func thresholds(train []*question, d int) [][]float32 {
+// quantiles of its training values (the first depth of each question),
+// as float32.
+func thresholds(train []*question, d, depth int) [][]float32 {
 	out := make([][]float32, d)
 	for f := range d {
 		var v []float64
 		for _, q := range train {
-			for _, x := range q.x {
+			for _, x := range q.x[:min(len(q.x), depth)] {
 				v = append(v, x[f])
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/retrieve"
@@ -47,7 +48,18 @@ func main() {
 	flag.Float64Var(&p.minHess, "min-hess", 1, "least hessian mass of a leaf")
 	flag.Float64Var(&p.lmeWeight, "lme-weight", 4, "weight of a LongMemEval question against a LoCoMo one")
 	flag.BoolVar(&p.keepFirst, "keep-first", false, "keep the fused first hit first; the model orders the rest")
+	flag.IntVar(&p.depth, "depth", 50, "the model re-orders the fused top depth (at most retrieve.RankDepth; the features files need that many hits: bench --k-max)")
+	drop := flag.String("drop", "", "comma-separated features to leave out of the fit (zeroed), to measure what they add")
 	flag.Parse()
+	if p.depth < 1 || p.depth > retrieve.RankDepth {
+		fmt.Fprintf(os.Stderr, "rankgen: -depth must be 1 to %d\n", retrieve.RankDepth)
+		os.Exit(2)
+	}
+	dropped, err := featureIndexes(*drop)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rankgen:", err)
+		os.Exit(2)
+	}
 	if !slices.Contains([]string{"lambdarank", "pairwise", "pointwise"}, p.objective) {
 		fmt.Fprintln(os.Stderr, "rankgen: -objective must be lambdarank, pairwise or pointwise")
 		os.Exit(2)
@@ -60,7 +72,7 @@ func main() {
 		if f.path == "" {
 			continue
 		}
-		got, err := read(f.path, f.locomo)
+		got, err := read(f.path, f.locomo, dropped)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "rankgen:", err)
 			os.Exit(1)
@@ -138,7 +150,7 @@ func crossValidate(qs []*question, p params) string {
 
 // read loads a features file; a question's fold is its conversation's
 // order of first appearance, modulo folds.
-func read(path string, locomo bool) ([]*question, error) {
+func read(path string, locomo bool, drop []int) ([]*question, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -165,7 +177,11 @@ func read(path string, locomo bool) ([]*question, error) {
 				return nil, fmt.Errorf("%s: a hit has %d features, want %d (written by `memgate bench --features` of this version?)",
 					path, len(h.Evidence.Features), len(retrieve.RankFeatureNames))
 			}
-			q.x = append(q.x, h.Evidence.Features)
+			x := h.Evidence.Features
+			for _, f := range drop {
+				x[f] = 0
+			}
+			q.x = append(q.x, x)
 			y := 0.0
 			for _, t := range h.Turns {
 				if slices.Contains(q.Evidence, t) {
@@ -179,23 +195,27 @@ func read(path string, locomo bool) ([]*question, error) {
 	return out, sc.Err()
 }
 
-// order returns the hit indexes in the fused order (m nil) or by the
-// model's score, ties by fused rank, as the engine's rerank does.
+// order returns the hit indexes in the fused order (m nil) or, within
+// the model's depth, by its score, ties by fused rank, as the engine's
+// rerank does.
 func order(q *question, m *retrieve.RankModel) []int {
 	idx := make([]int, len(q.x))
 	for i := range idx {
 		idx[i] = i
 	}
 	if m != nil {
-		from := 0
+		from, to := 0, len(idx)
 		if m.KeepFirst {
 			from = min(1, len(idx))
+		}
+		if m.Depth > 0 {
+			to = min(to, m.Depth)
 		}
 		s := make([]float64, len(q.x))
 		for i, x := range q.x {
 			s[i] = m.Score(x)
 		}
-		slices.SortStableFunc(idx[from:], func(a, b int) int {
+		slices.SortStableFunc(idx[from:to], func(a, b int) int {
 			switch {
 			case s[a] > s[b]:
 				return -1
@@ -206,4 +226,20 @@ func order(q *question, m *retrieve.RankModel) []int {
 		})
 	}
 	return idx
+}
+
+// featureIndexes are the indexes of the named features (comma-separated).
+func featureIndexes(names string) ([]int, error) {
+	var out []int
+	for n := range strings.SplitSeq(names, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		i := slices.Index(retrieve.RankFeatureNames, n)
+		if i < 0 {
+			return nil, fmt.Errorf("-drop: no feature %q", n)
+		}
+		out = append(out, i)
+	}
+	return out, nil
 }

@@ -44,10 +44,10 @@ func fixture(t *testing.T, convs ...string) string {
 	return path
 }
 
-var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1}
+var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1, depth: 50}
 
 func TestFoldsAreByConversation(t *testing.T) {
-	qs, err := read(fixture(t, "c1", "c2", "c3", "c1"), true)
+	qs, err := read(fixture(t, "c1", "c2", "c3", "c1"), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestFoldsAreByConversation(t *testing.T) {
 // TestFitIsDeterministic: the same features give the same model, and the
 // generated source states its checksum and the command.
 func TestFitIsDeterministic(t *testing.T) {
-	qs, err := read(fixture(t, "c1", "c2", "c3"), true)
+	qs, err := read(fixture(t, "c1", "c2", "c3"), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestReadRefusesOldFeatures(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := read(path, true); err == nil || !strings.Contains(err.Error(), "features") {
+	if _, err := read(path, true, nil); err == nil || !strings.Contains(err.Error(), "features") {
 		t.Fatalf("read = %v, want a features error", err)
 	}
 }

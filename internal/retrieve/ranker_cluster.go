@@ -1,0 +1,121 @@
+package retrieve
+
+import "slices"
+
+// The cluster around the first hits (issue 18, round six). A question
+// asking for several things ("What books has John read?") has evidence
+// turns that resemble each other more than they resemble the question;
+// the fused first hits are most often among them. These features place a
+// candidate relative to the fused top clusterHead: how close its vector
+// and its words are to theirs, whether it shares the first hit's speaker
+// and session, how many turns it lies from one of them. They are computed
+// from the search's own candidates only (in.order holds what the filter
+// admits), so a turn the filter hides lends no candidate a feature.
+
+// clusterHead is how many fused first hits the cluster is drawn around.
+const clusterHead = 3
+
+// clusterFeatures sets the cluster features of each key of keys (the
+// fused order's head) in out; e.mu is held.
+func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][]float64) {
+	if len(keys) < 2 {
+		return
+	}
+	head := keys[:min(clusterHead, len(keys))]
+
+	// Vectors of the head, nil where unknown.
+	hv := make([][]float32, len(head))
+	if e.vecs != nil {
+		for j, h := range head {
+			if v, ok := e.vecs.Vector(h); ok {
+				hv[j] = v
+			}
+		}
+	}
+	// The share of each head hit's words (idf-weighted) every key holds.
+	hcov := make([]map[uint32]float64, len(head))
+	for j, h := range head {
+		hcov[j] = e.coverages(newQueryTerms(e.lex, e.lex.WordTerms(h), in.docs), keys)
+	}
+	// The head's sessions and places in them.
+	type place struct {
+		sk  sessKey
+		ok  bool
+		pos int
+	}
+	placeOf := func(k uint32) place {
+		sk, ok := e.sessionKey(k)
+		if !ok {
+			return place{}
+		}
+		i, found := slices.BinarySearchFunc(e.sessions[sk], k, e.turnCompare)
+		return place{sk, found, i}
+	}
+	hp := make([]place, len(head))
+	for j, h := range head {
+		hp[j] = placeOf(h)
+	}
+	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
+
+	for _, k := range keys {
+		x := out[k]
+		var v []float32
+		if e.vecs != nil {
+			v, _ = e.vecs.Vector(k)
+		}
+		p := placeOf(k)
+		var cosN int
+		var cosSum float64
+		dist := -1
+		for j, h := range head {
+			if h == k {
+				continue
+			}
+			if v != nil && hv[j] != nil && len(v) == len(hv[j]) {
+				c := dot32(v, hv[j])
+				if j == 0 {
+					x[fCluCosFirst] = c
+				}
+				if cosN == 0 || c > x[fCluCosMax3] {
+					x[fCluCosMax3] = c
+				}
+				cosSum += c
+				cosN++
+			}
+			x[fCluOverlap3] = max(x[fCluOverlap3], hcov[j][k])
+			if p.ok && hp[j].ok && p.sk == hp[j].sk {
+				d := p.pos - hp[j].pos
+				if d < 0 {
+					d = -d
+				}
+				if dist < 0 || d < dist {
+					dist = d
+				}
+			}
+		}
+		if cosN > 0 {
+			x[fCluCosMean3] = cosSum / float64(cosN)
+		}
+		if dist >= 0 {
+			x[fCluTurnDist] = 1 / (1 + float64(dist))
+		}
+		if k != head[0] {
+			x[fSameSession] = b2f(p.ok && hp[0].ok && p.sk == hp[0].sk)
+			for _, s := range firstSpeakers {
+				if e.lex.HasTerm(k, s) {
+					x[fSameSpeaker] = 1
+					break
+				}
+			}
+		}
+	}
+}
+
+// dot32 is the dot product of two vectors of one length.
+func dot32(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
