@@ -57,13 +57,13 @@ var RankFeatureNames = []string{
 	"coverage_rel",  // the coverage over the best coverage among the candidates
 	"opening_boost", // 1 when the opening boost applied (opening.go)
 	// The cluster around the fused first hits (ranker_cluster.go).
-	"clu_cos_first",  // cosine of the turn's vector to the fused first hit's (0 for it, or without vectors)
-	"clu_cos_max3",   // the best cosine to the fused top 3 (itself excluded)
-	"clu_cos_mean3",  // the mean cosine to the fused top 3 (itself excluded)
-	"clu_overlap3",   // the most of one fused top-3 hit's words (idf-weighted) the turn holds (itself excluded)
-	"same_speaker",   // 1 when the fused first hit has the turn's speaker
-	"same_session",   // 1 when the fused first hit is in the turn's session
-	"clu_turn_dist",  // 1/(1+d), d the turns to the nearest fused top-3 hit of its session (0: none)
+	"clu_cos_first", // cosine of the turn's vector to the fused first hit's (0 for it, or without vectors)
+	"clu_cos_max3",  // the best cosine to the fused top 3 (itself excluded)
+	"clu_cos_mean3", // the mean cosine to the fused top 3 (itself excluded)
+	"clu_overlap3",  // the most of one fused top-3 hit's words (idf-weighted) the turn holds (itself excluded)
+	"same_speaker",  // 1 when the fused first hit has the turn's speaker
+	"same_session",  // 1 when the fused first hit is in the turn's session
+	"clu_turn_dist", // 1/(1+d), d the turns to the nearest fused top-3 hit of its session (0: none)
 }
 
 // Feature indexes used by the engine.
@@ -104,28 +104,31 @@ const (
 // aggregateRe finds questions that ask for every instance of something.
 var aggregateRe = regexp.MustCompile(`(?i)\b(how many|how much|in total|all the|list|count|times)\b`)
 
-// RankTree is a regression tree of depth two: the root splits on
-// Feature < Threshold, each child on its own feature and threshold;
-// Leaf[0..3] are the values of left-left, left-right, right-left and
-// right-right.
+// RankTree is a regression tree of depth three, its nodes in heap order:
+// node i splits on x[F[i]] < T[i], its left child is node 2i+1, its right
+// 2i+2; nodes 7 to 14 are the leaves, Leaf[0..7] their values, left to
+// right. A shallower tree has nodes with an infinite threshold, which
+// send every sample left.
 type RankTree struct {
-	F    [3]uint8
-	T    [3]float32
-	Leaf [4]float32
+	F    [rankNodes]uint8
+	T    [rankNodes]float32
+	Leaf [rankNodes + 1]float32
 }
+
+// rankNodes is the number of inner nodes of a RankTree (depth three).
+const rankNodes = 7
 
 // Score is the tree's value for features x.
 func (t *RankTree) Score(x []float64) float64 {
-	c := 1
-	if x[t.F[0]] < float64(t.T[0]) {
-		c = 0
+	n := 0
+	for n < rankNodes {
+		if x[t.F[n]] < float64(t.T[n]) {
+			n = 2*n + 1
+		} else {
+			n = 2*n + 2
+		}
 	}
-	n := 1 + c
-	l := 2 * c
-	if x[t.F[n]] >= float64(t.T[n]) {
-		l++
-	}
-	return float64(t.Leaf[l])
+	return float64(t.Leaf[n-rankNodes])
 }
 
 // RankModel is a fitted ranker: the sum of its trees' values. With

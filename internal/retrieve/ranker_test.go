@@ -9,28 +9,34 @@ import (
 )
 
 func TestRankTreeScore(t *testing.T) {
-	tr := RankTree{F: [3]uint8{0, 1, 2}, T: [3]float32{0.5, 2, 3}, Leaf: [4]float32{1, 2, 3, 4}}
+	// Root x0 < 0.5; its children x1 < 2 and x2 < 3; below them x3 < 1
+	// (node 3), x3 < 2 (4), x4 < 1 (5) and x4 < 2 (6).
+	tr := RankTree{F: [7]uint8{0, 1, 2, 3, 3, 4, 4}, T: [7]float32{0.5, 2, 3, 1, 2, 1, 2}, Leaf: [8]float32{1, 2, 3, 4, 5, 6, 7, 8}}
 	for _, c := range []struct {
 		x    []float64
 		want float64
 	}{
-		{[]float64{0, 1, 9}, 1},   // left, then x1 < 2
-		{[]float64{0.4, 2, 9}, 2}, // left, then x1 ≥ 2
-		{[]float64{0.5, 9, 2}, 3}, // right (x0 ≥ 0.5), then x2 < 3
-		{[]float64{7, 0, 3}, 4},   // right, then x2 ≥ 3
+		{[]float64{0, 1, 9, 0, 0}, 1},   // left, x1 < 2, x3 < 1
+		{[]float64{0, 1, 9, 1, 0}, 2},   // left, x1 < 2, x3 ≥ 1
+		{[]float64{0.4, 2, 9, 1, 0}, 3}, // left, x1 ≥ 2, x3 < 2
+		{[]float64{0.4, 2, 9, 2, 0}, 4}, // left, x1 ≥ 2, x3 ≥ 2
+		{[]float64{0.5, 9, 2, 9, 0}, 5}, // right (x0 ≥ 0.5), x2 < 3, x4 < 1
+		{[]float64{0.5, 9, 2, 9, 1}, 6}, // right, x2 < 3, x4 ≥ 1
+		{[]float64{7, 0, 3, 0, 1}, 7},   // right, x2 ≥ 3, x4 < 2
+		{[]float64{7, 0, 3, 0, 2}, 8},   // right, x2 ≥ 3, x4 ≥ 2
 	} {
 		if got := tr.Score(c.x); got != c.want {
 			t.Errorf("Score(%v) = %v, want %v", c.x, got, c.want)
 		}
 	}
 	// A node with an infinite threshold sends everything left.
-	all := RankTree{T: [3]float32{inf32, inf32, inf32}, Leaf: [4]float32{5, 6, 7, 8}}
+	all := RankTree{T: [7]float32{inf32, inf32, inf32, inf32, inf32, inf32, inf32}, Leaf: [8]float32{5, 6, 7, 8, 9, 10, 11, 12}}
 	if got := all.Score([]float64{1e30, 0, 0}); got != 5 {
 		t.Errorf("infinite threshold: %v, want 5", got)
 	}
 	m := RankModel{Trees: []RankTree{tr, all}}
-	if got := m.Score([]float64{7, 0, 3}); got != 9 {
-		t.Errorf("model = %v, want the sum of its trees 9", got)
+	if got := m.Score([]float64{7, 0, 3, 0, 2}); got != 13 {
+		t.Errorf("model = %v, want the sum of its trees 13", got)
 	}
 }
 
@@ -131,7 +137,7 @@ func TestRankerReorders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opening := &RankModel{Trees: []RankTree{{F: [3]uint8{fOpening, 0, 0}, T: [3]float32{0.5, inf32, inf32}, Leaf: [4]float32{0, 0, 10, 10}}}}
+	opening := &RankModel{Trees: []RankTree{{F: [7]uint8{fOpening}, T: [7]float32{0.5, inf32, inf32, inf32, inf32, inf32, inf32}, Leaf: [8]float32{0, 0, 0, 0, 10, 10, 10, 10}}}}
 	q.Ranker, q.K = opening, 2
 	ranked, err := e.Search(context.Background(), q)
 	if err != nil {

@@ -105,9 +105,15 @@ func source(m retrieve.RankModel, args []string) string {
 	b.WriteString("// DefaultRanker is the learned ranker fitted on every development conversation.\n")
 	fmt.Fprintf(&b, "var DefaultRanker = RankModel{KeepFirst: %v, Depth: %d, Trees: []RankTree{\n", m.KeepFirst, m.Depth)
 	for _, t := range m.Trees {
-		fmt.Fprintf(&b, "\t{F: [3]uint8{%d, %d, %d}, T: [3]float32{%s, %s, %s}, Leaf: [4]float32{%s, %s, %s, %s}},\n",
-			t.F[0], t.F[1], t.F[2], f32(t.T[0]), f32(t.T[1]), f32(t.T[2]),
-			f32(t.Leaf[0]), f32(t.Leaf[1]), f32(t.Leaf[2]), f32(t.Leaf[3]))
+		fs, ts, ls := make([]string, len(t.F)), make([]string, len(t.T)), make([]string, len(t.Leaf))
+		for i := range t.F {
+			fs[i], ts[i] = fmt.Sprint(t.F[i]), f32(t.T[i])
+		}
+		for i, v := range t.Leaf {
+			ls[i] = f32(v)
+		}
+		fmt.Fprintf(&b, "\t{F: [%d]uint8{%s}, T: [%d]float32{%s}, Leaf: [%d]float32{%s}},\n",
+			len(fs), strings.Join(fs, ", "), len(ts), strings.Join(ts, ", "), len(ls), strings.Join(ls, ", "))
 	}
 	b.WriteString("}}\n")
 	return b.String()

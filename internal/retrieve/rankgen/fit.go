@@ -8,7 +8,7 @@ import (
 	"github.com/memgate/memgate/internal/retrieve"
 )
 
-// The fit: gradient-boosted regression trees of depth two
+// The fit: gradient-boosted regression trees of depth two or three
 // (retrieve.RankTree), each fitted by Newton steps to the gradients of a
 // ranking objective over the hits of one question:
 //
@@ -36,6 +36,7 @@ type params struct {
 	lmeWeight float64 // a LongMemEval question's weight against a LoCoMo one
 	keepFirst bool    // the model orders all but the fused first hit
 	depth     int     // the model re-orders the fused top depth
+	treeDepth int     // levels of splits of a tree (2 or 3)
 }
 
 // sample is one hit of a training question.
@@ -189,51 +190,59 @@ type split struct {
 	gain float64
 }
 
-// growTree fits one depth-two tree to the gradients.
+// growTree fits one tree of depth p.treeDepth (at most three) to the
+// gradients.
 func growTree(samples []sample, grad, hess []float64, thr [][]float32, d int, p params) retrieve.RankTree {
 	all := make([]int, len(samples))
 	for i := range all {
 		all[i] = i
 	}
 	var t retrieve.RankTree
-	root, ok := bestSplit(samples, all, grad, hess, thr, d, p)
-	if !ok {
-		// No split helps: one leaf value for every sample.
-		v := leaf(all, grad, hess, p)
-		t.T = [3]float32{float32(math.Inf(1)), float32(math.Inf(1)), float32(math.Inf(1))}
-		t.Leaf = [4]float32{v, v, v, v}
-		return t
-	}
-	t.F[0], t.T[0] = uint8(root.f), thr[root.f][root.b]
-	var left, right []int
-	for _, i := range all {
-		if samples[i].x[root.f] < float64(t.T[0]) {
-			left = append(left, i)
-		} else {
-			right = append(right, i)
-		}
-	}
-	for c, part := range [][]int{left, right} {
-		n := 1 + c
-		sp, ok := bestSplit(samples, part, grad, hess, thr, d, p)
-		if !ok {
-			v := leaf(part, grad, hess, p)
-			t.F[n], t.T[n] = 0, float32(math.Inf(1))
-			t.Leaf[2*c], t.Leaf[2*c+1] = v, v
-			continue
-		}
-		t.F[n], t.T[n] = uint8(sp.f), thr[sp.f][sp.b]
-		var l, r []int
-		for _, i := range part {
-			if samples[i].x[sp.f] < float64(t.T[n]) {
-				l = append(l, i)
-			} else {
-				r = append(r, i)
-			}
-		}
-		t.Leaf[2*c], t.Leaf[2*c+1] = leaf(l, grad, hess, p), leaf(r, grad, hess, p)
-	}
+	grow(&t, 0, 0, all, samples, grad, hess, thr, d, p)
 	return t
+}
+
+// grow fits node n, at level lvl, to the samples idx reaching it: the
+// best split while the tree may grow and one helps, else one value for
+// every leaf below (its nodes send every sample left).
+func grow(t *retrieve.RankTree, n, lvl int, idx []int, samples []sample, grad, hess []float64, thr [][]float32, d int, p params) {
+	const inner = len(t.F)
+	if n >= inner {
+		t.Leaf[n-inner] = leaf(idx, grad, hess, p)
+		return
+	}
+	sp, ok := split{}, false
+	if lvl < p.treeDepth {
+		sp, ok = bestSplit(samples, idx, grad, hess, thr, d, p)
+	}
+	if !ok {
+		v := leaf(idx, grad, hess, p)
+		fill(t, n, v)
+		return
+	}
+	t.F[n], t.T[n] = uint8(sp.f), thr[sp.f][sp.b]
+	var l, r []int
+	for _, i := range idx {
+		if samples[i].x[sp.f] < float64(t.T[n]) {
+			l = append(l, i)
+		} else {
+			r = append(r, i)
+		}
+	}
+	grow(t, 2*n+1, lvl+1, l, samples, grad, hess, thr, d, p)
+	grow(t, 2*n+2, lvl+1, r, samples, grad, hess, thr, d, p)
+}
+
+// fill makes the subtree under node n a constant v.
+func fill(t *retrieve.RankTree, n int, v float32) {
+	const inner = len(t.F)
+	if n >= inner {
+		t.Leaf[n-inner] = v
+		return
+	}
+	t.F[n], t.T[n] = 0, float32(math.Inf(1))
+	fill(t, 2*n+1, v)
+	fill(t, 2*n+2, v)
 }
 
 // leaf is the Newton step of a leaf's samples, shrunk by the rate.

@@ -42,7 +42,8 @@ func main() {
 	out := flag.String("out", "", "write the model fitted on every conversation to this Go file")
 	var p params
 	flag.StringVar(&p.objective, "objective", "lambdarank", "lambdarank, pairwise or pointwise")
-	flag.IntVar(&p.trees, "trees", 60, "trees (depth two)")
+	flag.IntVar(&p.trees, "trees", 60, "trees")
+	flag.IntVar(&p.treeDepth, "tree-depth", 2, "levels of splits of a tree, 1 to 3")
 	flag.Float64Var(&p.rate, "rate", 0.1, "learning rate (shrinkage of each tree)")
 	flag.Float64Var(&p.lambda, "lambda", 1, "L2 penalty of a leaf value")
 	flag.Float64Var(&p.minHess, "min-hess", 1, "least hessian mass of a leaf")
@@ -51,6 +52,10 @@ func main() {
 	flag.IntVar(&p.depth, "depth", 50, "the model re-orders the fused top depth (at most retrieve.RankDepth; the features files need that many hits: bench --k-max)")
 	drop := flag.String("drop", "", "comma-separated features to leave out of the fit (zeroed), to measure what they add")
 	flag.Parse()
+	if p.treeDepth < 1 || p.treeDepth > 3 {
+		fmt.Fprintln(os.Stderr, "rankgen: -tree-depth must be 1 to 3")
+		os.Exit(2)
+	}
 	if p.depth < 1 || p.depth > retrieve.RankDepth {
 		fmt.Fprintf(os.Stderr, "rankgen: -depth must be 1 to %d\n", retrieve.RankDepth)
 		os.Exit(2)

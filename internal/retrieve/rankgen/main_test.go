@@ -44,7 +44,7 @@ func fixture(t *testing.T, convs ...string) string {
 	return path
 }
 
-var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1, depth: 50}
+var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1, depth: 50, treeDepth: 2}
 
 func TestFoldsAreByConversation(t *testing.T) {
 	qs, err := read(fixture(t, "c1", "c2", "c3", "c1"), true, nil)
