@@ -21,3 +21,30 @@ func TestWordTermsOfADocument(t *testing.T) {
 		t.Fatalf("a removed document still lists %q", got)
 	}
 }
+
+// TestWordOverlaps: the weights of the words documents share with each
+// head document, field and key terms aside, and none for a document not
+// indexed.
+func TestWordOverlaps(t *testing.T) {
+	ix := New(Options{})
+	ix.AddWithKeys(1, "red apples and green pears", []string{FieldTerm("speaker", "ann")}, nil)
+	ix.AddWithKeys(2, "green apples", []string{FieldTerm("speaker", "ann")}, nil)
+	ix.Add(3, "blue sky")
+	one := func(int) float64 { return 1 }
+	shared, total := ix.WordOverlaps([]uint32{1, 3, 9}, []uint32{2, 3, 9, 1}, one)
+	words := float64(len(ix.WordTerms(1)))
+	if !slices.Equal(total, []float64{words, 2, 0}) {
+		t.Fatalf("totals %v, want [%v 2 0]", total, words)
+	}
+	want := [][]float64{{2, 0, 0, words}, {0, 2, 0, 0}, {0, 0, 0, 0}}
+	for h := range want {
+		if !slices.Equal(shared[h], want[h]) {
+			t.Fatalf("shared with head %d: %v, want %v (apples and green; not the speaker)", h, shared[h], want[h])
+		}
+	}
+	// The weight sees each term's document frequency.
+	byDF := func(df int) float64 { return float64(df) }
+	if shared, _ := ix.WordOverlaps([]uint32{2}, []uint32{1}, byDF); shared[0][0] != 4 {
+		t.Fatalf("shared weights %v, want 4 (apples and green are in two documents each)", shared)
+	}
+}

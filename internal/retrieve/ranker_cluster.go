@@ -1,6 +1,9 @@
 package retrieve
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // The cluster around the first hits (issue 18, round six). A question
 // asking for several things ("What books has John read?") has evidence
@@ -32,10 +35,20 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][
 			}
 		}
 	}
-	// The share of each head hit's words (idf-weighted) every key holds.
-	hcov := make([]map[uint32]float64, len(head))
-	for j, h := range head {
-		hcov[j] = e.coverages(newQueryTerms(e.lex, e.lex.WordTerms(h), in.docs), keys)
+	// The share of each head hit's words (idf-weighted, as coverage
+	// weighs the question's) every key holds.
+	n := float64(max(in.docs, 1))
+	idf := func(df int) float64 {
+		d := min(float64(df), n)
+		return math.Log(1 + (n-d+0.5)/(d+0.5))
+	}
+	hcov, totals := e.lex.WordOverlaps(head, keys, idf)
+	for j, t := range totals {
+		if t > 0 {
+			for i := range hcov[j] {
+				hcov[j][i] /= t
+			}
+		}
 	}
 	// The head's sessions and places in them.
 	type place struct {
@@ -57,7 +70,7 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][
 	}
 	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
 
-	for _, k := range keys {
+	for i, k := range keys {
 		x := out[k]
 		var v []float32
 		if e.vecs != nil {
@@ -82,7 +95,7 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][
 				cosSum += c
 				cosN++
 			}
-			x[fCluOverlap3] = max(x[fCluOverlap3], hcov[j][k])
+			x[fCluOverlap3] = max(x[fCluOverlap3], hcov[j][i])
 			if p.ok && hp[j].ok && p.sk == hp[j].sk {
 				d := p.pos - hp[j].pos
 				if d < 0 {
