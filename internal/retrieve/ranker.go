@@ -236,6 +236,14 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 	sess := e.sessionBests(in, min(n, shareDepth))
 	user := lexical.FieldTerm(speakerField, speakerUser)
 	cov := e.coverages(in.qt, in.order[:n])
+	// Each candidate's stored vector, fetched once for the cosine and
+	// the cluster (nil where none).
+	vecs := make([][]float32, n)
+	if e.vecs != nil {
+		for r, k := range in.order[:n] {
+			vecs[r], _ = e.vecs.Vector(k)
+		}
+	}
 	for r, k := range in.order[:n] {
 		x := make([]float64, numRankFeatures)
 		x[fLogRank] = math.Log1p(float64(r))
@@ -247,14 +255,12 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fKeys] = listShare(in.lists[SignalKeys], k)
 		x[fFacts] = in.factStrength[k]
 		x[fCoverage] = cov[k]
-		if in.qvec != nil && e.vecs != nil {
-			if v, ok := e.vecs.Vector(k); ok && len(v) == len(in.qvec) {
-				var dot float64
-				for i := range v {
-					dot += float64(v[i]) * float64(in.qvec[i])
-				}
-				x[fCosine], x[fHasVector] = dot, 1
+		if v := vecs[r]; in.qvec != nil && v != nil && len(v) == len(in.qvec) {
+			var dot float64
+			for i := range v {
+				dot += float64(v[i]) * float64(in.qvec[i])
 			}
+			x[fCosine], x[fHasVector] = dot, 1
 		}
 		if in.trace != nil {
 			x[fSpeaker] = b2f(in.trace.speaker[k])
@@ -291,7 +297,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		out[k] = x
 	}
 	relativeScales(out)
-	e.clusterFeatures(in, in.order[:n], out)
+	e.clusterFeatures(in, in.order[:n], vecs, out)
 	return out
 }
 

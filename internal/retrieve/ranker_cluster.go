@@ -19,22 +19,15 @@ import (
 const clusterHead = 3
 
 // clusterFeatures sets the cluster features of each key of keys (the
-// fused order's head) in out; e.mu is held.
-func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][]float64) {
+// fused order's head; vecs[i] the stored vector of keys[i] or nil) in
+// out; e.mu is held.
+func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32, out map[uint32][]float64) {
 	if len(keys) < 2 {
 		return
 	}
 	head := keys[:min(clusterHead, len(keys))]
 
-	// Vectors of the head, nil where unknown.
-	hv := make([][]float32, len(head))
-	if e.vecs != nil {
-		for j, h := range head {
-			if v, ok := e.vecs.Vector(h); ok {
-				hv[j] = v
-			}
-		}
-	}
+	hv := vecs[:len(head)]
 	// The share of each head hit's words (idf-weighted, as coverage
 	// weighs the question's) every key holds.
 	n := float64(max(in.docs, 1))
@@ -72,10 +65,7 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, out map[uint32][
 
 	for i, k := range keys {
 		x := out[k]
-		var v []float32
-		if e.vecs != nil {
-			v, _ = e.vecs.Vector(k)
-		}
+		v := vecs[i]
 		p := placeOf(k)
 		var cosN int
 		var cosSum float64
