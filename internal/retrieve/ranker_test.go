@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -159,5 +160,26 @@ func TestRankerReorders(t *testing.T) {
 	}
 	if first(mixed) != rec(2, "").ID {
 		t.Fatalf("a search of every type re-ranked: %v", ids(mixed))
+	}
+}
+
+// TestRerankDepth: a model re-orders only the fused top Depth (0: 50,
+// the models before depth was recorded); the rest keep the fused order.
+func TestRerankDepth(t *testing.T) {
+	order := []uint32{1, 2, 3, 4, 5}
+	feats := map[uint32][]float64{}
+	for _, k := range order {
+		x := make([]float64, numRankFeatures)
+		x[fOpening] = b2f(k == 5 || k == 2)
+		feats[k] = x
+	}
+	m := RankModel{Depth: 3, Trees: []RankTree{{F: [7]uint8{fOpening}, T: [7]float32{0.5, inf32, inf32, inf32, inf32, inf32, inf32},
+		Leaf: [8]float32{0, 0, 0, 0, 1, 1, 1, 1}}}}
+	if got := rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 1, 3, 4, 5}) {
+		t.Fatalf("depth 3: %v, want [2 1 3 4 5]", got)
+	}
+	m.Depth = 0
+	if got := rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 5, 1, 3, 4}) {
+		t.Fatalf("depth 0 (50): %v, want [2 5 1 3 4]", got)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,87 @@ func TestReadRefusesOldFeatures(t *testing.T) {
 	}
 	if _, err := read(path, true, nil); err == nil || !strings.Contains(err.Error(), "features") {
 		t.Fatalf("read = %v, want a features error", err)
+	}
+}
+
+// TestDepthBoundsTheFitAndTheOrder: a model fitted to depth 2 never sees
+// the evidence at fused rank 3 and leaves it there; one fitted to depth 10
+// lifts it first and records its depth.
+func TestDepthBoundsTheFitAndTheOrder(t *testing.T) {
+	qs, err := read(fixture(t, "c1", "c2", "c3"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := func(q *question) bool { return q.Conv != "c1" }
+	for _, c := range []struct {
+		depth int
+		first int // the hit index the model puts first
+	}{{2, 0}, {10, 2}} {
+		p := testParams
+		p.depth = c.depth
+		m := fit(qs, others, p)
+		if m.Depth != c.depth {
+			t.Fatalf("model depth %d, want %d", m.Depth, c.depth)
+		}
+		got := order(qs[0], &m)
+		if got[0] != c.first || (c.depth == 2 && got[2] != 2) {
+			t.Fatalf("depth %d: order %v, want hit %d first", c.depth, got, c.first)
+		}
+	}
+	// A model that prefers the evidence re-orders only its depth.
+	inf := float32(math.Inf(1))
+	pref := retrieve.RankModel{Depth: 2, Trees: []retrieve.RankTree{{F: [7]uint8{14}, T: [7]float32{0.5, inf, inf, inf, inf, inf, inf},
+		Leaf: [8]float32{0, 0, 0, 0, 1, 1, 1, 1}}}}
+	if got := order(qs[0], &pref); got[2] != 2 {
+		t.Fatalf("a depth-2 model moved the hit at rank 3: %v", got)
+	}
+	pref.Depth = 10
+	if got := order(qs[0], &pref); got[0] != 2 {
+		t.Fatalf("a depth-10 model did not lift the hit at rank 3: %v", got)
+	}
+}
+
+// TestTreeDepth: trees of depth one split at the root only; trees of
+// depth three may split at every level, and score as they were fitted.
+func TestTreeDepth(t *testing.T) {
+	qs, err := read(fixture(t, "c1", "c2", "c3"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(*question) bool { return true }
+	p := testParams
+	p.treeDepth = 1
+	for _, tr := range fit(qs, all, p).Trees {
+		for n := 1; n < len(tr.T); n++ {
+			if !math.IsInf(float64(tr.T[n]), 1) {
+				t.Fatalf("a tree of depth one splits at node %d: %+v", n, tr)
+			}
+		}
+	}
+	p.treeDepth = 3
+	m := fit(qs, all, p)
+	if got := order(qs[0], &m); got[0] != 2 {
+		t.Fatalf("depth-three trees: order %v, want the evidence (hit 2) first", got)
+	}
+}
+
+// TestDropZeroesFeatures: -drop zeroes the named features as read, and
+// an unknown name is refused.
+func TestDropZeroesFeatures(t *testing.T) {
+	drop, err := featureIndexes("opening, log_rank")
+	if err != nil || len(drop) != 2 {
+		t.Fatalf("featureIndexes = %v, %v", drop, err)
+	}
+	qs, err := read(fixture(t, "c1"), true, drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range qs[0].x {
+		if x[14] != 0 || x[0] != 0 {
+			t.Fatalf("dropped features read as %v, %v", x[14], x[0])
+		}
+	}
+	if _, err := featureIndexes("no_such_feature"); err == nil {
+		t.Fatal("an unknown feature name was accepted")
 	}
 }
