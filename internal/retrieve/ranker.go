@@ -17,9 +17,10 @@ import (
 // sees them separately, beside features the fusion has no place for (the
 // best fused score of another turn of the same session, the turn's
 // position in its session, whether the user said it, how many of the
-// question's category keys and names it holds, its length), and
-// re-orders the fused top RankDepth with a small ensemble of regression
-// trees fitted offline by internal/retrieve/rankgen on the development
+// question's category keys and names it holds, its length, how close it
+// lies to the fused first hits: ranker_cluster.go), and re-orders the
+// fused top RankModel.Depth (at most RankDepth) with a small ensemble of
+// regression trees fitted offline by internal/retrieve/rankgen on the development
 // files (cross-validated by conversation; docs/retrieval.md). The
 // features are reported per hit (Evidence.Features, under explain), so
 // the generator trains on exactly what the engine computes.
