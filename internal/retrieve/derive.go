@@ -37,7 +37,8 @@ const maxDerivedDays = 31
 
 // categories maps a category word (as a question asks it) to the words of
 // the things it covers. General English, not drawn from the benchmark
-// files' evidence.
+// files' evidence. The built-in encoder adds members, and categories of
+// its own (catencoder.go, category_words.go).
 var categories = map[string][]string{
 	"activity": {"pottery", "painting", "drawing", "sketching", "hiking", "hike", "camping", "swimming", "jogging", "cycling",
 		"biking", "yoga", "dancing", "dance", "singing", "photography", "gardening", "knitting", "sewing", "fishing", "climbing",
@@ -318,23 +319,62 @@ func turnSpans(content string, ref time.Time) []Span {
 
 // topScored returns the pool best-scored documents of sc, best first, ties
 // in id order, with their scores (the derived-key and entity-walk lists).
+// A common key is held by thousands of turns: the pool best are selected
+// with a heap of pool entries, and only they are sorted.
 func (e *Engine) topScored(sc map[uint32]float64, pool int) ([]uint32, []float64) {
-	keys := make([]uint32, 0, len(sc))
-	for k := range sc {
-		keys = append(keys, k)
+	if pool <= 0 || len(sc) == 0 {
+		return nil, nil
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if sc[keys[i]] != sc[keys[j]] {
-			return sc[keys[i]] > sc[keys[j]]
+	better := func(a, b scoredKey) bool {
+		if a.s != b.s {
+			return a.s > b.s
 		}
-		return e.idLess(keys[i], keys[j])
-	})
-	if len(keys) > pool {
-		keys = keys[:pool]
+		return e.idLess(a.k, b.k)
 	}
-	out := make([]float64, len(keys))
-	for i, k := range keys {
-		out[i] = sc[k]
+	// h is a heap whose root is the worst entry kept.
+	h := make([]scoredKey, 0, min(pool, len(sc)))
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && better(h[w], h[l]) {
+				w = l
+			}
+			if r < len(h) && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for k, s := range sc {
+		x := scoredKey{k, s}
+		if len(h) < pool {
+			h = append(h, x)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !better(h[p], h[i]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+		} else if better(x, h[0]) {
+			h[0] = x
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	keys, out := make([]uint32, len(h)), make([]float64, len(h))
+	for i, x := range h {
+		keys[i], out[i] = x.k, x.s
 	}
 	return keys, out
+}
+
+type scoredKey struct {
+	k uint32
+	s float64
 }
