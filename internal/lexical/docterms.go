@@ -7,32 +7,14 @@ import (
 	"slices"
 )
 
-// WordTerms lists the word terms (not field terms, see FieldTerm) that
-// document key holds, in term-id order; nil when it is not indexed. Like
-// FieldTerms it reads the document's own term list, so its cost is the
-// document's length.
-func (ix *Index) WordTerms(key uint32) []string {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	if !ix.has(key) {
-		return nil
-	}
-	var out []string
-	ix.eachTerm(ix.docs[key], func(id uint32) {
-		if n := ix.nameOf(id); !bytes.HasPrefix(n, []byte{0}) {
-			out = append(out, string(n))
-		}
-	})
-	return out
-}
-
 // WordOverlaps is how much of the words of each document of heads each
 // document of keys holds: shared[h][i] sums weight(df) over the word
 // terms of heads[h] that keys[i] holds (df the term's document
 // frequency), total[h] sums it over all of heads[h]'s word terms, in
 // term-id order both. It walks each document's own sorted term list once
 // against the heads' terms together, so its cost is the documents'
-// lengths, not the terms' postings.
+// lengths, not the terms' postings. At most the first 64 heads are
+// read (a bit mask each); the ranker asks for three.
 func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64) (shared [][]float64, total []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

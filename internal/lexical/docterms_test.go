@@ -1,25 +1,27 @@
 package lexical
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 )
 
-func TestWordTermsOfADocument(t *testing.T) {
-	ix := New(Options{})
-	ix.AddWithKeys(1, "Paris walks", []string{FieldTerm("speaker", "ann")}, []string{FieldTerm("ent", "paris")})
-	got := ix.WordTerms(1)
-	slices.Sort(got)
-	want := Analyze("Paris walks", false)
-	slices.Sort(want)
-	want = slices.Compact(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("WordTerms(1) = %q, want %q (words only, no field or key terms)", got, want)
+// wordTerms lists the word terms (not field terms, see FieldTerm) that
+// document key holds; nil when it is not indexed: what WordOverlaps
+// totals with a weight of one.
+func wordTerms(ix *Index, key uint32) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if !ix.has(key) {
+		return nil
 	}
-	ix.Remove(1)
-	if got := ix.WordTerms(1); got != nil {
-		t.Fatalf("a removed document still lists %q", got)
-	}
+	var out []string
+	ix.eachTerm(ix.docs[key], func(id uint32) {
+		if n := ix.nameOf(id); !bytes.HasPrefix(n, []byte{0}) {
+			out = append(out, string(n))
+		}
+	})
+	return out
 }
 
 // TestWordOverlaps: the weights of the words documents share with each
@@ -32,7 +34,7 @@ func TestWordOverlaps(t *testing.T) {
 	ix.Add(3, "blue sky")
 	one := func(int) float64 { return 1 }
 	shared, total := ix.WordOverlaps([]uint32{1, 3, 9}, []uint32{2, 3, 9, 1}, one)
-	words := float64(len(ix.WordTerms(1)))
+	words := float64(len(wordTerms(ix, 1)))
 	if !slices.Equal(total, []float64{words, 2, 0}) {
 		t.Fatalf("totals %v, want [%v 2 0]", total, words)
 	}
