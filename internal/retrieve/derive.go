@@ -15,6 +15,7 @@ package retrieve
 // same keys.
 
 import (
+	"container/heap"
 	"math"
 	"regexp"
 	"sort"
@@ -325,53 +326,45 @@ func (e *Engine) topScored(sc map[uint32]float64, pool int) ([]uint32, []float64
 	if pool <= 0 || len(sc) == 0 {
 		return nil, nil
 	}
-	better := func(a, b scoredKey) bool {
-		if a.s != b.s {
-			return a.s > b.s
-		}
-		return e.idLess(a.k, b.k)
-	}
-	// h is a heap whose root is the worst entry kept.
-	h := make([]scoredKey, 0, min(pool, len(sc)))
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
+	h := &worstFirst{e: e, xs: make([]scoredKey, 0, min(pool, len(sc)))}
 	for k, s := range sc {
 		x := scoredKey{k, s}
-		if len(h) < pool {
-			h = append(h, x)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !better(h[p], h[i]) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-		} else if better(x, h[0]) {
-			h[0] = x
-			down(0)
+		if h.Len() < pool {
+			heap.Push(h, x)
+		} else if h.better(x, h.xs[0]) {
+			h.xs[0] = x
+			heap.Fix(h, 0)
 		}
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	keys, out := make([]uint32, len(h)), make([]float64, len(h))
-	for i, x := range h {
+	sort.Slice(h.xs, func(i, j int) bool { return h.better(h.xs[i], h.xs[j]) })
+	keys, out := make([]uint32, len(h.xs)), make([]float64, len(h.xs))
+	for i, x := range h.xs {
 		keys[i], out[i] = x.k, x.s
 	}
 	return keys, out
+}
+
+// worstFirst is a heap of scored keys whose root is the worst kept: a
+// higher score is better, then the lower id (Engine.idLess).
+type worstFirst struct {
+	e  *Engine
+	xs []scoredKey
+}
+
+func (h *worstFirst) better(a, b scoredKey) bool {
+	if a.s != b.s {
+		return a.s > b.s
+	}
+	return h.e.idLess(a.k, b.k)
+}
+func (h *worstFirst) Len() int           { return len(h.xs) }
+func (h *worstFirst) Less(i, j int) bool { return h.better(h.xs[j], h.xs[i]) }
+func (h *worstFirst) Swap(i, j int)      { h.xs[i], h.xs[j] = h.xs[j], h.xs[i] }
+func (h *worstFirst) Push(x any)         { h.xs = append(h.xs, x.(scoredKey)) }
+func (h *worstFirst) Pop() any {
+	x := h.xs[len(h.xs)-1]
+	h.xs = h.xs[:len(h.xs)-1]
+	return x
 }
 
 type scoredKey struct {
