@@ -8,7 +8,14 @@
 // the ranker's figures; with -out it writes the model fitted on every
 // conversation as Go source (internal/retrieve/ranker_weights.go).
 //
-//	go run ./internal/retrieve/rankgen -locomo loc.jsonl -longmemeval lme.jsonl [-out internal/retrieve/ranker_weights.go]
+// With -extra, the questions of another LongMemEval features file (the
+// oracle file's) are added to the training only: a question and its
+// twin there (same question id) fall in the same fold, so a held-out
+// question's twin is never trained on, and the extra questions are never
+// in the figures of the development files (their own held-out figures
+// are printed apart, as the set "extra").
+//
+//	go run ./internal/retrieve/rankgen -locomo loc.jsonl -longmemeval lme.jsonl [-extra orc.jsonl -extra-weight 0.5] [-out internal/retrieve/ranker_weights.go]
 //
 // It runs offline, never at run time; the fit is deterministic.
 package main
@@ -31,6 +38,7 @@ const folds = 5
 type question struct {
 	bench.FeatureLine
 	locomo bool
+	extra  bool // trained on, never in the development files' figures
 	fold   int
 	x      [][]float64
 	y      []float64
@@ -39,6 +47,7 @@ type question struct {
 func main() {
 	loc := flag.String("locomo", "", "LoCoMo features file")
 	lme := flag.String("longmemeval", "", "LongMemEval features file")
+	extra := flag.String("extra", "", "LongMemEval-format features file added to the training only (the oracle file's)")
 	out := flag.String("out", "", "write the model fitted on every conversation to this Go file")
 	var p params
 	flag.StringVar(&p.objective, "objective", "lambdarank", "lambdarank, pairwise or pointwise")
@@ -48,6 +57,9 @@ func main() {
 	flag.Float64Var(&p.lambda, "lambda", 1, "L2 penalty of a leaf value")
 	flag.Float64Var(&p.minHess, "min-hess", 1, "least hessian mass of a leaf")
 	flag.Float64Var(&p.lmeWeight, "lme-weight", 4, "weight of a LongMemEval question against a LoCoMo one")
+	flag.Float64Var(&p.extraWeight, "extra-weight", 1, "weight of an -extra question against a LongMemEval one")
+	flag.Float64Var(&p.subsample, "subsample", 1, "fraction of the training questions each tree is fitted on (drawn with -seed)")
+	flag.Uint64Var(&p.seed, "seed", 1, "seed of -subsample's draws")
 	flag.BoolVar(&p.keepFirst, "keep-first", false, "keep the fused first hit first; the model orders the rest")
 	flag.IntVar(&p.depth, "depth", 50, "the model re-orders the fused top depth (at most retrieve.RankDepth; the features files need that many hits: bench --k-max)")
 	drop := flag.String("drop", "", "comma-separated features to leave out of the fit (zeroed), to measure what they add")
@@ -63,6 +75,10 @@ func main() {
 	dropped, err := featureIndexes(*drop)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rankgen:", err)
+		os.Exit(2)
+	}
+	if p.subsample <= 0 || p.subsample > 1 || p.extraWeight < 0 {
+		fmt.Fprintln(os.Stderr, "rankgen: -subsample must be in (0, 1], -extra-weight at least 0")
 		os.Exit(2)
 	}
 	if !slices.Contains([]string{"lambdarank", "pairwise", "pointwise"}, p.objective) {
@@ -88,13 +104,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rankgen: no questions (give -locomo and/or -longmemeval)")
 		os.Exit(2)
 	}
+	if *extra != "" {
+		got, err := read(*extra, false, dropped)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rankgen:", err)
+			os.Exit(1)
+		}
+		qs = append(qs, twinFolds(qs, got)...)
+	}
 	fmt.Print(crossValidate(qs, p))
 	m := fit(qs, func(*question) bool { return true }, p)
 	// In sample (not a validation): what the engine gives with the
 	// shipped model on these files, to check the wiring end to end.
 	var in [2][2]acc
 	for _, q := range qs {
-		if q.Headline {
+		if q.Headline && !q.extra {
 			i := 0
 			if q.locomo {
 				i = 1
@@ -121,16 +145,20 @@ func main() {
 func crossValidate(qs []*question, p params) string {
 	var b []byte
 	b = fmt.Appendf(b, "%-4s %-11s %4s %s\n", "fold", "set", "n", header())
-	var tot [2][2]acc
+	names := []string{"longmemeval", "locomo", "extra"}
+	var tot [3][2]acc
 	for f := range folds {
 		m := fit(qs, func(q *question) bool { return q.fold != f }, p)
-		var a [2][2]acc // [locomo?][fused, ranker]
+		var a [3][2]acc // [longmemeval, locomo, extra][fused, ranker]
 		for _, q := range qs {
 			if q.fold != f || !q.Headline {
 				continue
 			}
 			i := 0
-			if q.locomo {
+			switch {
+			case q.extra:
+				i = 2
+			case q.locomo:
 				i = 1
 			}
 			base, ranked := order(q, nil), order(q, &m)
@@ -139,13 +167,13 @@ func crossValidate(qs []*question, p params) string {
 			tot[i][0].add(q, base)
 			tot[i][1].add(q, ranked)
 		}
-		for i, name := range []string{"longmemeval", "locomo"} {
+		for i, name := range names {
 			if a[i][0].n > 0 {
 				b = fmt.Appendf(b, "%-4d %-11s %s\n", f, name, a[i][0].row(a[i][1]))
 			}
 		}
 	}
-	for i, name := range []string{"longmemeval", "locomo"} {
+	for i, name := range names {
 		if tot[i][0].n > 0 {
 			b = fmt.Appendf(b, "%-4s %-11s %s\n", "all", name, tot[i][0].row(tot[i][1]))
 		}
@@ -198,6 +226,30 @@ func read(path string, locomo bool, drop []int) ([]*question, error) {
 		out = append(out, q)
 	}
 	return out, sc.Err()
+}
+
+// twinFolds marks the extra questions as such and gives each the fold of
+// its twin (the development question of the same id, its conversation),
+// so no held-out question's twin is trained on; a question without a
+// twin takes its order of first appearance among those, modulo folds.
+func twinFolds(dev, extra []*question) []*question {
+	fold := map[string]int{}
+	for _, q := range dev {
+		fold[q.Conv] = q.fold
+	}
+	own := map[string]int{}
+	for _, q := range extra {
+		q.extra = true
+		if f, ok := fold[q.Conv]; ok {
+			q.fold = f
+			continue
+		}
+		if _, ok := own[q.Conv]; !ok {
+			own[q.Conv] = len(own)
+		}
+		q.fold = own[q.Conv] % folds
+	}
+	return extra
 }
 
 // order returns the hit indexes in the fused order (m nil) or, within
