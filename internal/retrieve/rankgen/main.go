@@ -116,6 +116,19 @@ func main() {
 	m := fit(qs, func(*question) bool { return true }, p)
 	// In sample (not a validation): what the engine gives with the
 	// shipped model on these files, to check the wiring end to end.
+	fmt.Print(inSample(qs, &m))
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(source(m, os.Args[1:])), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "rankgen:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// inSample is the table of the development files' figures under m (the
+// extra questions left out).
+func inSample(qs []*question, m *retrieve.RankModel) string {
+	var b []byte
 	var in [2][2]acc
 	for _, q := range qs {
 		if q.Headline && !q.extra {
@@ -124,20 +137,15 @@ func main() {
 				i = 1
 			}
 			in[i][0].add(q, order(q, nil))
-			in[i][1].add(q, order(q, &m))
+			in[i][1].add(q, order(q, m))
 		}
 	}
 	for i, name := range []string{"longmemeval", "locomo"} {
 		if in[i][0].n > 0 {
-			fmt.Printf("%-4s %-11s %s\n", "in", name, in[i][0].row(in[i][1]))
+			b = fmt.Appendf(b, "%-4s %-11s %s\n", "in", name, in[i][0].row(in[i][1]))
 		}
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(source(m, os.Args[1:])), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "rankgen:", err)
-			os.Exit(1)
-		}
-	}
+	return string(b)
 }
 
 // crossValidate fits a model per fold on the other folds and returns the

@@ -242,26 +242,30 @@ func TestExtraIsNeverScored(t *testing.T) {
 		t.Fatal(err)
 	}
 	qs := append(dev, twinFolds(dev, ext)...)
-	out := crossValidate(qs, testParams)
-	var lme, extra int
+	all := fit(qs, func(*question) bool { return true }, testParams)
+	out := crossValidate(qs, testParams) + inSample(qs, &all)
+	var lme, extra, in int
 	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 3 || f[0] != "all" {
+		if len(f) < 3 || (f[0] != "all" && f[0] != "in") {
 			continue
 		}
 		n := 0
 		if _, err := fmt.Sscan(f[2], &n); err != nil {
 			t.Fatal(err)
 		}
-		switch f[1] {
-		case "longmemeval":
+		switch {
+		case f[0] == "in":
+			in += n
+		case f[1] == "longmemeval":
 			lme = n
-		case "extra":
+		case f[1] == "extra":
 			extra = n
 		}
 	}
-	if lme != len(dev) || extra != len(ext) {
-		t.Fatalf("held out: longmemeval %d questions (want %d), extra %d (want %d):\n%s", lme, len(dev), extra, len(ext), out)
+	if lme != len(dev) || extra != len(ext) || in != len(dev) {
+		t.Fatalf("held out: longmemeval %d questions (want %d), extra %d (want %d); in sample %d (want %d):\n%s",
+			lme, len(dev), extra, len(ext), in, len(dev), out)
 	}
 	// The extra questions do train: a fit on them alone lifts the
 	// evidence of a development question first.
