@@ -3,14 +3,15 @@
 //	go run ./internal/retrieve/rankgen -locomo /tmp/h18j/loc.jsonl -longmemeval /tmp/h18j/lme.jsonl -extra /tmp/h18j/orc.jsonl -extra-weight 0.25 -objective pairwise -trees 120 -tree-depth 3 -depth 100 -lme-weight 4 -lambda 100 -keep-first -out internal/retrieve/ranker_weights.go
 //
 // (the features files written by `memgate bench locomo|longmemeval --features FILE --ranker off`
-// on the development files; docs/retrieval.md, rounds five and six.)
+// on the development files, and on -extra's (the LongMemEval oracle file's) for training only;
+// docs/retrieval.md, rounds five and six.)
 
 package retrieve
 
 // DefaultRankerSum is the checksum of DefaultRanker (RankModel.Sum).
 const DefaultRankerSum = "11a5abd9ccef84b32b9c89aca90e1b506f8625590b31eaf93cf043cd31126ebe"
 
-// DefaultRanker is the learned ranker fitted on every development conversation.
+// DefaultRanker is the learned ranker fitted on every development conversation (and every -extra one).
 var DefaultRanker = RankModel{KeepFirst: true, Depth: 100, Trees: []RankTree{
 	{F: [7]uint8{1, 1, 0, 1, 13, 0, 17}, T: [7]float32{0.5799015, 0.4253872, 1.609438, 0.31021503, 0.02631579, 1.0986123, 4.4998097}, Leaf: [8]float32{-0.18187946, -0.123352915, 0.0872377, -0.05230693, 0.18209566, 0.13428546, 0.08428583, -0.13668123}},
 	{F: [7]uint8{1, 1, 1, 20, 14, 17, 0}, T: [7]float32{0.53630865, 0.34485438, 0.70943254, 0.6168684, 1, 4.4998097, 1.0986123}, Leaf: [8]float32{-0.16316934, -0.12361044, -0.08312876, 0.05327772, 0.06143653, -0.14518449, 0.15772569, 0.114723094}},
