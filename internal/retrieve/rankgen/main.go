@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -62,6 +63,7 @@ func main() {
 	flag.Uint64Var(&p.seed, "seed", 1, "seed of -subsample's draws")
 	flag.BoolVar(&p.keepFirst, "keep-first", false, "keep the fused first hit first; the model orders the rest")
 	flag.IntVar(&p.depth, "depth", 50, "the model re-orders the fused top depth (at most retrieve.RankDepth; the features files need that many hits: bench --k-max)")
+	foldSeed := flag.Uint64("fold-seed", 0, "0: a conversation's fold is its order of first appearance modulo 5; else each file's conversations are dealt to the folds in an order shuffled with this seed (to check a choice on other partitions)")
 	drop := flag.String("drop", "", "comma-separated features to leave out of the fit (zeroed), to measure what they add")
 	flag.Parse()
 	if p.treeDepth < 1 || p.treeDepth > 3 {
@@ -103,6 +105,9 @@ func main() {
 	if len(qs) == 0 {
 		fmt.Fprintln(os.Stderr, "rankgen: no questions (give -locomo and/or -longmemeval)")
 		os.Exit(2)
+	}
+	if *foldSeed != 0 {
+		shuffleFolds(qs, *foldSeed)
 	}
 	if *extra != "" {
 		got, err := read(*extra, false, dropped)
@@ -234,6 +239,32 @@ func read(path string, locomo bool, drop []int) ([]*question, error) {
 		out = append(out, q)
 	}
 	return out, sc.Err()
+}
+
+// shuffleFolds deals each file's conversations to the folds in an order
+// shuffled with seed (a PCG; deterministic), instead of their order of
+// appearance; a conversation's questions stay together.
+func shuffleFolds(qs []*question, seed uint64) {
+	for i, locomo := range []bool{false, true} {
+		var convs []string
+		seen := map[string]bool{}
+		for _, q := range qs {
+			if q.locomo == locomo && !seen[q.Conv] {
+				seen[q.Conv] = true
+				convs = append(convs, q.Conv)
+			}
+		}
+		rand.New(rand.NewPCG(seed, uint64(i))).Shuffle(len(convs), func(a, b int) { convs[a], convs[b] = convs[b], convs[a] })
+		fold := map[string]int{}
+		for j, c := range convs {
+			fold[c] = j % folds
+		}
+		for _, q := range qs {
+			if q.locomo == locomo {
+				q.fold = fold[q.Conv]
+			}
+		}
+	}
 }
 
 // twinFolds marks the extra questions as such and gives each the fold of

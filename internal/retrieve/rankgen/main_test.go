@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,5 +308,41 @@ func TestSubsampleIsSeeded(t *testing.T) {
 	c := sum(p)
 	if a != b || a == c || a == plain {
 		t.Fatalf("subsampled fits: same seed equal %v, other seed differs %v, differs from the plain fit %v", a == b, a != c, a != plain)
+	}
+}
+
+// TestFoldSeedShufflesByConversation: -fold-seed deals the conversations
+// to the folds in another order, the same for the same seed, a
+// conversation's questions together; the default keeps the order of
+// appearance.
+func TestFoldSeedShufflesByConversation(t *testing.T) {
+	convs := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c3", "c7"}
+	load := func() []*question {
+		qs, err := read(fixture(t, convs...), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qs
+	}
+	foldsOf := func(qs []*question) []int {
+		var out []int
+		for _, q := range qs {
+			out = append(out, q.fold)
+		}
+		return out
+	}
+	plain := foldsOf(load())
+	a, b := load(), load()
+	shuffleFolds(a, 1)
+	shuffleFolds(b, 1)
+	if !slices.Equal(foldsOf(a), foldsOf(b)) || slices.Equal(foldsOf(a), plain) {
+		t.Fatalf("seed 1: %v and %v, order of appearance %v: want equal to each other, unlike the latter", foldsOf(a), foldsOf(b), plain)
+	}
+	fold := map[string]int{}
+	for _, q := range a {
+		if f, ok := fold[q.Conv]; ok && f != q.fold {
+			t.Fatalf("conversation %s in folds %d and %d", q.Conv, f, q.fold)
+		}
+		fold[q.Conv] = q.fold
 	}
 }
