@@ -13,7 +13,9 @@
 // twin there (same question id) fall in the same fold, so a held-out
 // question's twin is never trained on, and the extra questions are never
 // in the figures of the development files (their own held-out figures
-// are printed apart, as the set "extra").
+// are printed apart, as the set "extra"). -fold-seed deals the
+// conversations to the folds in a seeded order instead, to check a
+// choice of settings on partitions it was not made on.
 //
 //	go run ./internal/retrieve/rankgen -locomo loc.jsonl -longmemeval lme.jsonl [-extra orc.jsonl -extra-weight 0.5] [-out internal/retrieve/ranker_weights.go]
 //
