@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 
@@ -20,6 +21,11 @@ import (
 //   - pointwise: the logistic loss of "the hit covers an evidence turn"
 //     (round three's objective, with trees instead of a linear model).
 //
+// Each tree may be fitted on a share of the training questions only
+// (-subsample, drawn from a PCG seeded with -seed, so the fit stays
+// deterministic): a question's hits go in or out together, since the
+// pairwise gradients are within a question.
+//
 // Splits are chosen among at most maxBins thresholds per feature, taken
 // from the training features' quantiles and rounded to float32, so the
 // shipped trees compute exactly what was fitted.
@@ -28,15 +34,18 @@ const maxBins = 32
 
 // params are the fit's settings.
 type params struct {
-	objective string
-	trees     int
-	rate      float64
-	lambda    float64 // L2 penalty of a leaf's value
-	minHess   float64 // a leaf needs at least this much hessian
-	lmeWeight float64 // a LongMemEval question's weight against a LoCoMo one
-	keepFirst bool    // the model orders all but the fused first hit
-	depth     int     // the model re-orders the fused top depth
-	treeDepth int     // levels of splits of a tree (2 or 3)
+	objective   string
+	trees       int
+	rate        float64
+	lambda      float64 // L2 penalty of a leaf's value
+	minHess     float64 // a leaf needs at least this much hessian
+	lmeWeight   float64 // a LongMemEval question's weight against a LoCoMo one
+	extraWeight float64 // an -extra question's weight against a LongMemEval one
+	subsample   float64 // the share of the training questions each tree is fitted on
+	seed        uint64  // of the subsample's draws
+	keepFirst   bool    // the model orders all but the fused first hit
+	depth       int     // the model re-orders the fused top depth
+	treeDepth   int     // levels of splits of a tree (2 or 3)
 }
 
 // sample is one hit of a training question.
@@ -68,6 +77,9 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 		if !q.locomo {
 			qw[i] = p.lmeWeight
 		}
+		if q.extra {
+			qw[i] = p.lmeWeight * p.extraWeight
+		}
 		for j, x := range q.x[:min(len(q.x), p.depth)] {
 			s := sample{x: x, y: q.y[j], bin: make([]uint8, d)}
 			for f := range d {
@@ -81,14 +93,31 @@ func fit(qs []*question, use func(*question) bool, p params) retrieve.RankModel 
 	grad := make([]float64, len(samples))
 	hess := make([]float64, len(samples))
 	m := retrieve.RankModel{KeepFirst: p.keepFirst, Depth: p.depth}
+	rng := rand.New(rand.NewPCG(p.seed, 0))
+	pick := make([]int, len(train))
+	for i := range pick {
+		pick[i] = i
+	}
+	var rows []int
 	for range p.trees {
+		if p.subsample > 0 && p.subsample < 1 {
+			rng.Shuffle(len(pick), func(a, b int) { pick[a], pick[b] = pick[b], pick[a] })
+		}
+		qn := len(pick)
+		if p.subsample > 0 && p.subsample < 1 {
+			qn = max(1, int(math.Round(p.subsample*float64(len(pick)))))
+		}
 		clear(grad)
 		clear(hess)
-		for i := range train {
+		rows = rows[:0]
+		for _, i := range pick[:qn] {
 			lo, hi := start[i], start[i+1]
 			gradients(p.objective, samples[lo:hi], score[lo:hi], grad[lo:hi], hess[lo:hi], qw[i])
+			for r := lo; r < hi; r++ {
+				rows = append(rows, r)
+			}
 		}
-		t := growTree(samples, grad, hess, thr, d, p)
+		t := growTree(samples, rows, grad, hess, thr, d, p)
 		for i := range samples {
 			score[i] += t.Score(samples[i].x)
 		}
@@ -191,12 +220,9 @@ type split struct {
 }
 
 // growTree fits one tree of depth p.treeDepth (at most three) to the
-// gradients.
-func growTree(samples []sample, grad, hess []float64, thr [][]float32, d int, p params) retrieve.RankTree {
-	all := make([]int, len(samples))
-	for i := range all {
-		all[i] = i
-	}
+// gradients of the samples rows.
+func growTree(samples []sample, rows []int, grad, hess []float64, thr [][]float32, d int, p params) retrieve.RankTree {
+	all := slices.Clone(rows)
 	var t retrieve.RankTree
 	grow(&t, 0, 0, all, samples, grad, hess, thr, d, p)
 	return t

@@ -8,7 +8,16 @@
 // the ranker's figures; with -out it writes the model fitted on every
 // conversation as Go source (internal/retrieve/ranker_weights.go).
 //
-//	go run ./internal/retrieve/rankgen -locomo loc.jsonl -longmemeval lme.jsonl [-out internal/retrieve/ranker_weights.go]
+// With -extra, the questions of another LongMemEval features file (the
+// oracle file's) are added to the training only: a question and its
+// twin there (same question id) fall in the same fold, so a held-out
+// question's twin is never trained on, and the extra questions are never
+// in the figures of the development files (their own held-out figures
+// are printed apart, as the set "extra"). -fold-seed deals the
+// conversations to the folds in a seeded order instead, to check a
+// choice of settings on partitions it was not made on.
+//
+//	go run ./internal/retrieve/rankgen -locomo loc.jsonl -longmemeval lme.jsonl [-extra orc.jsonl -extra-weight 0.5] [-out internal/retrieve/ranker_weights.go]
 //
 // It runs offline, never at run time; the fit is deterministic.
 package main
@@ -18,6 +27,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +41,7 @@ const folds = 5
 type question struct {
 	bench.FeatureLine
 	locomo bool
+	extra  bool // trained on, never in the development files' figures
 	fold   int
 	x      [][]float64
 	y      []float64
@@ -39,6 +50,7 @@ type question struct {
 func main() {
 	loc := flag.String("locomo", "", "LoCoMo features file")
 	lme := flag.String("longmemeval", "", "LongMemEval features file")
+	extra := flag.String("extra", "", "LongMemEval-format features file added to the training only (the oracle file's)")
 	out := flag.String("out", "", "write the model fitted on every conversation to this Go file")
 	var p params
 	flag.StringVar(&p.objective, "objective", "lambdarank", "lambdarank, pairwise or pointwise")
@@ -48,8 +60,12 @@ func main() {
 	flag.Float64Var(&p.lambda, "lambda", 1, "L2 penalty of a leaf value")
 	flag.Float64Var(&p.minHess, "min-hess", 1, "least hessian mass of a leaf")
 	flag.Float64Var(&p.lmeWeight, "lme-weight", 4, "weight of a LongMemEval question against a LoCoMo one")
+	flag.Float64Var(&p.extraWeight, "extra-weight", 1, "weight of an -extra question against a LongMemEval one")
+	flag.Float64Var(&p.subsample, "subsample", 1, "fraction of the training questions each tree is fitted on (drawn with -seed)")
+	flag.Uint64Var(&p.seed, "seed", 1, "seed of -subsample's draws")
 	flag.BoolVar(&p.keepFirst, "keep-first", false, "keep the fused first hit first; the model orders the rest")
 	flag.IntVar(&p.depth, "depth", 50, "the model re-orders the fused top depth (at most retrieve.RankDepth; the features files need that many hits: bench --k-max)")
+	foldSeed := flag.Uint64("fold-seed", 0, "0: a conversation's fold is its order of first appearance modulo 5; else each file's conversations are dealt to the folds in an order shuffled with this seed (to check a choice on other partitions)")
 	drop := flag.String("drop", "", "comma-separated features to leave out of the fit (zeroed), to measure what they add")
 	flag.Parse()
 	if p.treeDepth < 1 || p.treeDepth > 3 {
@@ -63,6 +79,10 @@ func main() {
 	dropped, err := featureIndexes(*drop)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rankgen:", err)
+		os.Exit(2)
+	}
+	if p.subsample <= 0 || p.subsample > 1 || p.extraWeight < 0 {
+		fmt.Fprintln(os.Stderr, "rankgen: -subsample must be in (0, 1], -extra-weight at least 0")
 		os.Exit(2)
 	}
 	if !slices.Contains([]string{"lambdarank", "pairwise", "pointwise"}, p.objective) {
@@ -88,26 +108,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rankgen: no questions (give -locomo and/or -longmemeval)")
 		os.Exit(2)
 	}
+	if *foldSeed != 0 {
+		shuffleFolds(qs, *foldSeed)
+	}
+	if *extra != "" {
+		got, err := read(*extra, false, dropped)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rankgen:", err)
+			os.Exit(1)
+		}
+		qs = append(qs, twinFolds(qs, got)...)
+	}
 	fmt.Print(crossValidate(qs, p))
 	m := fit(qs, func(*question) bool { return true }, p)
 	// In sample (not a validation): what the engine gives with the
 	// shipped model on these files, to check the wiring end to end.
-	var in [2][2]acc
-	for _, q := range qs {
-		if q.Headline {
-			i := 0
-			if q.locomo {
-				i = 1
-			}
-			in[i][0].add(q, order(q, nil))
-			in[i][1].add(q, order(q, &m))
-		}
-	}
-	for i, name := range []string{"longmemeval", "locomo"} {
-		if in[i][0].n > 0 {
-			fmt.Printf("%-4s %-11s %s\n", "in", name, in[i][0].row(in[i][1]))
-		}
-	}
+	fmt.Print(inSample(qs, &m))
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(source(m, os.Args[1:])), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "rankgen:", err)
@@ -116,21 +132,48 @@ func main() {
 	}
 }
 
+// inSample is the table of the development files' figures under m (the
+// extra questions left out).
+func inSample(qs []*question, m *retrieve.RankModel) string {
+	var b []byte
+	var in [2][2]acc
+	for _, q := range qs {
+		if q.Headline && !q.extra {
+			i := 0
+			if q.locomo {
+				i = 1
+			}
+			in[i][0].add(q, order(q, nil))
+			in[i][1].add(q, order(q, m))
+		}
+	}
+	for i, name := range []string{"longmemeval", "locomo"} {
+		if in[i][0].n > 0 {
+			b = fmt.Appendf(b, "%-4s %-11s %s\n", "in", name, in[i][0].row(in[i][1]))
+		}
+	}
+	return string(b)
+}
+
 // crossValidate fits a model per fold on the other folds and returns the
 // table of the held-out figures, fused order → ranker.
 func crossValidate(qs []*question, p params) string {
 	var b []byte
 	b = fmt.Appendf(b, "%-4s %-11s %4s %s\n", "fold", "set", "n", header())
-	var tot [2][2]acc
+	names := []string{"longmemeval", "locomo", "extra"}
+	var tot [3][2]acc
 	for f := range folds {
 		m := fit(qs, func(q *question) bool { return q.fold != f }, p)
-		var a [2][2]acc // [locomo?][fused, ranker]
+		var a [3][2]acc // [longmemeval, locomo, extra][fused, ranker]
 		for _, q := range qs {
 			if q.fold != f || !q.Headline {
 				continue
 			}
 			i := 0
-			if q.locomo {
+			switch {
+			case q.extra:
+				i = 2
+			case q.locomo:
 				i = 1
 			}
 			base, ranked := order(q, nil), order(q, &m)
@@ -139,13 +182,13 @@ func crossValidate(qs []*question, p params) string {
 			tot[i][0].add(q, base)
 			tot[i][1].add(q, ranked)
 		}
-		for i, name := range []string{"longmemeval", "locomo"} {
+		for i, name := range names {
 			if a[i][0].n > 0 {
 				b = fmt.Appendf(b, "%-4d %-11s %s\n", f, name, a[i][0].row(a[i][1]))
 			}
 		}
 	}
-	for i, name := range []string{"longmemeval", "locomo"} {
+	for i, name := range names {
 		if tot[i][0].n > 0 {
 			b = fmt.Appendf(b, "%-4s %-11s %s\n", "all", name, tot[i][0].row(tot[i][1]))
 		}
@@ -198,6 +241,56 @@ func read(path string, locomo bool, drop []int) ([]*question, error) {
 		out = append(out, q)
 	}
 	return out, sc.Err()
+}
+
+// shuffleFolds deals each file's conversations to the folds in an order
+// shuffled with seed (a PCG; deterministic), instead of their order of
+// appearance; a conversation's questions stay together.
+func shuffleFolds(qs []*question, seed uint64) {
+	for i, locomo := range []bool{false, true} {
+		var convs []string
+		seen := map[string]bool{}
+		for _, q := range qs {
+			if q.locomo == locomo && !seen[q.Conv] {
+				seen[q.Conv] = true
+				convs = append(convs, q.Conv)
+			}
+		}
+		rand.New(rand.NewPCG(seed, uint64(i))).Shuffle(len(convs), func(a, b int) { convs[a], convs[b] = convs[b], convs[a] })
+		fold := map[string]int{}
+		for j, c := range convs {
+			fold[c] = j % folds
+		}
+		for _, q := range qs {
+			if q.locomo == locomo {
+				q.fold = fold[q.Conv]
+			}
+		}
+	}
+}
+
+// twinFolds marks the extra questions as such and gives each the fold of
+// its twin (the development question of the same id, its conversation),
+// so no held-out question's twin is trained on; a question without a
+// twin takes its order of first appearance among those, modulo folds.
+func twinFolds(dev, extra []*question) []*question {
+	fold := map[string]int{}
+	for _, q := range dev {
+		fold[q.Conv] = q.fold
+	}
+	own := map[string]int{}
+	for _, q := range extra {
+		q.extra = true
+		if f, ok := fold[q.Conv]; ok {
+			q.fold = f
+			continue
+		}
+		if _, ok := own[q.Conv]; !ok {
+			own[q.Conv] = len(own)
+		}
+		q.fold = own[q.Conv] % folds
+	}
+	return extra
 }
 
 // order returns the hit indexes in the fused order (m nil) or, within

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +47,7 @@ func fixture(t *testing.T, convs ...string) string {
 	return path
 }
 
-var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1, depth: 50, treeDepth: 2}
+var testParams = params{objective: "lambdarank", trees: 20, rate: 0.3, lambda: 1, minHess: 0.01, lmeWeight: 1, extraWeight: 1, depth: 50, treeDepth: 2}
 
 func TestFoldsAreByConversation(t *testing.T) {
 	qs, err := read(fixture(t, "c1", "c2", "c3", "c1"), true, nil)
@@ -186,5 +188,161 @@ func TestDropZeroesFeatures(t *testing.T) {
 	}
 	if _, err := featureIndexes("no_such_feature"); err == nil {
 		t.Fatal("an unknown feature name was accepted")
+	}
+}
+
+// TestExtraTwinsShareAFold: an -extra question takes the fold of its
+// development twin (same question id), so a held-out question's twin is
+// never trained on; one without a twin still gets a fold, and every one
+// is marked extra.
+func TestExtraTwinsShareAFold(t *testing.T) {
+	dev, err := read(fixture(t, "q1", "q2", "q3", "q4", "q5", "q6", "q7"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the extra file the twins come in another order than in the
+	// development file, so their order of appearance alone would put
+	// them in other folds.
+	ext, err := read(fixture(t, "q7", "x1", "q3", "q1", "x2", "q6"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devFold := map[string]int{}
+	for _, q := range dev {
+		devFold[q.Conv] = q.fold
+	}
+	moved := 0
+	for _, q := range ext {
+		if f, ok := devFold[q.Conv]; ok && f != q.fold {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("the fixture's twins already share folds by order; the test proves nothing")
+	}
+	for _, q := range twinFolds(dev, ext) {
+		if !q.extra || q.fold < 0 || q.fold >= folds {
+			t.Fatalf("extra question %s: extra %v fold %d", q.Conv, q.extra, q.fold)
+		}
+		if f, ok := devFold[q.Conv]; ok && f != q.fold {
+			t.Fatalf("question %s is in fold %d, its twin in fold %d", q.Conv, f, q.fold)
+		}
+	}
+}
+
+// TestExtraIsNeverScored: the extra questions are trained on but count
+// in neither the development files' held-out rows nor the in-sample
+// ones; they are reported apart.
+func TestExtraIsNeverScored(t *testing.T) {
+	dev, err := read(fixture(t, "q1", "q2", "q3", "q4", "q5"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err := read(fixture(t, "q1", "x1", "x2", "x3"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := append(dev, twinFolds(dev, ext)...)
+	all := fit(qs, func(*question) bool { return true }, testParams)
+	out := crossValidate(qs, testParams) + inSample(qs, &all)
+	var lme, extra, in int
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || (f[0] != "all" && f[0] != "in") {
+			continue
+		}
+		n := 0
+		if _, err := fmt.Sscan(f[2], &n); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case f[0] == "in":
+			in += n
+		case f[1] == "longmemeval":
+			lme = n
+		case f[1] == "extra":
+			extra = n
+		}
+	}
+	if lme != len(dev) || extra != len(ext) || in != len(dev) {
+		t.Fatalf("held out: longmemeval %d questions (want %d), extra %d (want %d); in sample %d (want %d):\n%s",
+			lme, len(dev), extra, len(ext), in, len(dev), out)
+	}
+	// The extra questions do train: a fit on them alone lifts the
+	// evidence of a development question first.
+	m := fit(qs, func(q *question) bool { return q.extra }, testParams)
+	if got := order(dev[1], &m); got[0] != 2 {
+		t.Fatalf("a fit on the extra questions alone: order %v, want the evidence (hit 2) first", got)
+	}
+	p := testParams
+	p.extraWeight = 0
+	if m := fit(qs, func(q *question) bool { return q.extra }, p); order(dev[1], &m)[0] == 2 {
+		t.Fatal("extra questions of weight 0 still trained the model")
+	}
+}
+
+// TestSubsampleIsSeeded: trees fitted on a share of the questions are
+// the same for the same seed and differ for another; a share of one is
+// the plain fit.
+func TestSubsampleIsSeeded(t *testing.T) {
+	qs, err := read(fixture(t, "c1", "c2", "c3", "c4", "c5", "c6"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Vary the evidence's fused rank so the questions' gradients differ.
+	for i, q := range qs {
+		q.y = make([]float64, len(q.x))
+		q.y[i%len(q.x)] = 1
+	}
+	all := func(*question) bool { return true }
+	sum := func(p params) string { m := fit(qs, all, p); return m.Sum() }
+	p := testParams
+	plain := sum(p)
+	p.subsample = 1
+	if got := sum(p); got != plain {
+		t.Fatal("-subsample 1 changed the fit")
+	}
+	p.subsample, p.seed = 0.5, 7
+	a, b := sum(p), sum(p)
+	p.seed = 8
+	c := sum(p)
+	if a != b || a == c || a == plain {
+		t.Fatalf("subsampled fits: same seed equal %v, other seed differs %v, differs from the plain fit %v", a == b, a != c, a != plain)
+	}
+}
+
+// TestFoldSeedShufflesByConversation: -fold-seed deals the conversations
+// to the folds in another order, the same for the same seed, a
+// conversation's questions together; the default keeps the order of
+// appearance.
+func TestFoldSeedShufflesByConversation(t *testing.T) {
+	convs := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c3", "c7"}
+	load := func() []*question {
+		qs, err := read(fixture(t, convs...), false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qs
+	}
+	foldsOf := func(qs []*question) []int {
+		var out []int
+		for _, q := range qs {
+			out = append(out, q.fold)
+		}
+		return out
+	}
+	plain := foldsOf(load())
+	a, b := load(), load()
+	shuffleFolds(a, 1)
+	shuffleFolds(b, 1)
+	if !slices.Equal(foldsOf(a), foldsOf(b)) || slices.Equal(foldsOf(a), plain) {
+		t.Fatalf("seed 1: %v and %v, order of appearance %v: want equal to each other, unlike the latter", foldsOf(a), foldsOf(b), plain)
+	}
+	fold := map[string]int{}
+	for _, q := range a {
+		if f, ok := fold[q.Conv]; ok && f != q.fold {
+			t.Fatalf("conversation %s in folds %d and %d", q.Conv, f, q.fold)
+		}
+		fold[q.Conv] = q.fold
 	}
 }
