@@ -27,10 +27,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/retrieve"
@@ -119,8 +121,10 @@ func main() {
 		}
 		qs = append(qs, twinFolds(qs, got)...)
 	}
-	fmt.Print(crossValidate(qs, p))
+	pr := &progress{w: os.Stderr, total: folds + 1, start: time.Now()}
+	fmt.Print(crossValidate(qs, p, pr.step))
 	m := fit(qs, func(*question) bool { return true }, p)
+	pr.step("the shipped model, on every fold")
 	// In sample (not a validation): what the engine gives with the
 	// shipped model on these files, to check the wiring end to end.
 	fmt.Print(inSample(qs, &m))
@@ -157,13 +161,14 @@ func inSample(qs []*question, m *retrieve.RankModel) string {
 
 // crossValidate fits a model per fold on the other folds and returns the
 // table of the held-out figures, fused order → ranker.
-func crossValidate(qs []*question, p params) string {
+func crossValidate(qs []*question, p params, fitted func(what string)) string {
 	var b []byte
 	b = fmt.Appendf(b, "%-4s %-11s %4s %s\n", "fold", "set", "n", header())
 	names := []string{"longmemeval", "locomo", "extra"}
 	var tot [3][2]acc
 	for f := range folds {
 		m := fit(qs, func(q *question) bool { return q.fold != f }, p)
+		fitted(fmt.Sprintf("fold %d held out", f))
 		var a [3][2]acc // [longmemeval, locomo, extra][fused, ranker]
 		for _, q := range qs {
 			if q.fold != f || !q.Headline {
@@ -340,4 +345,27 @@ func featureIndexes(names string) ([]int, error) {
 		out = append(out, i)
 	}
 	return out, nil
+}
+
+// progress reports each finished fit on w (the fits take most of a run:
+// about 8 s each on the development files), with the time a fit took on
+// average and an estimate of what is left.
+type progress struct {
+	w           io.Writer
+	total, done int
+	start       time.Time
+	now         func() time.Time // time.Now when nil
+}
+
+func (p *progress) step(what string) {
+	now := time.Now
+	if p.now != nil {
+		now = p.now
+	}
+	p.done++
+	el := now().Sub(p.start)
+	per := el / time.Duration(p.done)
+	left := per * time.Duration(p.total-p.done)
+	fmt.Fprintf(p.w, "rankgen: fit %d/%d (%s) after %.1fs, %.1fs a fit, about %.0fs left\n",
+		p.done, p.total, what, el.Seconds(), per.Seconds(), left.Seconds())
 }

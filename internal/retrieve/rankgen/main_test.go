@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memgate/memgate/internal/bench"
 	"github.com/memgate/memgate/internal/retrieve"
@@ -244,7 +245,7 @@ func TestExtraIsNeverScored(t *testing.T) {
 	}
 	qs := append(dev, twinFolds(dev, ext)...)
 	all := fit(qs, func(*question) bool { return true }, testParams)
-	out := crossValidate(qs, testParams) + inSample(qs, &all)
+	out := crossValidate(qs, testParams, func(string) {}) + inSample(qs, &all)
 	var lme, extra, in int
 	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
@@ -344,5 +345,23 @@ func TestFoldSeedShufflesByConversation(t *testing.T) {
 			t.Fatalf("conversation %s in folds %d and %d", q.Conv, f, q.fold)
 		}
 		fold[q.Conv] = q.fold
+	}
+}
+
+// TestProgressReportsEachFit: every fit is reported with the count, the
+// elapsed time and an estimate of what is left (clock injected).
+func TestProgressReportsEachFit(t *testing.T) {
+	var b strings.Builder
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	p := &progress{w: &b, total: 6, start: t0, now: func() time.Time { return now }}
+	now = t0.Add(8 * time.Second)
+	p.step("fold 0 held out")
+	now = t0.Add(16 * time.Second)
+	p.step("fold 1 held out")
+	want := "rankgen: fit 1/6 (fold 0 held out) after 8.0s, 8.0s a fit, about 40s left\n" +
+		"rankgen: fit 2/6 (fold 1 held out) after 16.0s, 8.0s a fit, about 32s left\n"
+	if b.String() != want {
+		t.Fatalf("progress:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
