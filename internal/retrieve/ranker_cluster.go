@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"math"
-	"slices"
 )
 
 // The cluster around the first hits (issue 18, round six). A question
@@ -19,9 +18,9 @@ import (
 const clusterHead = 3
 
 // clusterFeatures sets the cluster features of each key of keys (the
-// fused order's head; vecs[i] the stored vector of keys[i] or nil) in
-// out; e.mu is held.
-func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32, out map[uint32][]float64) {
+// fused order's head; vecs[i] the stored vector of keys[i] or nil,
+// places[i] its place in its session) in xs[i]; e.mu is held.
+func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32, places []place, xs [][]float64) {
 	if len(keys) < 2 {
 		return
 	}
@@ -43,30 +42,14 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32
 			}
 		}
 	}
-	// The head's sessions and places in them.
-	type place struct {
-		sk  sessKey
-		ok  bool
-		pos int
-	}
-	placeOf := func(k uint32) place {
-		sk, ok := e.sessionKey(k)
-		if !ok {
-			return place{}
-		}
-		i, found := slices.BinarySearchFunc(e.sessions[sk], k, e.turnCompare)
-		return place{sk, found, i}
-	}
-	hp := make([]place, len(head))
-	for j, h := range head {
-		hp[j] = placeOf(h)
-	}
+	// The keys holding one of the first hit's speaker terms.
 	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
+	spoke := e.termMasks(keys, firstSpeakers)
 
 	for i, k := range keys {
-		x := out[k]
+		x := xs[i]
 		v := vecs[i]
-		p := placeOf(k)
+		p := places[i]
 		var cosN int
 		var cosSum float64
 		dist := -1
@@ -86,8 +69,8 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32
 				cosN++
 			}
 			x[fCluOverlap3] = max(x[fCluOverlap3], hcov[j][i])
-			if p.ok && hp[j].ok && p.sk == hp[j].sk {
-				d := p.pos - hp[j].pos
+			if hp := places[j]; p.found && hp.found && p.sk == hp.sk {
+				d := p.pos - hp.pos
 				if d < 0 {
 					d = -d
 				}
@@ -103,11 +86,11 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32
 			x[fCluTurnDist] = 1 / (1 + float64(dist))
 		}
 		if k != head[0] {
-			x[fSameSession] = b2f(p.ok && hp[0].ok && p.sk == hp[0].sk)
-			for _, s := range firstSpeakers {
-				if e.lex.HasTerm(k, s) {
+			x[fSameSession] = b2f(p.found && places[0].found && p.sk == places[0].sk)
+			x[fSameSpeaker] = b2f(spoke[i] != 0)
+			for _, s := range firstSpeakers[min(len(firstSpeakers), 64):] { // past a mask
+				if x[fSameSpeaker] == 0 && e.lex.HasTerm(k, s) {
 					x[fSameSpeaker] = 1
-					break
 				}
 			}
 		}
