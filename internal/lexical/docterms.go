@@ -16,34 +16,55 @@ import (
 // lengths, not the terms' postings. At most the first 64 heads are
 // read (a bit mask each); the ranker asks for three.
 func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64) (shared [][]float64, total []float64) {
+	return ix.WordOverlapsAndMasks(heads, keys, weight, nil, nil)
+}
+
+// WordOverlapsAndMasks is WordOverlaps and, in the same walk of each
+// key's terms, TermMasks(keys, probes, masks) (masks nil when probes
+// is): one walk serves both.
+func (ix *Index) WordOverlapsAndMasks(heads, keys []uint32, weight func(df int) float64, probes []string, masks []uint64) (shared [][]float64, total []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	shared, total = make([][]float64, len(heads)), make([]float64, len(heads))
 	heads = heads[:min(len(heads), 64)]
-	// The heads' word terms, each with the heads holding it: gathered
-	// head by head, sorted once by id, then merged (the weight is
-	// computed once a term).
-	type headOf struct {
-		id uint32
-		h  uint8
+	for h := range heads {
+		shared[h] = make([]float64, len(keys))
 	}
-	var all []headOf
+	// The heads' word terms, each with the heads holding it, in id
+	// order: each head's list is sorted, so they merge (the weight is
+	// computed once a term).
+	lists := make([][]uint32, len(heads))
+	var flat []uint32
 	for h, of := range heads {
 		if ix.has(of) {
-			ix.eachTerm(ix.docs[of], func(id uint32) { all = append(all, headOf{id, uint8(h)}) })
+			from := len(flat)
+			ix.eachTerm(ix.docs[of], func(id uint32) { flat = append(flat, id) })
+			lists[h] = flat[from:len(flat):len(flat)]
 		}
 	}
-	slices.SortFunc(all, func(a, b headOf) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.h, b.h)) })
-	terms := make([]headTerm, 0, len(all))
-	for _, a := range all {
-		if n := len(terms); n > 0 && terms[n-1].id == a.id {
-			terms[n-1].mask |= 1 << a.h
+	terms := make([]headTerm, 0, len(flat))
+	for {
+		id, mask := uint32(0), uint64(0)
+		for h, l := range lists {
+			switch {
+			case len(l) == 0:
+			case mask == 0 || l[0] < id:
+				id, mask = l[0], 1<<h
+			case l[0] == id:
+				mask |= 1 << h
+			}
+		}
+		if mask == 0 {
+			break
+		}
+		for m := mask; m != 0; m &= m - 1 {
+			h := bits.TrailingZeros64(m)
+			lists[h] = lists[h][1:]
+		}
+		if bytes.HasPrefix(ix.nameOf(id), []byte{0}) {
 			continue
 		}
-		if bytes.HasPrefix(ix.nameOf(a.id), []byte{0}) {
-			continue
-		}
-		terms = append(terms, headTerm{id: a.id, mask: 1 << a.h, w: weight(ix.terms[a.id].df())})
+		terms = append(terms, headTerm{id: id, mask: mask, w: weight(ix.terms[id].df())})
 	}
 	// total[h] sums the weights of heads[h]'s terms in id order, as
 	// walking its own term list does.
@@ -52,8 +73,20 @@ func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64)
 			total[bits.TrailingZeros64(m)] += t.w
 		}
 	}
-	for h := range heads {
-		shared[h] = make([]float64, len(keys))
+	// The probes join the list with the bits of the probes naming them.
+	if len(probes) > 0 {
+		clear(masks[:len(keys)])
+	}
+	for j, p := range probes[:min(len(probes), 64)] {
+		id, ok := ix.lookup(p)
+		if !ok {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(terms, id, func(t headTerm, id uint32) int { return cmp.Compare(t.id, id) })
+		if !found {
+			terms = slices.Insert(terms, i, headTerm{id: id})
+		}
+		terms[i].probes |= 1 << j
 	}
 	if len(terms) == 0 {
 		return shared, total
@@ -74,9 +107,12 @@ func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64)
 			for terms[j].id < x {
 				j++
 			}
-			if t := terms[j]; t.id == x {
+			if t := &terms[j]; t.id == x {
 				for m := t.mask; m != 0; m &= m - 1 {
 					shared[bits.TrailingZeros64(m)][i] += t.w
+				}
+				if t.probes != 0 {
+					masks[i] |= t.probes
 				}
 			}
 		}
@@ -86,9 +122,10 @@ func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64)
 
 // headTerm is a term of WordOverlaps' heads.
 type headTerm struct {
-	id   uint32
-	mask uint64 // the heads holding it
-	w    float64
+	id     uint32
+	mask   uint64 // the heads holding it
+	w      float64
+	probes uint64 // WordOverlapsAndMasks' probes naming it
 }
 
 // TermMasks sets bit j of masks[i] when the document under keys[i] holds

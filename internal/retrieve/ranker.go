@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
-	"math/bits"
 	"regexp"
 	"slices"
 
@@ -237,7 +236,6 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 	keys := in.order[:n]
 	top := in.fused[in.order[0]]
 	sess := e.sessionBests(in, min(n, shareDepth))
-	cov := e.coverages(in.qt, keys)
 	// Each candidate's stored vector, fetched once for the cosine and
 	// the cluster (nil where none), and its place in its session.
 	vecs := make([][]float32, n)
@@ -247,10 +245,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		}
 	}
 	places := e.places(keys)
-	// Whether the user said it (bit 0) and which of the question's
-	// match terms it holds (bits 1…): one walk of each candidate's terms.
-	probe := append([]string{lexical.FieldTerm(speakerField, speakerUser)}, in.matchTerms...)
-	held := e.termMasks(keys, probe)
+	ct := e.candidateTerms(in, keys)
 	// One backing array for all the feature vectors.
 	buf := make([]float64, n*numRankFeatures)
 	xs := make([][]float64, n)
@@ -265,7 +260,7 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fDense] = listShare(in.lists[SignalDense], k)
 		x[fKeys] = listShare(in.lists[SignalKeys], k)
 		x[fFacts] = in.factStrength[k]
-		x[fCoverage] = cov[r]
+		x[fCoverage] = ct.cov[r]
 		if v := vecs[r]; in.qvec != nil && v != nil && len(v) == len(in.qvec) {
 			x[fCosine], x[fHasVector] = dot32(v, in.qvec), 1
 		}
@@ -292,19 +287,14 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 			}
 			x[fSessionShare] = float64(b.inTop) / float64(min(n, shareDepth))
 		}
-		x[fUserTurn] = b2f(held[r]&1 != 0)
-		x[fKeyMatch] = float64(bits.OnesCount64(held[r] >> 1))
-		for _, t := range probe[min(len(probe), 64):] { // past a mask
-			if e.lex.HasTerm(k, t) {
-				x[fKeyMatch]++
-			}
-		}
+		x[fUserTurn] = b2f(ct.user[r])
+		x[fKeyMatch] = ct.keyMatch[r]
 		x[fLength] = math.Log1p(float64(e.lex.DocLen(k)))
 		x[fAggregate] = b2f(in.aggregate)
 		out[k] = x
 	}
 	relativeScales(xs)
-	e.clusterFeatures(in, keys, vecs, places, xs)
+	e.clusterFeatures(keys, vecs, places, ct, xs)
 	return out
 }
 
@@ -330,14 +320,6 @@ func (e *Engine) places(keys []uint32) []place {
 		out[r] = place{sk: sk, inSession: true, found: found, pos: i, size: len(list)}
 	}
 	return out
-}
-
-// termMasks is lexical.TermMasks: bit j of the result's i-th entry is
-// set when keys[i] holds terms[j], j < 64; e.mu is held.
-func (e *Engine) termMasks(keys []uint32, terms []string) []uint64 {
-	masks := make([]uint64, len(keys))
-	e.lex.TermMasks(keys, terms, masks)
-	return masks
 }
 
 // sessBest is a session's best and second-best fused score among a
