@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memgate/memgate/internal/lexical"
 	"github.com/memgate/memgate/internal/memory"
 )
 
@@ -166,4 +168,54 @@ func sameGoldenLine(got, want string) bool {
 		}
 	}
 	return true
+}
+
+// TestCandidateTermsMatchLookups: the one-walk candidate terms are what
+// asking the index term by term gives, both for a question whose terms
+// fit a mask and for one with more than 64 (answered term by term).
+func TestCandidateTermsMatchLookups(t *testing.T) {
+	e := rankGoldenEngine(t)
+	var long []string
+	for i := range 70 {
+		long = append(long, fmt.Sprintf("word%d", i))
+	}
+	for _, q := range []string{"Which camping stove did Caroline buy in Yosemite?", "camping Melanie " + strings.Join(long, " ")} {
+		e.mu.RLock()
+		qt := newQueryTerms(e.lex, lexical.Analyze(q, true), e.lex.Len())
+		var keys []uint32
+		for k := range uint32(120) {
+			keys = append(keys, k*7%400)
+		}
+		in := &rankInputs{qt: qt, docs: e.lex.Len(), matchTerms: e.queryMatchTerms(q)}
+		ct := e.candidateTerms(in, keys)
+		spk := e.lex.FieldTerms(keys[0], speakerField)
+		for i, k := range keys {
+			if got, want := ct.cov[i], qt.coverage(e.lex, k); got != want {
+				t.Errorf("%q key %d: coverage %v, want %v", q, k, got, want)
+			}
+			if got, want := ct.user[i], e.lex.HasTerm(k, "\x00speaker\x00user"); got != want {
+				t.Errorf("key %d: user %v, want %v", k, got, want)
+			}
+			var km float64
+			for _, m := range in.matchTerms {
+				if e.lex.HasTerm(k, m) {
+					km++
+				}
+			}
+			if ct.keyMatch[i] != km {
+				t.Errorf("key %d: key matches %v, want %v", k, ct.keyMatch[i], km)
+			}
+			same := false
+			for _, s := range spk {
+				same = same || e.lex.HasTerm(k, s)
+			}
+			if ct.sameSpeaker[i] != same {
+				t.Errorf("key %d: same speaker %v, want %v", k, ct.sameSpeaker[i], same)
+			}
+		}
+		if len(qt.terms) == 0 || slices.Max(ct.cov) == 0 {
+			t.Fatalf("%q: no coverage at all (%d terms): the test proves nothing", q, len(qt.terms))
+		}
+		e.mu.RUnlock()
+	}
 }
