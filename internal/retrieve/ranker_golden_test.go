@@ -72,7 +72,8 @@ func rankGoldenEngine(t *testing.T) *Engine {
 // turns-only searches, and the order the default ranker gives them, are
 // those recorded in testdata/ranker_features.golden, to the bit. It
 // guards the ranker's cost passes: faster code must compute the same
-// features (and so the same order) as the code the model was fitted on.
+// features (and so the same order, coverage and relevance) as the code
+// the model was fitted on.
 // Regenerate (only when a feature is meant to change) with
 // go test ./internal/retrieve -run TestRankFeaturesGolden -update-rank-golden.
 func TestRankFeaturesGolden(t *testing.T) {
@@ -110,7 +111,8 @@ func TestRankFeaturesGolden(t *testing.T) {
 					t.Fatalf("%q: hit %s has %d features", qtext, h.ID, len(h.Evidence.Features))
 				}
 				sb.WriteString(h.ID[len(h.ID)-4:])
-				for _, x := range h.Evidence.Features {
+				// The features, then the hit's coverage and relevance.
+				for _, x := range append(slices.Clone(h.Evidence.Features), h.Evidence.Coverage, h.Relevance) {
 					sb.WriteByte(' ')
 					sb.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
 				}
@@ -151,7 +153,7 @@ func sameGoldenLine(got, want string) bool {
 		return true
 	}
 	g, w := strings.Fields(got), strings.Fields(want)
-	if len(g) != len(w) || len(g) != numRankFeatures+1 || g[0] != w[0] {
+	if len(g) != len(w) || len(g) != numRankFeatures+3 || g[0] != w[0] {
 		return false
 	}
 	for i := 1; i < len(g); i++ {
