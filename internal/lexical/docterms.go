@@ -16,32 +16,77 @@ import (
 // lengths, not the terms' postings. At most the first 64 heads are
 // read (a bit mask each); the ranker asks for three.
 func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64) (shared [][]float64, total []float64) {
+	return ix.WordOverlapsAndMasks(heads, keys, weight, nil, nil)
+}
+
+// WordOverlapsAndMasks is WordOverlaps and, in the same walk of each
+// key's terms, TermMasks(keys, probes, masks) (masks nil when probes
+// is): one walk serves both.
+func (ix *Index) WordOverlapsAndMasks(heads, keys []uint32, weight func(df int) float64, probes []string, masks []uint64) (shared [][]float64, total []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	shared, total = make([][]float64, len(heads)), make([]float64, len(heads))
-	type headTerm struct {
-		id   uint32
-		mask uint64 // the heads holding it
-		w    float64
-	}
-	var terms []headTerm
-	for h, of := range heads[:min(len(heads), 64)] {
+	heads = heads[:min(len(heads), 64)]
+	for h := range heads {
 		shared[h] = make([]float64, len(keys))
-		if !ix.has(of) {
+	}
+	// The heads' word terms, each with the heads holding it, in id
+	// order: each head's list is sorted, so they merge (the weight is
+	// computed once a term).
+	lists := make([][]uint32, len(heads))
+	var flat []uint32
+	for h, of := range heads {
+		if ix.has(of) {
+			from := len(flat)
+			ix.eachTerm(ix.docs[of], func(id uint32) { flat = append(flat, id) })
+			lists[h] = flat[from:len(flat):len(flat)]
+		}
+	}
+	terms := make([]headTerm, 0, len(flat))
+	for {
+		id, mask := uint32(0), uint64(0)
+		for h, l := range lists {
+			switch {
+			case len(l) == 0:
+			case mask == 0 || l[0] < id:
+				id, mask = l[0], 1<<h
+			case l[0] == id:
+				mask |= 1 << h
+			}
+		}
+		if mask == 0 {
+			break
+		}
+		for m := mask; m != 0; m &= m - 1 {
+			h := bits.TrailingZeros64(m)
+			lists[h] = lists[h][1:]
+		}
+		if bytes.HasPrefix(ix.nameOf(id), []byte{0}) {
 			continue
 		}
-		ix.eachTerm(ix.docs[of], func(id uint32) {
-			if n := ix.nameOf(id); bytes.HasPrefix(n, []byte{0}) {
-				return
-			}
-			w := weight(ix.terms[id].df())
-			total[h] += w
-			i, found := slices.BinarySearchFunc(terms, id, func(t headTerm, id uint32) int { return cmp.Compare(t.id, id) })
-			if !found {
-				terms = slices.Insert(terms, i, headTerm{id: id, w: w})
-			}
-			terms[i].mask |= 1 << h
-		})
+		terms = append(terms, headTerm{id: id, mask: mask, w: weight(ix.terms[id].df())})
+	}
+	// total[h] sums the weights of heads[h]'s terms in id order, as
+	// walking its own term list does.
+	for _, t := range terms {
+		for m := t.mask; m != 0; m &= m - 1 {
+			total[bits.TrailingZeros64(m)] += t.w
+		}
+	}
+	// The probes join the list with the bits of the probes naming them.
+	if len(probes) > 0 {
+		clear(masks[:len(keys)])
+	}
+	for j, p := range probes[:min(len(probes), 64)] {
+		id, ok := ix.lookup(p)
+		if !ok {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(terms, id, func(t headTerm, id uint32) int { return cmp.Compare(t.id, id) })
+		if !found {
+			terms = slices.Insert(terms, i, headTerm{id: id})
+		}
+		terms[i].probes |= 1 << j
 	}
 	if len(terms) == 0 {
 		return shared, total
@@ -62,12 +107,74 @@ func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64)
 			for terms[j].id < x {
 				j++
 			}
-			if t := terms[j]; t.id == x {
+			if t := &terms[j]; t.id == x {
 				for m := t.mask; m != 0; m &= m - 1 {
 					shared[bits.TrailingZeros64(m)][i] += t.w
+				}
+				if t.probes != 0 {
+					masks[i] |= t.probes
 				}
 			}
 		}
 	}
 	return shared, total
+}
+
+// headTerm is a term of WordOverlaps' heads.
+type headTerm struct {
+	id     uint32
+	mask   uint64 // the heads holding it
+	w      float64
+	probes uint64 // WordOverlapsAndMasks' probes naming it
+}
+
+// TermMasks sets bit j of masks[i] when the document under keys[i] holds
+// terms[j] (HasTerm of every key and term; terms past the 64th are not
+// looked at). It looks each term up once and walks each document's
+// sorted term list once for all the terms, up to the largest of their
+// ids, where HasTerm looks up and walks once a key and term.
+func (ix *Index) TermMasks(keys []uint32, terms []string, masks []uint64) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	clear(masks[:len(keys)])
+	type probe struct {
+		id   uint32
+		mask uint64 // the indexes into terms naming it
+	}
+	var ps []probe
+	for j, t := range terms[:min(len(terms), 64)] {
+		id, ok := ix.lookup(t)
+		if !ok {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(ps, id, func(p probe, id uint32) int { return cmp.Compare(p.id, id) })
+		if !found {
+			ps = slices.Insert(ps, i, probe{id: id})
+		}
+		ps[i].mask |= 1 << j
+	}
+	if len(ps) == 0 {
+		return
+	}
+	last := ps[len(ps)-1].id
+	for i, k := range keys {
+		if !ix.has(k) {
+			continue
+		}
+		d := ix.docs[k]
+		p, x, j := ix.arena[d.off:], uint32(0), 0
+		for range d.n {
+			v, n := uvarint32(p)
+			p, x = p[n:], x+v
+			if x > last {
+				break
+			}
+			for ps[j].id < x {
+				j++
+			}
+			if ps[j].id == x {
+				masks[i] |= ps[j].mask
+			}
+		}
+	}
 }

@@ -50,3 +50,29 @@ func TestWordOverlaps(t *testing.T) {
 		t.Fatalf("shared weights %v, want 4 (apples and green are in two documents each)", shared)
 	}
 }
+
+// TestTermMasks: the masks say what HasTerm says, for every key and term:
+// words, field terms, a term no document holds, a term named twice, a
+// key not indexed and a removed document.
+func TestTermMasks(t *testing.T) {
+	ix := New(Options{})
+	ix.AddWithKeys(1, "red apples and green pears", []string{FieldTerm("speaker", "ann")}, nil)
+	ix.AddWithKeys(2, "green apples", []string{FieldTerm("speaker", "bob")}, []string{FieldTerm("key", "fruit")})
+	ix.Add(3, "blue sky and green grass")
+	ix.Add(4, "green tea")
+	ix.Remove(4)
+	terms := []string{"green", FieldTerm("speaker", "ann"), "nothing", "appl", FieldTerm("key", "fruit"), "green", "sky"}
+	keys := []uint32{3, 9, 1, 2, 4}
+	masks := []uint64{99, 99, 99, 99, 99, 99}
+	ix.TermMasks(keys, terms, masks)
+	for i, k := range keys {
+		for j, term := range terms {
+			if got, want := masks[i]&(1<<j) != 0, ix.HasTerm(k, term); got != want {
+				t.Errorf("key %d, term %q: mask says %v, HasTerm %v", k, term, got, want)
+			}
+		}
+	}
+	if masks[2] == 0 || masks[5] != 99 {
+		t.Fatalf("masks %v: document 1 holds terms; the entry past the keys is left alone", masks)
+	}
+}

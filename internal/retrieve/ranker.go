@@ -233,20 +233,25 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 	if n == 0 {
 		return out
 	}
+	keys := in.order[:n]
 	top := in.fused[in.order[0]]
 	sess := e.sessionBests(in, min(n, shareDepth))
-	user := lexical.FieldTerm(speakerField, speakerUser)
-	cov := e.coverages(in.qt, in.order[:n])
 	// Each candidate's stored vector, fetched once for the cosine and
-	// the cluster (nil where none).
+	// the cluster (nil where none), and its place in its session.
 	vecs := make([][]float32, n)
 	if e.vecs != nil {
-		for r, k := range in.order[:n] {
+		for r, k := range keys {
 			vecs[r], _ = e.vecs.Vector(k)
 		}
 	}
-	for r, k := range in.order[:n] {
-		x := make([]float64, numRankFeatures)
+	places := e.places(keys)
+	ct := e.candidateTerms(in, keys)
+	// One backing array for all the feature vectors.
+	buf := make([]float64, n*numRankFeatures)
+	xs := make([][]float64, n)
+	for r, k := range keys {
+		x := buf[r*numRankFeatures : (r+1)*numRankFeatures : (r+1)*numRankFeatures]
+		xs[r] = x
 		x[fLogRank] = math.Log1p(float64(r))
 		if top > 0 {
 			x[fScore] = in.fused[k] / top
@@ -255,13 +260,9 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 		x[fDense] = listShare(in.lists[SignalDense], k)
 		x[fKeys] = listShare(in.lists[SignalKeys], k)
 		x[fFacts] = in.factStrength[k]
-		x[fCoverage] = cov[k]
+		x[fCoverage] = ct.cov[r]
 		if v := vecs[r]; in.qvec != nil && v != nil && len(v) == len(in.qvec) {
-			var dot float64
-			for i := range v {
-				dot += float64(v[i]) * float64(in.qvec[i])
-			}
-			x[fCosine], x[fHasVector] = dot, 1
+			x[fCosine], x[fHasVector] = dot32(v, in.qvec), 1
 		}
 		if in.trace != nil {
 			x[fSpeaker] = b2f(in.trace.speaker[k])
@@ -269,8 +270,8 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 			x[fTime] = b2f(in.trace.time[k])
 			x[fOpeningBoost] = b2f(in.trace.opening[k])
 		}
-		if sk, ok := e.sessionKey(k); ok {
-			b := sess[sk]
+		if p := places[r]; p.inSession {
+			b := sess[p.sk]
 			nb := b.best
 			if b.bestKey == k {
 				nb = b.second
@@ -278,27 +279,46 @@ func (e *Engine) rankFeatures(in *rankInputs) map[uint32][]float64 {
 			if top > 0 {
 				x[fNeighbour] = nb / top
 			}
-			list := e.sessions[sk]
-			if i, ok := slices.BinarySearchFunc(list, k, e.turnCompare); ok {
-				if len(list) > 1 {
-					x[fPosition] = float64(i) / float64(len(list)-1)
+			if p.found {
+				if p.size > 1 {
+					x[fPosition] = float64(p.pos) / float64(p.size-1)
 				}
-				x[fOpening] = b2f(i == 0)
+				x[fOpening] = b2f(p.pos == 0)
 			}
 			x[fSessionShare] = float64(b.inTop) / float64(min(n, shareDepth))
 		}
-		x[fUserTurn] = b2f(e.lex.HasTerm(k, user))
-		for _, t := range in.matchTerms {
-			if e.lex.HasTerm(k, t) {
-				x[fKeyMatch]++
-			}
-		}
+		x[fUserTurn] = b2f(ct.user[r])
+		x[fKeyMatch] = ct.keyMatch[r]
 		x[fLength] = math.Log1p(float64(e.lex.DocLen(k)))
 		x[fAggregate] = b2f(in.aggregate)
 		out[k] = x
 	}
-	relativeScales(out)
-	e.clusterFeatures(in, in.order[:n], vecs, out)
+	relativeScales(xs)
+	e.clusterFeatures(keys, vecs, places, ct, xs)
+	return out
+}
+
+// place is a candidate's session and its place in it.
+type place struct {
+	sk        sessKey
+	inSession bool // sk is the turn's session
+	found     bool // the session's list holds the turn, at pos of size
+	pos, size int
+}
+
+// places looks up each key's session and place in it once, for the
+// features that use them; e.mu is held.
+func (e *Engine) places(keys []uint32) []place {
+	out := make([]place, len(keys))
+	for r, k := range keys {
+		sk, ok := e.sessionKey(k)
+		if !ok {
+			continue
+		}
+		list := e.sessions[sk]
+		i, found := slices.BinarySearchFunc(list, k, e.turnCompare)
+		out[r] = place{sk: sk, inSession: true, found: found, pos: i, size: len(list)}
+	}
 	return out
 }
 
@@ -345,12 +365,12 @@ func (e *Engine) sessionBests(in *rankInputs, n int) map[sessKey]*sessBest {
 // relativeScales sets each candidate's cosine and coverage relative to
 // the best candidate's: the raw values are on each query's own scale,
 // the relative ones compare across queries.
-func relativeScales(out map[uint32][]float64) {
+func relativeScales(xs [][]float64) {
 	var bestCos, bestCov float64
-	for _, x := range out {
+	for _, x := range xs {
 		bestCos, bestCov = max(bestCos, x[fCosine]), max(bestCov, x[fCoverage])
 	}
-	for _, x := range out {
+	for _, x := range xs {
 		if bestCos > 0 {
 			x[fCosineRel] = x[fCosine] / bestCos
 		}
@@ -378,35 +398,34 @@ func turnsOnly(f *Filter) bool {
 	return true
 }
 
-// coverages is queryTerms.coverage of each key, computed term by term:
-// a rare term's postings are walked once for all the keys, a common
-// term is looked up in each key's document. The sums run in the same
-// order as coverage's, so the values are the same.
-func (e *Engine) coverages(qt queryTerms, keys []uint32) map[uint32]float64 {
-	out := make(map[uint32]float64, len(keys))
+// coverages is queryTerms.coverage of each key (by position): the terms
+// a key holds are found in one walk of its term list
+// (lexical.TermMasks), and their idf summed in the query's order, as
+// coverage sums them, so the values are the same.
+func (e *Engine) coverages(qt queryTerms, keys []uint32) []float64 {
+	out := make([]float64, len(keys))
 	if qt.sum == 0 || len(keys) == 0 {
 		return out
 	}
-	var in lexical.Bits
-	for _, k := range keys {
-		in = setBit(in, k)
+	if len(qt.terms) > 64 {
+		for i, k := range keys {
+			out[i] = qt.coverage(e.lex, k)
+		}
+		return out
 	}
-	for i, t := range qt.terms {
-		df := e.lex.DocFreq(t)
-		switch {
-		case df == 0:
-		case df <= 200*len(keys): // ~1.5 ns a posting against ~300 ns a look-up
-			e.lex.PostingsIn(t, in, func(k uint32, _ int) { out[k] += qt.idf[i] })
-		default:
-			for _, k := range keys {
-				if e.lex.HasTerm(k, t) {
-					out[k] += qt.idf[i]
-				}
+	masks := make([]uint64, len(keys))
+	e.lex.TermMasks(keys, qt.terms, masks)
+	for i, m := range masks {
+		if m == 0 {
+			continue
+		}
+		var c float64
+		for j := range qt.terms {
+			if m&(1<<j) != 0 {
+				c += qt.idf[j]
 			}
 		}
-	}
-	for k, c := range out {
-		out[k] = c / qt.sum
+		out[i] = c / qt.sum
 	}
 	return out
 }
@@ -419,21 +438,29 @@ func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
 	if m.KeepFirst {
 		from = min(1, n)
 	}
-	head := slices.Clone(order[from:n])
-	sc := make(map[uint32]float64, n)
-	for _, k := range head {
-		sc[k] = m.Score(feats[k])
+	type scored struct {
+		k uint32
+		s float64
 	}
-	slices.SortStableFunc(head, func(a, b uint32) int {
+	head := make([]scored, 0, n-from)
+	for _, k := range order[from:n] {
+		head = append(head, scored{k, m.Score(feats[k])})
+	}
+	slices.SortStableFunc(head, func(a, b scored) int {
 		switch {
-		case sc[a] > sc[b]:
+		case a.s > b.s:
 			return -1
-		case sc[a] < sc[b]:
+		case a.s < b.s:
 			return 1
 		}
 		return 0
 	})
-	return slices.Concat(order[:from], head, order[n:])
+	out := make([]uint32, 0, len(order))
+	out = append(out, order[:from]...)
+	for _, h := range head {
+		out = append(out, h.k)
+	}
+	return append(out, order[n:]...)
 }
 
 // listShare is a list's reciprocal-rank share of key (60/(60+rank)), 0

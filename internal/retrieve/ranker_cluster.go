@@ -2,7 +2,9 @@ package retrieve
 
 import (
 	"math"
-	"slices"
+	"math/bits"
+
+	"github.com/memgate/memgate/internal/lexical"
 )
 
 // The cluster around the first hits (issue 18, round six). A question
@@ -19,54 +21,21 @@ import (
 const clusterHead = 3
 
 // clusterFeatures sets the cluster features of each key of keys (the
-// fused order's head; vecs[i] the stored vector of keys[i] or nil) in
-// out; e.mu is held.
-func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32, out map[uint32][]float64) {
+// fused order's head; vecs[i] the stored vector of keys[i] or nil,
+// places[i] its place in its session, ct the terms it shares) in
+// xs[i]; e.mu is held.
+func (e *Engine) clusterFeatures(keys []uint32, vecs [][]float32, places []place, ct *candidateTerms, xs [][]float64) {
 	if len(keys) < 2 {
 		return
 	}
 	head := keys[:min(clusterHead, len(keys))]
 
 	hv := vecs[:len(head)]
-	// The share of each head hit's words (idf-weighted, as coverage
-	// weighs the question's) every key holds.
-	n := float64(max(in.docs, 1))
-	idf := func(df int) float64 {
-		d := min(float64(df), n)
-		return math.Log(1 + (n-d+0.5)/(d+0.5))
-	}
-	hcov, totals := e.lex.WordOverlaps(head, keys, idf)
-	for j, t := range totals {
-		if t > 0 {
-			for i := range hcov[j] {
-				hcov[j][i] /= t
-			}
-		}
-	}
-	// The head's sessions and places in them.
-	type place struct {
-		sk  sessKey
-		ok  bool
-		pos int
-	}
-	placeOf := func(k uint32) place {
-		sk, ok := e.sessionKey(k)
-		if !ok {
-			return place{}
-		}
-		i, found := slices.BinarySearchFunc(e.sessions[sk], k, e.turnCompare)
-		return place{sk, found, i}
-	}
-	hp := make([]place, len(head))
-	for j, h := range head {
-		hp[j] = placeOf(h)
-	}
-	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
-
+	hcov := ct.hcov
 	for i, k := range keys {
-		x := out[k]
+		x := xs[i]
 		v := vecs[i]
-		p := placeOf(k)
+		p := places[i]
 		var cosN int
 		var cosSum float64
 		dist := -1
@@ -86,8 +55,8 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32
 				cosN++
 			}
 			x[fCluOverlap3] = max(x[fCluOverlap3], hcov[j][i])
-			if p.ok && hp[j].ok && p.sk == hp[j].sk {
-				d := p.pos - hp[j].pos
+			if hp := places[j]; p.found && hp.found && p.sk == hp.sk {
+				d := p.pos - hp.pos
 				if d < 0 {
 					d = -d
 				}
@@ -103,13 +72,8 @@ func (e *Engine) clusterFeatures(in *rankInputs, keys []uint32, vecs [][]float32
 			x[fCluTurnDist] = 1 / (1 + float64(dist))
 		}
 		if k != head[0] {
-			x[fSameSession] = b2f(p.ok && hp[0].ok && p.sk == hp[0].sk)
-			for _, s := range firstSpeakers {
-				if e.lex.HasTerm(k, s) {
-					x[fSameSpeaker] = 1
-					break
-				}
-			}
+			x[fSameSession] = b2f(p.found && places[0].found && p.sk == places[0].sk)
+			x[fSameSpeaker] = b2f(ct.sameSpeaker[i])
 		}
 	}
 }
@@ -121,4 +85,96 @@ func dot32(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return s
+}
+
+// candidateTerms is what the features need of the candidates' terms:
+// the share of each cluster head's words (idf-weighted, as coverage
+// weighs the question's) every candidate holds, its coverage, whether
+// the user said it, how many of the question's match terms it holds
+// and whether it holds a speaker term of the fused first hit.
+type candidateTerms struct {
+	hcov        [][]float64 // hcov[j][i]: of head j's words, keys[i]'s share
+	cov         []float64
+	user        []bool
+	keyMatch    []float64
+	sameSpeaker []bool
+}
+
+// candidateTerms finds them in one walk of each candidate's term list
+// (lexical.WordOverlapsAndMasks) when the terms asked about fit a mask,
+// else term by term; the values are the same either way. e.mu is held.
+func (e *Engine) candidateTerms(in *rankInputs, keys []uint32) *candidateTerms {
+	n := len(keys)
+	ct := &candidateTerms{cov: make([]float64, n), user: make([]bool, n), keyMatch: make([]float64, n), sameSpeaker: make([]bool, n)}
+	head := keys[:min(clusterHead, n)]
+	docs := float64(max(in.docs, 1))
+	idf := func(df int) float64 {
+		d := min(float64(df), docs)
+		return math.Log(1 + (docs-d+0.5)/(d+0.5))
+	}
+	user := lexical.FieldTerm(speakerField, speakerUser)
+	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
+	qt := in.qt
+	if qt.sum == 0 {
+		qt.terms = nil // no coverage to compute
+	}
+	// The probes: the question's terms, the user's speaker term, the
+	// match terms, the first hit's speaker terms.
+	probes := make([]string, 0, len(qt.terms)+1+len(in.matchTerms)+len(firstSpeakers))
+	probes = append(append(append(append(probes, qt.terms...), user), in.matchTerms...), firstSpeakers...)
+	if len(probes) > 64 {
+		ct.normalise(e.lex.WordOverlaps(head, keys, idf))
+		cov := e.coverages(in.qt, keys)
+		for i, k := range keys {
+			ct.cov[i] = cov[i]
+			ct.user[i] = e.lex.HasTerm(k, user)
+			for _, t := range in.matchTerms {
+				if e.lex.HasTerm(k, t) {
+					ct.keyMatch[i]++
+				}
+			}
+			for _, s := range firstSpeakers {
+				if e.lex.HasTerm(k, s) {
+					ct.sameSpeaker[i] = true
+					break
+				}
+			}
+		}
+		return ct
+	}
+	masks := make([]uint64, n)
+	ct.normalise(e.lex.WordOverlapsAndMasks(head, keys, idf, probes, masks))
+	nq, nm := len(qt.terms), len(in.matchTerms)
+	for i, m := range masks {
+		if m == 0 {
+			continue
+		}
+		// The coverage sums the held terms' idf in the question's
+		// order, as queryTerms.coverage does.
+		if cm := m & (1<<nq - 1); cm != 0 {
+			var c float64
+			for j := range nq {
+				if cm&(1<<j) != 0 {
+					c += qt.idf[j]
+				}
+			}
+			ct.cov[i] = c / qt.sum
+		}
+		ct.user[i] = m&(1<<nq) != 0
+		ct.keyMatch[i] = float64(bits.OnesCount64(m >> (nq + 1) & (1<<nm - 1)))
+		ct.sameSpeaker[i] = m>>(nq+1+nm) != 0
+	}
+	return ct
+}
+
+// normalise sets hcov to the shares: each head's overlaps over its total.
+func (ct *candidateTerms) normalise(hcov [][]float64, totals []float64) {
+	for j, t := range totals {
+		if t > 0 {
+			for i := range hcov[j] {
+				hcov[j][i] /= t
+			}
+		}
+	}
+	ct.hcov = hcov
 }

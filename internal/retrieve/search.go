@@ -329,12 +329,18 @@ func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
 }
 
 // hits describes the ranked keys: ids, fused score, the evidence of their
-// relevance and each signal's rank and score; e.mu is held.
-func (e *Engine) hits(order []uint32, fused map[uint32]float64, lists map[string][]uint32, scores map[string]map[uint32]float64, qt queryTerms, qvec []float32) []Hit {
+// relevance and each signal's rank and score (the coverage taken from
+// feats where the ranker computed it); e.mu is held.
+func (e *Engine) hits(order []uint32, fused map[uint32]float64, lists map[string][]uint32, scores map[string]map[uint32]float64, qt queryTerms, qvec []float32, feats map[uint32][]float64) []Hit {
 	out := make([]Hit, len(order))
 	for i, k := range order {
 		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
-		h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
+		if x, ok := feats[k]; ok {
+			// The ranker computed it already, the same way.
+			h.Evidence = Evidence{Coverage: x[fCoverage]}
+		} else {
+			h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
+		}
 		if qvec != nil && e.vecs != nil {
 			if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
 				var dot float64
@@ -468,7 +474,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 	if len(order) > q.K {
 		order = order[:q.K]
 	}
-	res.Hits = e.hits(order, fused, lists, scores, qt, qvec)
+	res.Hits = e.hits(order, fused, lists, scores, qt, qvec, feats)
 	if q.RankFeatures {
 		for i, k := range order {
 			res.Hits[i].Evidence.Features = feats[k]
