@@ -134,47 +134,8 @@ type headTerm struct {
 // sorted term list once for all the terms, up to the largest of their
 // ids, where HasTerm looks up and walks once a key and term.
 func (ix *Index) TermMasks(keys []uint32, terms []string, masks []uint64) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
+	// With no heads, the walk is only the probes' (and no probe still
+	// clears the masks).
 	clear(masks[:len(keys)])
-	type probe struct {
-		id   uint32
-		mask uint64 // the indexes into terms naming it
-	}
-	var ps []probe
-	for j, t := range terms[:min(len(terms), 64)] {
-		id, ok := ix.lookup(t)
-		if !ok {
-			continue
-		}
-		i, found := slices.BinarySearchFunc(ps, id, func(p probe, id uint32) int { return cmp.Compare(p.id, id) })
-		if !found {
-			ps = slices.Insert(ps, i, probe{id: id})
-		}
-		ps[i].mask |= 1 << j
-	}
-	if len(ps) == 0 {
-		return
-	}
-	last := ps[len(ps)-1].id
-	for i, k := range keys {
-		if !ix.has(k) {
-			continue
-		}
-		d := ix.docs[k]
-		p, x, j := ix.arena[d.off:], uint32(0), 0
-		for range d.n {
-			v, n := uvarint32(p)
-			p, x = p[n:], x+v
-			if x > last {
-				break
-			}
-			for ps[j].id < x {
-				j++
-			}
-			if ps[j].id == x {
-				masks[i] |= ps[j].mask
-			}
-		}
-	}
+	ix.WordOverlapsAndMasks(nil, keys, nil, terms, masks)
 }
