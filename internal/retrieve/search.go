@@ -329,25 +329,26 @@ func (e *Engine) rank(q *Query, fused map[uint32]float64) []uint32 {
 }
 
 // hits describes the ranked keys: ids, fused score, the evidence of their
-// relevance and each signal's rank and score (the coverage taken from
-// feats where the ranker computed it); e.mu is held.
+// relevance and each signal's rank and score (the coverage and cosine
+// taken from feats where the ranker computed them); e.mu is held.
 func (e *Engine) hits(order []uint32, fused map[uint32]float64, lists map[string][]uint32, scores map[string]map[uint32]float64, qt queryTerms, qvec []float32, feats map[uint32][]float64) []Hit {
 	out := make([]Hit, len(order))
 	for i, k := range order {
 		h := Hit{Workspace: e.wsOf(k), ID: e.idOf(k), Score: fused[k], Signals: map[string]SignalScore{}}
 		if x, ok := feats[k]; ok {
-			// The ranker computed it already, the same way.
+			// The ranker computed both already, the same way.
 			h.Evidence = Evidence{Coverage: x[fCoverage]}
+			if x[fHasVector] == 1 {
+				dot := x[fCosine]
+				h.Evidence.Dense = &dot
+			}
 		} else {
 			h.Evidence = Evidence{Coverage: qt.coverage(e.lex, k)}
-		}
-		if qvec != nil && e.vecs != nil {
-			if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
-				var dot float64
-				for i := range v {
-					dot += float64(v[i]) * float64(qvec[i])
+			if qvec != nil && e.vecs != nil {
+				if v, ok := e.vecs.Vector(k); ok && len(v) == len(qvec) {
+					dot := dot32(v, qvec)
+					h.Evidence.Dense = &dot
 				}
-				h.Evidence.Dense = &dot
 			}
 		}
 		h.Relevance = DefaultRelevance.Relevance(h.Evidence)
