@@ -20,8 +20,10 @@ func (ix *Index) WordOverlaps(heads, keys []uint32, weight func(df int) float64)
 }
 
 // WordOverlapsAndMasks is WordOverlaps and, in the same walk of each
-// key's terms, TermMasks(keys, probes, masks) (masks nil when probes
-// is): one walk serves both.
+// key's terms, the probes each key holds: bit j of masks[i] is set when
+// the document under keys[i] holds probes[j] (as HasTerm says; probes
+// past the 64th are not looked at; masks nil when probes is). One walk
+// serves both.
 func (ix *Index) WordOverlapsAndMasks(heads, keys []uint32, weight func(df int) float64, probes []string, masks []uint64) (shared [][]float64, total []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -126,16 +128,4 @@ type headTerm struct {
 	mask   uint64 // the heads holding it
 	w      float64
 	probes uint64 // WordOverlapsAndMasks' probes naming it
-}
-
-// TermMasks sets bit j of masks[i] when the document under keys[i] holds
-// terms[j] (HasTerm of every key and term; terms past the 64th are not
-// looked at). It looks each term up once and walks each document's
-// sorted term list once for all the terms, up to the largest of their
-// ids, where HasTerm looks up and walks once a key and term.
-func (ix *Index) TermMasks(keys []uint32, terms []string, masks []uint64) {
-	// With no heads, the walk is only the probes' (and no probe still
-	// clears the masks).
-	clear(masks[:len(keys)])
-	ix.WordOverlapsAndMasks(nil, keys, nil, terms, masks)
 }

@@ -51,7 +51,7 @@ func TestWordOverlaps(t *testing.T) {
 	}
 }
 
-// TestTermMasks: the masks say what HasTerm says, for every key and term:
+// TestTermMasks: WordOverlapsAndMasks' masks (no heads) say what HasTerm says, for every key and term:
 // words, field terms, a term no document holds, a term named twice, a
 // key not indexed and a removed document.
 func TestTermMasks(t *testing.T) {
@@ -64,7 +64,7 @@ func TestTermMasks(t *testing.T) {
 	terms := []string{"green", FieldTerm("speaker", "ann"), "nothing", "appl", FieldTerm("key", "fruit"), "green", "sky"}
 	keys := []uint32{3, 9, 1, 2, 4}
 	masks := []uint64{99, 99, 99, 99, 99, 99}
-	ix.TermMasks(keys, terms, masks)
+	ix.WordOverlapsAndMasks(nil, keys, nil, terms, masks)
 	for i, k := range keys {
 		for j, term := range terms {
 			if got, want := masks[i]&(1<<j) != 0, ix.HasTerm(k, term); got != want {

@@ -398,38 +398,6 @@ func turnsOnly(f *Filter) bool {
 	return true
 }
 
-// coverages is queryTerms.coverage of each key (by position): the terms
-// a key holds are found in one walk of its term list
-// (lexical.TermMasks), and their idf summed in the query's order, as
-// coverage sums them, so the values are the same.
-func (e *Engine) coverages(qt queryTerms, keys []uint32) []float64 {
-	out := make([]float64, len(keys))
-	if qt.sum == 0 || len(keys) == 0 {
-		return out
-	}
-	if len(qt.terms) > 64 {
-		for i, k := range keys {
-			out[i] = qt.coverage(e.lex, k)
-		}
-		return out
-	}
-	masks := make([]uint64, len(keys))
-	e.lex.TermMasks(keys, qt.terms, masks)
-	for i, m := range masks {
-		if m == 0 {
-			continue
-		}
-		var c float64
-		for j := range qt.terms {
-			if m&(1<<j) != 0 {
-				c += qt.idf[j]
-			}
-		}
-		out[i] = c / qt.sum
-	}
-	return out
-}
-
 // rerank re-orders the first m.Depth keys of order by the model's score
 // of their features (ties keep the fused order); the rest follow.
 func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {

@@ -124,9 +124,8 @@ func (e *Engine) candidateTerms(in *rankInputs, keys []uint32) *candidateTerms {
 	probes = append(append(append(append(probes, qt.terms...), user), in.matchTerms...), firstSpeakers...)
 	if len(probes) > 64 {
 		ct.normalise(e.lex.WordOverlaps(head, keys, idf))
-		cov := e.coverages(in.qt, keys)
 		for i, k := range keys {
-			ct.cov[i] = cov[i]
+			ct.cov[i] = in.qt.coverage(e.lex, k)
 			ct.user[i] = e.lex.HasTerm(k, user)
 			for _, t := range in.matchTerms {
 				if e.lex.HasTerm(k, t) {
