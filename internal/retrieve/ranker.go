@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -406,23 +407,12 @@ func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
 	if m.KeepFirst {
 		from = min(1, n)
 	}
-	type scored struct {
-		k uint32
-		s float64
-	}
-	head := make([]scored, 0, n-from)
+	head := make([]scoredKey, 0, n-from)
 	for _, k := range order[from:n] {
-		head = append(head, scored{k, m.Score(feats[k])})
+		head = append(head, scoredKey{k, m.Score(feats[k])})
 	}
-	slices.SortStableFunc(head, func(a, b scored) int {
-		switch {
-		case a.s > b.s:
-			return -1
-		case a.s < b.s:
-			return 1
-		}
-		return 0
-	})
+	// Best first; a tree sum is never NaN, so cmp.Compare is >, <.
+	slices.SortStableFunc(head, func(a, b scoredKey) int { return cmp.Compare(b.s, a.s) })
 	out := make([]uint32, 0, len(order))
 	out = append(out, order[:from]...)
 	for _, h := range head {

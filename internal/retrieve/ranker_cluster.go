@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"math"
 	"math/bits"
 
 	"github.com/memgate/memgate/internal/lexical"
@@ -108,10 +107,7 @@ func (e *Engine) candidateTerms(in *rankInputs, keys []uint32) *candidateTerms {
 	ct := &candidateTerms{cov: make([]float64, n), user: make([]bool, n), keyMatch: make([]float64, n), sameSpeaker: make([]bool, n)}
 	head := keys[:min(clusterHead, n)]
 	docs := float64(max(in.docs, 1))
-	idf := func(df int) float64 {
-		d := min(float64(df), docs)
-		return math.Log(1 + (docs-d+0.5)/(d+0.5))
-	}
+	idf := func(df int) float64 { return logIDF(docs, min(float64(df), docs)) }
 	user := lexical.FieldTerm(speakerField, speakerUser)
 	firstSpeakers := e.lex.FieldTerms(head[0], speakerField)
 	qt := in.qt
