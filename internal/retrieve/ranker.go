@@ -399,9 +399,11 @@ func turnsOnly(f *Filter) bool {
 	return true
 }
 
-// rerank re-orders the first m.Depth keys of order by the model's score
-// of their features (ties keep the fused order); the rest follow.
-func rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
+// Rerank re-orders the first m.Depth keys of order by the model's score
+// of their features (ties keep the fused order); the rest follow. The
+// engine and the generator (rankgen, scoring its folds) both order by
+// it, so the generator's figures are the engine's.
+func Rerank(order []uint32, feats map[uint32][]float64, m *RankModel) []uint32 {
 	n := min(len(order), m.depth())
 	from := 0
 	if m.KeepFirst {

@@ -175,11 +175,11 @@ func TestRerankDepth(t *testing.T) {
 	}
 	m := RankModel{Depth: 3, Trees: []RankTree{{F: [7]uint8{fOpening}, T: [7]float32{0.5, inf32, inf32, inf32, inf32, inf32, inf32},
 		Leaf: [8]float32{0, 0, 0, 0, 1, 1, 1, 1}}}}
-	if got := rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 1, 3, 4, 5}) {
+	if got := Rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 1, 3, 4, 5}) {
 		t.Fatalf("depth 3: %v, want [2 1 3 4 5]", got)
 	}
 	m.Depth = 0
-	if got := rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 5, 1, 3, 4}) {
+	if got := Rerank(order, feats, &m); !slices.Equal(got, []uint32{2, 5, 1, 3, 4}) {
 		t.Fatalf("depth 0 (50): %v, want [2 5 1 3 4]", got)
 	}
 }

@@ -469,7 +469,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Result, error) {
 		feats = e.rankFeatures(&rankInputs{order: order, fused: fused, lists: lists, factStrength: factStrength,
 			trace: tr, qt: qt, qvec: qvec, docs: cf.total, matchTerms: e.queryMatchTerms(q.Text), aggregate: aggregateRe.MatchString(q.Text)})
 		if q.Ranker != nil && q.MMR <= 0 {
-			order = rerank(order, feats, q.Ranker)
+			order = Rerank(order, feats, q.Ranker)
 		}
 	}
 	if len(order) > q.K {

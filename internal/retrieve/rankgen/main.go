@@ -298,35 +298,21 @@ func twinFolds(dev, extra []*question) []*question {
 	return extra
 }
 
-// order returns the hit indexes in the fused order (m nil) or, within
-// the model's depth, by its score, ties by fused rank, as the engine's
-// rerank does.
+// order returns the hit indexes in the fused order (m nil) or as the
+// engine re-orders them (retrieve.Rerank, the hit index as the key).
 func order(q *question, m *retrieve.RankModel) []int {
-	idx := make([]int, len(q.x))
-	for i := range idx {
-		idx[i] = i
+	keys := make([]uint32, len(q.x))
+	feats := make(map[uint32][]float64, len(q.x))
+	for i, x := range q.x {
+		keys[i] = uint32(i)
+		feats[uint32(i)] = x
 	}
 	if m != nil {
-		from, to := 0, len(idx)
-		if m.KeepFirst {
-			from = min(1, len(idx))
-		}
-		if m.Depth > 0 {
-			to = min(to, m.Depth)
-		}
-		s := make([]float64, len(q.x))
-		for i, x := range q.x {
-			s[i] = m.Score(x)
-		}
-		slices.SortStableFunc(idx[from:to], func(a, b int) int {
-			switch {
-			case s[a] > s[b]:
-				return -1
-			case s[a] < s[b]:
-				return 1
-			}
-			return 0
-		})
+		keys = retrieve.Rerank(keys, feats, m)
+	}
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		idx[i] = int(k)
 	}
 	return idx
 }
