@@ -196,11 +196,19 @@ func (s *handedSource) ListChanges(ctx context.Context, after int64, limit int) 
 	return chs, nil
 }
 
+// handed takes the record of ws and id from the hand-off when its write
+// made the page's last entry for it.
+func (s *handedSource) handed(ws, id string) (memory.Record, bool) {
+	seq, ok := s.last[store.Change{Workspace: ws, RecordID: id}]
+	if !ok {
+		return memory.Record{}, false
+	}
+	return s.h.take(ws, id, seq)
+}
+
 func (s *handedSource) GetRecord(ctx context.Context, ws, id string) (memory.Record, error) {
-	if seq, ok := s.last[store.Change{Workspace: ws, RecordID: id}]; ok {
-		if r, ok := s.h.take(ws, id, seq); ok {
-			return r, nil
-		}
+	if r, ok := s.handed(ws, id); ok {
+		return r, nil
 	}
 	return s.Source.GetRecord(ctx, ws, id)
 }
@@ -209,11 +217,9 @@ func (s *handedSource) GetRecords(ctx context.Context, ws string, ids []string) 
 	out := make(map[string]memory.Record, len(ids))
 	var rest []string
 	for _, id := range ids {
-		if seq, ok := s.last[store.Change{Workspace: ws, RecordID: id}]; ok {
-			if r, ok := s.h.take(ws, id, seq); ok {
-				out[id] = r
-				continue
-			}
+		if r, ok := s.handed(ws, id); ok {
+			out[id] = r
+			continue
 		}
 		rest = append(rest, id)
 	}
