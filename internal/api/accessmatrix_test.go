@@ -404,8 +404,12 @@ func (e *matrixEnv) gatewayTurns(ws string) {
 		cv := core.UserConversation(a.p, "matrixapp", "matrixproj", "chat:matrix")
 		mk := marker()
 		msgs := []core.GatewayMessage{
-			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000000, Content: fmt.Sprintf("matrixnote %s %s gateway turn", ws, marker())},
-			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000001, Content: fmt.Sprintf("matrixnote %s %s call me on +1 415 555 0134 or dana.whitfield@example.com", ws, mk)},
+			// Each turn mentions a name of its own, which becomes a name
+			// node seen through that turn only (policy
+			// graph.conversation_names): the flagged turn's by its user
+			// and operators alone.
+			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000000, Content: fmt.Sprintf("matrixnote %s %s gateway turn with Nm%s", ws, marker(), marker())},
+			{SenderID: a.p.Name, Role: "user", Timestamp: 1700000000001, Content: fmt.Sprintf("matrixnote %s %s call me on +1 415 555 0134 or dana.whitfield@example.com, says Nm%s", ws, mk, marker())},
 		}
 		res, err := e.svc.GatewayAdd(e.ctx, a.p, cv, msgs)
 		if err != nil {
@@ -422,6 +426,9 @@ func (e *matrixEnv) gatewayTurns(ws string) {
 		h := e.head(flagged)
 		if h.Access != memory.UserOnly || h.Status != memory.Active || h.Source.PrincipalID != a.p.ID {
 			e.t.Fatalf("seed %d: flagged turn stored as access %s status %s by %s", e.seed, h.Access, h.Status, h.Source.PrincipalID)
+		}
+		if len(h.Entities) != 1 || !strings.HasPrefix(h.Entities[0], core.NameLabel+":Nm") {
+			e.t.Fatalf("seed %d: flagged turn names %q, want its one name node", e.seed, h.Entities)
 		}
 		// The user's own gateway recall finds it.
 		hits, err := e.svc.GatewaySearch(e.ctx, a.p, core.GatewaySearchRequest{Query: mk, AppID: "matrixapp", ProjectID: "matrixproj",

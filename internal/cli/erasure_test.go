@@ -75,10 +75,14 @@ const (
 	// rejected record named.
 	mkReasonRecord  = "mkreasonrec14x"
 	mkReasonSubject = "mkreasonsubj15x"
+	// A name the gateway's turn mentions becomes a graph node
+	// (name:Mkgwname16x); the index holds it lower case.
+	mkGatewayName      = "Mkgwname16x"
+	mkGatewayNameLower = "mkgwname16x"
 )
 
 var erased = []string{mkRESTRecord, mkRESTSubject, mkMCPRecord, mkMCPSubject, mkCLIRecord, mkCLISubject, mkCLILive, mkCLILiveSubj,
-	mkGateway, mkReject, mkExpire, mkResource, mkReasonRecord, mkReasonSubject}
+	mkGateway, mkReject, mkExpire, mkResource, mkReasonRecord, mkReasonSubject, mkGatewayName, mkGatewayNameLower}
 
 func testErasure(t *testing.T, env map[string]string, pgURL string) {
 	dir := filepath.Join(t.TempDir(), "data")
@@ -121,9 +125,14 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		MemoryIDs []string `json:"memory_ids"`
 	}
 	srv.do("POST", "/memories/add", "", map[string]any{"user_id": "alice", "user_key": user["user_key"], "session_id": "chat:1",
-		"messages": []map[string]any{{"sender_id": "alice", "role": "user", "timestamp": 1780000000000, "content": "my code word is " + mkGateway}}},
+		"messages": []map[string]any{{"sender_id": "alice", "role": "user", "timestamp": 1780000000000, "content": "my code word is " + mkGateway + ", my friend " + mkGatewayName + " knows it"}}},
 		http.StatusOK, &added)
 	ids[mkGateway] = added.MemoryIDs[0]
+	var nameNode struct{ Properties map[string]string }
+	srv.do("GET", "/v1/graph/nodes/name:"+mkGatewayName, op, nil, http.StatusOK, &nameNode)
+	if nameNode.Properties["name"] != mkGatewayName {
+		t.Fatalf("the gateway turn's name node: %+v", nameNode)
+	}
 	// An ingested document of two chunks, one of them at its second
 	// version: forgetting the resource erases every chunk and version.
 	var doc struct {

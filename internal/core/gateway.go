@@ -12,6 +12,7 @@ import (
 	"github.com/memgate/memgate/internal/fault"
 	"github.com/memgate/memgate/internal/gate"
 	"github.com/memgate/memgate/internal/memory"
+	"github.com/memgate/memgate/internal/retrieve"
 	"github.com/memgate/memgate/internal/store"
 )
 
@@ -162,8 +163,17 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 		return AddResult{}, err
 	}
 	now := s.clock()
+	names := make([][]string, len(msgs))
+	for i, m := range msgs {
+		names[i] = turnNames(m.Role, m.Content, s.policy.Graph.ConversationNames)
+	}
 	var res AddResult
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
+		// The name nodes one turn ensured, the next need not look up.
+		known := map[string]memory.Node{}
+		if err := lockNames(ctx, tx, p.Workspace, names); err != nil {
+			return err
+		}
 		res = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}
 		for i, m := range msgs {
 			msg := store.Message{Workspace: p.Workspace, ID: memory.NewID(), Conversation: cv, SenderID: m.SenderID, Role: m.Role,
@@ -178,7 +188,9 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 				return err
 			}
 			req := episodeRequest(msg)
+			req.Entities = names[i]
 			req.ownTurn = true
+			req.nodes = known
 			wr, err := s.writeIn(ctx, tx, p, req, now)
 			if err != nil {
 				if isRefusal(err) {
@@ -216,6 +228,50 @@ func episodeRequest(m store.Message) WriteRequest {
 		Source: &SourceInput{Kind: memory.Observed}, ValidFrom: &at,
 		Scope: memory.Scope{UserID: m.UserID, AppID: m.AppID, ProjectID: m.ProjectID, SessionID: m.SessionID},
 	}
+}
+
+// lockNames serialises, across replicas, the adds that name names. An
+// add of several turns locks a later turn's name nodes after it appended
+// an earlier turn's audit entry, which holds the workspace's audit chain
+// head until it commits; meanwhile another add may have inserted one of
+// those nodes and be waiting for the head: each would wait for the other
+// (PostgreSQL finds the deadlock and fails one). Taken before any node or
+// the head, this lock orders them. (SQLite's one writer needs none.)
+func lockNames(ctx context.Context, tx store.Tx, ws string, names [][]string) error {
+	for _, n := range names {
+		if len(n) > 0 {
+			return tx.LockKey(ctx, "gateway.names\x00"+ws)
+		}
+	}
+	return nil
+}
+
+// NameLabel is the label of the graph nodes of the names conversation
+// turns mention (docs/graph.md).
+const NameLabel = "name"
+
+// maxTurnNames bounds the names one turn links to.
+const maxTurnNames = 12
+
+// turnNames lists the entities ("name:<key>") of the names a user's turn
+// mentions, recognised as the search index recognises them
+// (retrieve.Names), or nil when the policy turns them off. An
+// assistant's turns name none: their names are the assistant's
+// suggestions (a list of ten hotels), not what the user's life holds,
+// and they are most of the names and of the cost of linking them. A name
+// holds letters, digits, apostrophes, hyphens and '&' and single spaces,
+// so its key is the name with '_' for each space: what linkEntities turns
+// back into the node's name, and the MCP drop-in's encoding of the same
+// name.
+func turnNames(role, content string, on bool) []string {
+	if !on || role != "user" {
+		return nil
+	}
+	var out []string
+	for _, n := range retrieve.Names(content, maxTurnNames) {
+		out = append(out, NameLabel+":"+strings.ReplaceAll(n, " ", "_"))
+	}
+	return out
 }
 
 // FlushJobKind is the job kind of a gateway flush.

@@ -147,7 +147,7 @@ func Default() Policy {
 		Duplicates: Duplicates{Exact: true, Near: true, NearThreshold: 0.9, IgnoreTypes: []memory.Type{memory.Episode}},
 		Conflicts: Conflicts{Detect: true, Action: ConflictSupersede, MinSimilarity: 0.5, MaxChangedTerms: 2,
 			Types: []memory.Type{memory.Belief, memory.Preference, memory.Decision}},
-		Graph: Graph{ProposedStatus: memory.NodeProvisional, ExtractedStatus: memory.NodeProvisional},
+		Graph: Graph{ProposedStatus: memory.NodeProvisional, ExtractedStatus: memory.NodeProvisional, ConversationNames: true},
 		MCP:   MCP{ClientTrust: memory.Standard},
 		Maintenance: Maintenance{
 			HalfLife: HalfLives{

@@ -86,9 +86,12 @@ type MCP struct {
 // Graph configures the nodes writes create for the entities records name
 // (SPEC §8): operators' are active; agents' (provenance proposed) and
 // extraction's (provenance extracted) take these statuses.
+// ConversationNames makes a gateway turn name the names it mentions
+// (entities "name:<name>"), so they become graph nodes (docs/graph.md).
 type Graph struct {
-	ProposedStatus  memory.NodeStatus `yaml:"proposed_status" json:"proposed_status"`
-	ExtractedStatus memory.NodeStatus `yaml:"extracted_status" json:"extracted_status"`
+	ProposedStatus    memory.NodeStatus `yaml:"proposed_status" json:"proposed_status"`
+	ExtractedStatus   memory.NodeStatus `yaml:"extracted_status" json:"extracted_status"`
+	ConversationNames bool              `yaml:"conversation_names" json:"conversation_names"`
 }
 
 // Limits bound the size of what a write may carry.

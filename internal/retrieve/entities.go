@@ -44,10 +44,24 @@ var notNames = func() map[string]bool {
 	return m
 }()
 
-// textEntities lists the entities of text, in order of first mention,
-// without repeats, at most limit. A leading speaker prefix ("Caroline: ")
-// is not a mention.
+// textEntities lists the entities of text, lower case, in order of first
+// mention, without repeats, at most limit. A leading speaker prefix
+// ("Caroline: ") is not a mention.
 func textEntities(text string, limit int) []string {
+	return scanNames(text, limit, strings.ToLower)
+}
+
+// Names lists the names text mentions as written ("Sweden", "Connected
+// LGBTQ Activists"), in order of first mention, without repeats, at most
+// limit: what the index derives its entity keys from, for the memory
+// graph's nodes (a conversation turn's names, core's gateway).
+func Names(text string, limit int) []string {
+	return scanNames(text, limit, func(s string) string { return s })
+}
+
+// scanNames finds the runs of capitalised words of text that are names
+// and lists form(run) for each, without repeats, at most limit.
+func scanNames(text string, limit int, form func(string) string) []string {
 	if i := strings.Index(text, ": "); i > 0 && i < 40 && !strings.ContainsAny(text[:i], ".!?\n") {
 		text = text[i+2:]
 	}
@@ -55,7 +69,7 @@ func textEntities(text string, limit int) []string {
 	var run []string
 	flush := func() {
 		if len(run) > 0 && len(run) <= maxEntityWords {
-			e := strings.Join(run, " ")
+			e := form(strings.Join(run, " "))
 			if !containsStr(out, e) {
 				out = append(out, e)
 			}
@@ -91,8 +105,14 @@ func textEntities(text string, limit int) []string {
 		if w == "" {
 			continue
 		}
+		// The possessive is not part of the name: "Caroline's" is Caroline.
 		lw := strings.ToLower(w)
-		lw = strings.TrimSuffix(strings.TrimSuffix(lw, "'s"), "’s")
+		for _, pos := range []string{"'s", "’s"} {
+			if strings.HasSuffix(lw, pos) {
+				lw, w = lw[:len(lw)-len(pos)], w[:len(w)-len(pos)]
+				break
+			}
+		}
 		switch {
 		case unicode.IsDigit(r) && len(run) > 0 && !opens:
 			// A number continues a name: "Fitbit Charge 3".
@@ -100,7 +120,7 @@ func textEntities(text string, limit int) []string {
 			flush()
 			continue
 		}
-		run = append(run, lw)
+		run = append(run, w)
 	}
 	flush()
 	return out

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/internal/lexical"
@@ -32,6 +33,28 @@ func TestTextEntities(t *testing.T) {
 	}
 	if got := textEntities("Anna, Ben, Cleo, Dan and Eve met Fay", 3); len(got) != 3 {
 		t.Errorf("limit 3 gave %q", got)
+	}
+}
+
+// TestNamesKeepTheirCase: Names finds what textEntities finds, as
+// written: the graph's nodes are named as the conversation names them.
+func TestNamesKeepTheirCase(t *testing.T) {
+	in := "Caroline: My grandma in Sweden gave it to me; Oscar's bowl is from IKEA, and the Fitbit Charge 3 too. Sweden!"
+	want := []string{"Sweden", "Oscar", "IKEA", "Fitbit Charge 3"}
+	if got := Names(in, maxTurnEntities); !slices.Equal(got, want) {
+		t.Errorf("Names = %q, want %q", got, want)
+	}
+	lower := textEntities(in, maxTurnEntities)
+	if len(lower) != len(want) {
+		t.Fatalf("textEntities = %q", lower)
+	}
+	for i, n := range want {
+		if lower[i] != strings.ToLower(n) {
+			t.Errorf("textEntities[%d] = %q, want %q", i, lower[i], strings.ToLower(n))
+		}
+	}
+	if got := Names("Anna, Ben, Cleo, Dan and Eve met Fay", 2); !slices.Equal(got, []string{"Ben", "Cleo"}) {
+		t.Errorf("limit 2 gave %q", got)
 	}
 }
 
