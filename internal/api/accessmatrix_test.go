@@ -427,7 +427,7 @@ func (e *matrixEnv) gatewayTurns(ws string) {
 		if h.Access != memory.UserOnly || h.Status != memory.Active || h.Source.PrincipalID != a.p.ID {
 			e.t.Fatalf("seed %d: flagged turn stored as access %s status %s by %s", e.seed, h.Access, h.Status, h.Source.PrincipalID)
 		}
-		if len(h.Entities) != 1 || !strings.HasPrefix(h.Entities[0], core.NameLabel+":Nm") {
+		if len(h.Entities) != 1 || !strings.HasPrefix(h.Entities[0], core.NameLabel+":"+h.Scope.UserID+"/Nm") {
 			e.t.Fatalf("seed %d: flagged turn names %q, want its one name node", e.seed, h.Entities)
 		}
 		// The user's own gateway recall finds it.

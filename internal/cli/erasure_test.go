@@ -129,7 +129,7 @@ func testErasure(t *testing.T, env map[string]string, pgURL string) {
 		http.StatusOK, &added)
 	ids[mkGateway] = added.MemoryIDs[0]
 	var nameNode struct{ Properties map[string]string }
-	srv.do("GET", "/v1/graph/nodes/name:"+mkGatewayName, op, nil, http.StatusOK, &nameNode)
+	srv.do("GET", "/v1/graph/nodes/name:alice%2F"+mkGatewayName, op, nil, http.StatusOK, &nameNode)
 	if nameNode.Properties["name"] != mkGatewayName {
 		t.Fatalf("the gateway turn's name node: %+v", nameNode)
 	}

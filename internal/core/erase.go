@@ -126,7 +126,7 @@ func releaseNode(ctx context.Context, tx store.Tx, ws, entity string, now time.T
 	} else if err != nil {
 		return graphEffects{}, err
 	}
-	if !derivedProperties(n.Properties, key) {
+	if !derivedProperties(n.Properties, label, key) {
 		return graphEffects{}, nil
 	}
 	if ids, err := tx.MentioningRecords(ctx, ws, entity, 1); err != nil || len(ids) > 0 {
@@ -136,8 +136,8 @@ func releaseNode(ctx context.Context, tx store.Tx, ws, entity string, now time.T
 }
 
 // derivedProperties reports whether props are empty or exactly the name
-// linkEntities derives from key.
-func derivedProperties(props json.RawMessage, key string) bool {
+// linkEntities derives from label and key.
+func derivedProperties(props json.RawMessage, label, key string) bool {
 	var m map[string]any
 	if len(props) == 0 {
 		return true
@@ -149,7 +149,7 @@ func derivedProperties(props json.RawMessage, key string) bool {
 	case 0:
 		return true
 	case 1:
-		return m["name"] == strings.ReplaceAll(key, "_", " ")
+		return m["name"] == derivedName(label, key)
 	}
 	return false
 }

@@ -165,7 +165,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	now := s.clock()
 	names := make([][]string, len(msgs))
 	for i, m := range msgs {
-		names[i] = turnNames(m.Role, m.Content, s.policy.Graph.ConversationNames)
+		names[i] = turnNames(cv.UserID, m.Role, m.Content, s.policy.Graph.ConversationNames)
 	}
 	var res AddResult
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
@@ -253,23 +253,29 @@ const NameLabel = "name"
 // maxTurnNames bounds the names one turn links to.
 const maxTurnNames = 12
 
-// turnNames lists the entities ("name:<key>") of the names a user's turn
-// mentions, recognised as the search index recognises them
-// (retrieve.Names), or nil when the policy turns them off. An
-// assistant's turns name none: their names are the assistant's
-// suggestions (a list of ten hotels), not what the user's life holds,
-// and they are most of the names and of the cost of linking them. A name
-// holds letters, digits, apostrophes, hyphens and '&' and single spaces,
-// so its key is the name with '_' for each space: what linkEntities turns
-// back into the node's name, and the MCP drop-in's encoding of the same
-// name.
-func turnNames(role, content string, on bool) []string {
-	if !on || role != "user" {
+// turnNames lists the entities of the names a user's turn mentions,
+// recognised as the search index recognises them (retrieve.Names), or
+// nil when the policy turns them off. Each is "name:<user>/<name>", the
+// name's spaces as '_' (a name holds letters, digits, apostrophes,
+// hyphens, '&' and single spaces; a user id is printable ASCII without
+// spaces): a user's names are the user's nodes. Shared by every user who
+// mentions it, a node would carry a grant for each (a popular name,
+// thousands, read by every write that names it), and one user's "Mel" is
+// not another's. An assistant's turns name none: their names are the
+// assistant's suggestions (a list of ten hotels), not what the user's
+// life holds, and they are most of the names and of the cost of linking
+// them. A name too long for an entity key is left out, never a reason
+// to refuse the turn.
+func turnNames(userID, role, content string, on bool) []string {
+	if !on || role != "user" || userID == "" {
 		return nil
 	}
 	var out []string
 	for _, n := range retrieve.Names(content, maxTurnNames) {
-		out = append(out, NameLabel+":"+strings.ReplaceAll(n, " ", "_"))
+		e := NameLabel + ":" + userID + "/" + strings.ReplaceAll(n, " ", "_")
+		if gate.ValidEntityKey(e) {
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memgate/memgate/internal/memory"
@@ -27,11 +28,11 @@ func TestGatewayTurnsNameTheirNames(t *testing.T) {
 		return r
 	}
 	r := add("user", "My grandma in Sweden gave me this; I wear it to the Connected LGBTQ Activists meetings.", 1_750_000_000_000)
-	if want := []string{"name:Sweden", "name:Connected_LGBTQ_Activists"}; !slices.Equal(r.Entities, want) {
+	if want := []string{"name:carol/Sweden", "name:carol/Connected_LGBTQ_Activists"}; !slices.Equal(r.Entities, want) {
 		t.Fatalf("the user's turn names %q, want %q", r.Entities, want)
 	}
 	op := LocalOperator(memory.DefaultWorkspace)
-	n, err := s.GetNode(ctx, op, "name:Connected_LGBTQ_Activists", false)
+	n, err := s.GetNode(ctx, op, "name:carol/Connected_LGBTQ_Activists", false)
 	if err != nil {
 		t.Fatalf("the name's node: %v", err)
 	}
@@ -43,6 +44,11 @@ func TestGatewayTurnsNameTheirNames(t *testing.T) {
 	}
 	if r := add("assistant", "You could visit Stockholm or Gothenburg next.", 1_750_000_001_000); len(r.Entities) != 0 {
 		t.Fatalf("the assistant's turn names %q", r.Entities)
+	}
+	// A name too long for an entity key is left out; the turn is stored.
+	long := "Z" + strings.Repeat("q", 300)
+	if r := add("user", "We met "+long+" and Priya.", 1_750_000_001_500); !slices.Equal(r.Entities, []string{"name:carol/Priya"}) {
+		t.Fatalf("with a name too long for a key the turn names %q", r.Entities)
 	}
 	s.policy.Graph.ConversationNames = false
 	if r := add("user", "We flew to Lisbon with Priya.", 1_750_000_002_000); len(r.Entities) != 0 {

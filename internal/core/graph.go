@@ -60,7 +60,7 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		if _, ok := known[e]; ok {
 			continue // the caller holds it, current: it exists
 		}
-		props, _ := json.Marshal(map[string]string{"name": strings.ReplaceAll(key, "_", " ")})
+		props, _ := json.Marshal(map[string]string{"name": derivedName(label, key)})
 		// No direct grant: the node is seen through the records that
 		// name it (regrant adds r's).
 		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
@@ -77,6 +77,17 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		}
 	}
 	return nil
+}
+
+// derivedName is the name linkEntities gives the node of an entity: its
+// key with spaces for '_', less the user a conversation's name node
+// belongs to ("name:dana/Connected_LGBTQ_Activists" is "Connected LGBTQ
+// Activists"; turnNames).
+func derivedName(label, key string) string {
+	if label == NameLabel {
+		key = key[strings.LastIndexByte(key, '/')+1:]
+	}
+	return strings.ReplaceAll(key, "_", " ")
 }
 
 // ForgetReport counts what forget_subject erased.
