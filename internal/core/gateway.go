@@ -171,7 +171,7 @@ func (s *Service) GatewayAdd(ctx context.Context, p memory.Principal, cv store.C
 	err := s.tx(ctx, "message", func(tx store.Tx) error {
 		// The name nodes one turn ensured, the next need not look up.
 		known := map[string]memory.Node{}
-		if err := lockNames(ctx, tx, p.Workspace, names); err != nil {
+		if err := lockNames(ctx, tx, p.Workspace, cv.UserID, names); err != nil {
 			return err
 		}
 		res = AddResult{MemoryIDs: make([]string, 0, len(msgs)), Decisions: map[string]int{}}
@@ -230,17 +230,19 @@ func episodeRequest(m store.Message) WriteRequest {
 	}
 }
 
-// lockNames serialises, across replicas, the adds that name names. An
-// add of several turns locks a later turn's name nodes after it appended
-// an earlier turn's audit entry, which holds the workspace's audit chain
-// head until it commits; meanwhile another add may have inserted one of
-// those nodes and be waiting for the head: each would wait for the other
-// (PostgreSQL finds the deadlock and fails one). Taken before any node or
-// the head, this lock orders them. (SQLite's one writer needs none.)
-func lockNames(ctx context.Context, tx store.Tx, ws string, names [][]string) error {
+// lockNames serialises, across replicas, the adds that name a user's
+// names. An add of several turns locks a later turn's name nodes after
+// it appended an earlier turn's audit entry, which holds the workspace's
+// audit chain head until it commits; meanwhile another add of the same
+// user may have inserted one of those nodes and be waiting for the head:
+// each would wait for the other (PostgreSQL finds the deadlock and fails
+// one). Taken before any node or the head, this lock orders them; name
+// nodes are the user's own (turnNames), so other users' adds pass. (On
+// SQLite, whose one writer orders every write, it costs nothing.)
+func lockNames(ctx context.Context, tx store.Tx, ws, userID string, names [][]string) error {
 	for _, n := range names {
 		if len(n) > 0 {
-			return tx.LockKey(ctx, "gateway.names\x00"+ws)
+			return tx.LockKey(ctx, "gateway.names\x00"+ws+"\x00"+userID)
 		}
 	}
 	return nil
