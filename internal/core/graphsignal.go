@@ -23,7 +23,7 @@ const (
 // DefaultGraphSignal says whether searches run the graph signal when the
 // request names no signals. Measured on the LoCoMo and LongMemEval dev
 // files, with the walk over the turns' entities (retrieve/entitywalk.go)
-// joining it, it costs a little recall there (docs/retrieval.md), so it
+// joining it, it costs a little recall there (docs/retrieval-rounds.md), so it
 // is off by default and on when asked for (signals: ["graph", ...]).
 var DefaultGraphSignal = false
 

@@ -95,12 +95,12 @@ var (
 	// of conversation turns (retrieve.SignalKeys).
 	DefaultKeysWeight = 0.5
 	// DefaultPhrasesWeight is the fusion weight of the keyphrase list of
-	// conversation turns (retrieve.SignalPhrases; docs/retrieval.md,
+	// conversation turns (retrieve.SignalPhrases; docs/retrieval-rounds.md,
 	// round five: 0.1 gains on both development files, 0.25 and more
 	// cost LoCoMo multi-hop recall).
 	DefaultPhrasesWeight = 0.1
 	// DefaultRanker says whether searches re-rank with the learned
-	// ranker (docs/retrieval.md, round five).
+	// ranker (docs/retrieval-rounds.md, round five).
 	DefaultRanker = true
 )
 

@@ -35,7 +35,7 @@ const SignalFacts = "facts"
 // word of three lends a ninth. With the lexical list's gentler curve, a
 // fact holding one word of the question lifted its turn above a turn
 // holding all of them (TestLoCoMoPipeline's bridge question); measured
-// variants in docs/retrieval.md.
+// variants in docs/retrieval-rounds.md.
 const factsShare = 1.2
 
 // sourceFields lists the source-turn links of a fact as field terms.

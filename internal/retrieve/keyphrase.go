@@ -9,7 +9,7 @@ package retrieve
 // it. A question's own phrases rank the turns holding them by the
 // phrases' summed idf, a list that joins fusion with the weight
 // Query.Weights[SignalPhrases] (core's default 0.1; 0 disables;
-// measured in docs/retrieval.md, round five). Adjacent words say more
+// measured in docs/retrieval-rounds.md, round five). Adjacent words say more
 // than the same words apart ("pride parade" against a turn with "pride"
 // in one sentence and "parade" in another), which BM25 over single
 // words cannot tell.

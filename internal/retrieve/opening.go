@@ -10,7 +10,7 @@ import "github.com/memgate/memgate/internal/lexical"
 // the assistant's long replies, which share more of the question's words,
 // crowd it out. For such questions the user's opening turn of each
 // candidate session gets its fused score × (1 + Query.Opening). Per-
-// session caps and coverage boosts lost (docs/retrieval.md, rounds two
+// session caps and coverage boosts lost (docs/retrieval-rounds.md, rounds two
 // and four): they kept a session's best-scored turns, which are rarely
 // the opening ones.
 

@@ -22,7 +22,7 @@ import (
 // lies to the fused first hits: ranker_cluster.go), and re-orders the
 // fused top RankModel.Depth (at most RankDepth) with a small ensemble of
 // regression trees fitted offline by internal/retrieve/rankgen on the development
-// files (cross-validated by conversation; docs/retrieval.md). The
+// files (cross-validated by conversation; docs/retrieval-rounds.md). The
 // features are reported per hit (Evidence.Features, under explain), so
 // the generator trains on exactly what the engine computes.
 

@@ -4,7 +4,7 @@
 //
 // (the features files written by `memgate bench locomo|longmemeval --features FILE --ranker off`
 // on the development files, and on -extra's (the LongMemEval oracle file's) for training only;
-// docs/retrieval.md, rounds five and six.)
+// docs/retrieval-rounds.md, rounds five and six.)
 
 package retrieve
 

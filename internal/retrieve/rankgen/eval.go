@@ -101,7 +101,7 @@ func source(m retrieve.RankModel, args []string) string {
 	fmt.Fprintf(&b, "//\tgo run ./internal/retrieve/rankgen %s\n//\n", strings.Join(args, " "))
 	b.WriteString("// (the features files written by `memgate bench locomo|longmemeval --features FILE --ranker off`\n")
 	b.WriteString("// on the development files, and on -extra's (the LongMemEval oracle file's) for training only;\n")
-	b.WriteString("// docs/retrieval.md, rounds five and six.)\n\npackage retrieve\n\n")
+	b.WriteString("// docs/retrieval-rounds.md, rounds five and six.)\n\npackage retrieve\n\n")
 	fmt.Fprintf(&b, "// DefaultRankerSum is the checksum of DefaultRanker (RankModel.Sum).\nconst DefaultRankerSum = %q\n\n", m.Sum())
 	b.WriteString("// DefaultRanker is the learned ranker fitted on every development conversation (and every -extra one).\n")
 	fmt.Fprintf(&b, "var DefaultRanker = RankModel{KeepFirst: %v, Depth: %d, Trees: []RankTree{\n", m.KeepFirst, m.Depth)
