@@ -87,7 +87,8 @@ type MCP struct {
 // (SPEC §8): operators' are active; agents' (provenance proposed) and
 // extraction's (provenance extracted) take these statuses.
 // ConversationNames makes a gateway turn name the names it mentions
-// (entities "name:<name>"), so they become graph nodes (docs/graph.md).
+// (entities "name:<user_id>/<name>"), so they become graph nodes
+// (docs/graph.md).
 type Graph struct {
 	ProposedStatus    memory.NodeStatus `yaml:"proposed_status" json:"proposed_status"`
 	ExtractedStatus   memory.NodeStatus `yaml:"extracted_status" json:"extracted_status"`
