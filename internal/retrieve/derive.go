@@ -38,8 +38,8 @@ const maxDerivedDays = 31
 
 // categories maps a category word (as a question asks it) to the words of
 // the things it covers. General English, not drawn from the benchmark
-// files' evidence. The built-in encoder adds members, and categories of
-// its own (catencoder.go, category_words.go).
+// files' evidence. (The encoder's nearest words and WordNet's hypernyms
+// were tried as more members and lost: docs/retrieval-rounds.md.)
 var categories = map[string][]string{
 	"activity": {"pottery", "painting", "drawing", "sketching", "hiking", "hike", "camping", "swimming", "jogging", "cycling",
 		"biking", "yoga", "dancing", "dance", "singing", "photography", "gardening", "knitting", "sewing", "fishing", "climbing",
