@@ -39,6 +39,11 @@ func TestGatewayTurnsNameTheirNames(t *testing.T) {
 	if n.Label != NameLabel || string(n.Properties) != `{"name":"Connected LGBTQ Activists"}` {
 		t.Fatalf("node %s %s", n.Label, n.Properties)
 	}
+	// Created with its grant: what regrant computes from the records
+	// naming it.
+	if want, err := recordGrants(ctx, s.store, p.Workspace, "name:carol/Connected_LGBTQ_Activists"); err != nil || !slices.Equal(n.Grants, want) {
+		t.Fatalf("node grants %+v, the records give %+v (%v)", n.Grants, want, err)
+	}
 	if ok, err := s.NodeVisible(ctx, p, n); err != nil || !ok {
 		t.Fatalf("the user does not see the node its own turn names: %v %v", ok, err)
 	}

@@ -62,9 +62,15 @@ func (s *Service) linkEntities(ctx context.Context, tx store.Tx, p memory.Princi
 		}
 		props, _ := json.Marshal(map[string]string{"name": derivedName(label, key)})
 		// No direct grant: the node is seen through the records that
-		// name it (regrant adds r's).
+		// name it. A node this write creates is created with r's grant,
+		// as regrant would add it next (one statement, not an insert and
+		// an update); a node that exists gets it from regrant.
+		grants := []memory.Grant{}
+		if g, ok := recordGrant(r); ok {
+			grants, _ = addGrant(grants, g)
+		}
 		n := memory.Node{ID: memory.NewID(), Label: label, NaturalKey: key, Properties: props, Provenance: prov, Status: status,
-			Grants: []memory.Grant{}, CreatedAt: now, UpdatedAt: now}
+			Grants: grants, CreatedAt: now, UpdatedAt: now}
 		// EnsureNode, not a lookup then an insert: concurrent writes that
 		// introduce the same entity must all succeed (on PostgreSQL the
 		// second insert would fail on the key and abort the write).
